@@ -1,0 +1,65 @@
+"""memstream: long-term memory for LLM agents.
+
+A memory stream with scored retrieval (recency, importance, relevance), in one SQLite file by
+default. Start with ``Memory``::
+
+    from memstream import Memory
+    with Memory("agent.db") as mem:
+        mem.add("The user prefers short answers", user_id="u1", kind="preference")
+        for hit in mem.search("how should I answer?", user_id="u1"):
+            print(hit.score, hit.record.text)
+"""
+
+from __future__ import annotations
+
+from ._types import KINDS, Explanation, HistoryEntry, Hit, Record
+from .clock import Clock, FixedClock, SimulationClock, WallClock
+from .config import Config
+from .embed import Embedder, KeywordOnlyWarning
+from .errors import (
+    BackendUnavailable,
+    Conflict,
+    CorruptStore,
+    EmbeddingError,
+    InvalidFilter,
+    InvalidInput,
+    MemstreamError,
+    MissingDependency,
+    NotFound,
+    ScopeViolation,
+)
+from .memory import AsyncMemory, Context, Memory
+from .retrieval.scoring import PROFILES, Weights
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KINDS",
+    "PROFILES",
+    "AsyncMemory",
+    "BackendUnavailable",
+    "Clock",
+    "Config",
+    "Conflict",
+    "Context",
+    "CorruptStore",
+    "Embedder",
+    "EmbeddingError",
+    "Explanation",
+    "FixedClock",
+    "HistoryEntry",
+    "Hit",
+    "InvalidFilter",
+    "InvalidInput",
+    "KeywordOnlyWarning",
+    "Memory",
+    "MemstreamError",
+    "MissingDependency",
+    "NotFound",
+    "Record",
+    "ScopeViolation",
+    "SimulationClock",
+    "WallClock",
+    "Weights",
+    "__version__",
+]

@@ -1,0 +1,160 @@
+"""Domain types: the record, a search hit and its explanation, a history entry.
+
+Times are float seconds since the Unix epoch (UTC) everywhere inside memstream; the API accepts
+datetimes and ISO strings too and converts them at the edge (see ``clock.to_timestamp``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = ["KINDS", "Explanation", "HistoryEntry", "Hit", "Record"]
+
+#: Kinds the product itself writes. Any other lowercase identifier is accepted too.
+KINDS = (
+    "observation",
+    "state",
+    "action",
+    "interaction",
+    "message",
+    "reflection",
+    "outcome",
+    "heuristic",
+    "anti_pattern",
+    "preference",
+    "fact",
+    "episode",
+    "rule",
+    "mistake",
+    "summary",
+)
+
+
+@dataclass(slots=True)
+class Record:
+    """One memory in the stream.
+
+    ``text`` is what is embedded and searched; ``data`` is an optional structured payload (a JSON
+    object). ``importance`` is in [0, 1]. ``provenance`` lists the ids of the records this one was
+    derived from. A record whose ``invalidated_at`` is set is no longer valid from that time on
+    (``superseded_by`` names its successor) but is never erased by that.
+    """
+
+    id: str
+    namespace: str
+    text: str
+    kind: str = "observation"
+    data: dict[str, Any] | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    step: int | None = None
+    importance: float = 0.5
+    created_at: float = 0.0
+    updated_at: float | None = None
+    last_accessed_at: float = 0.0
+    access_count: int = 0
+    provenance: tuple[str, ...] = ()
+    invalidated_at: float | None = None
+    superseded_by: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def valid(self) -> bool:
+        """True while the record has not been invalidated or superseded."""
+        return self.invalidated_at is None
+
+    def to_dict(self, *, with_embedding: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict of every field (the embedding as a list of floats when asked)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["provenance"] = list(self.provenance)
+        emb = out.pop("embedding")
+        if with_embedding and emb is not None:
+            out["embedding"] = [float(x) for x in emb]
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Record:
+        """The inverse of :meth:`to_dict`; unknown keys are an error."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(raw) - names
+        if unknown:
+            from .errors import InvalidInput
+
+            raise InvalidInput(
+                f"unknown record field(s) {sorted(unknown)}; known fields are {sorted(names)}"
+            )
+        values = dict(raw)
+        values["provenance"] = tuple(values.get("provenance") or ())
+        values["metadata"] = dict(values.get("metadata") or {})
+        emb = values.get("embedding")
+        if emb is not None:
+            values["embedding"] = np.asarray(emb, dtype=np.float32)
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a hit ranks where it does.
+
+    ``recency``, ``importance`` and ``relevance`` are the normalised components in [0, 1];
+    ``score`` = sum of weight * component. The ``raw_*`` values are before normalisation:
+    ``raw_recency`` = decay ** hours since last access, ``raw_relevance`` the fused relevance.
+    ``cosine`` and ``keyword`` are the two relevance sources (None when that index did not
+    return the record); ``vector_rank`` and ``keyword_rank`` are 1-based ranks in each list.
+    """
+
+    recency: float
+    importance: float
+    relevance: float
+    raw_recency: float
+    raw_importance: float
+    raw_relevance: float
+    weights: tuple[float, float, float]
+    hours_since_access: float
+    cosine: float | None = None
+    keyword: float | None = None
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    fusion: str = "rrf"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["weights"] = dict(zip(("recency", "importance", "relevance"), self.weights, strict=True))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search result: the record, its final score and the explanation of that score."""
+
+    record: Record
+    score: float
+    explain: Explanation
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "record": self.record.to_dict(),
+            "score": self.score,
+            "explain": self.explain.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One change to a record: ``event`` is add, update, delete, invalidate or import."""
+
+    record_id: str
+    namespace: str
+    event: Literal["add", "update", "delete", "invalidate", "import"]
+    at: float
+    old: dict[str, Any] | None
+    new: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

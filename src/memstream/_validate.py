@@ -1,0 +1,135 @@
+"""Checks on caller input, each failing with an InvalidInput that names the field and the fix.
+Nothing reaches the store before these pass."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidInput
+
+_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@\-]{0,127}$")
+_KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def text(value: Any, *, max_bytes: int, field: str = "content") -> str:
+    if isinstance(value, bytes | bytearray):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(
+                f"{field} is not valid UTF-8 (bad byte at position {exc.start}); decode it with "
+                "the right encoding first"
+            ) from exc
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string, not {type(value).__name__}")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"{field} contains a lone surrogate at position {exc.start} and cannot be stored as "
+            "UTF-8; clean the string first"
+        ) from exc
+    if not value.strip():
+        raise InvalidInput(f"{field} is empty; a memory needs some text")
+    if size > max_bytes:
+        raise InvalidInput(
+            f"{field} is {size:,} bytes, over the limit of {max_bytes:,}; split it into smaller "
+            "records or raise max_text_bytes"
+        )
+    return value
+
+
+def namespace(value: Any) -> str:
+    if not isinstance(value, str) or not _NAMESPACE.match(value):
+        raise InvalidInput(
+            f"namespace {value!r} is not valid: use 1-128 characters of letters, digits and "
+            "'._:@-', starting with a letter or digit"
+        )
+    return value
+
+
+def scope_id(value: Any, field: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or len(value) > 256 or _CONTROL.search(value):
+        raise InvalidInput(f"{field} must be a non-empty string of at most 256 printable "
+                           f"characters, got {value!r}")
+    return value
+
+
+def kind(value: Any) -> str:
+    if not isinstance(value, str) or not _KIND.match(value):
+        raise InvalidInput(f"kind {value!r} is not valid: use a lowercase identifier such as "
+                           "'observation' or 'fact'")
+    return value
+
+
+def kinds(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    return tuple(kind(k) for k in value)
+
+
+def json_object(value: Any, field: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f"{field} must be a dict (a JSON object), not {type(value).__name__}")
+    try:
+        return dict(json.loads(json.dumps(value, allow_nan=False)))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{field} must hold only JSON values (no NaN, sets or objects): "
+                           f"{exc}") from exc
+
+
+def importance(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"importance must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def step(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InvalidInput(f"step must be an integer, got {value!r}")
+    return int(value)
+
+
+def ids(value: Any, field: str = "provenance") -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidInput(f"{field} must be a list of record ids")
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise InvalidInput(f"{field} must be a list of record ids, got {item!r}")
+    return tuple(value)
+
+
+def vector(value: Any, dim: int | None, field: str = "embedding") -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float32).ravel()
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{field} must be a list of numbers") from exc
+    if dim is not None and arr.shape[0] != dim:
+        raise InvalidInput(f"{field} has {arr.shape[0]} dimensions, the embedder makes {dim}; "
+                           "pass a vector from the same model")
+    if arr.shape[0] == 0 or not np.isfinite(arr).all():
+        raise InvalidInput(f"{field} holds NaN or infinite values or is empty")
+    norm = float(np.linalg.norm(arr))
+    if norm == 0:
+        raise InvalidInput(f"{field} is all zeros; it has no direction to compare")
+    return arr / norm

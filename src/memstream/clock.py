@@ -1,0 +1,98 @@
+"""Where "now" comes from.
+
+All time logic in memstream asks a clock. ``WallClock`` is the default. ``SimulationClock`` maps
+step numbers to hours, for simulations that count steps instead of wall time: step ``s`` is
+``start + s * hours_per_step * 3600`` seconds. ``FixedClock`` is set by hand (tests, benchmarks).
+Any call can also pass an explicit time (``at=`` on writes, ``now=`` on reads).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import datetime, timezone
+from typing import Protocol, runtime_checkable
+
+from .errors import InvalidInput
+
+__all__ = ["Clock", "FixedClock", "SimulationClock", "WallClock", "to_timestamp"]
+
+TimeLike = float | int | datetime | str
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Gives the current time in seconds since the epoch."""
+
+    def now(self) -> float: ...
+
+
+class WallClock:
+    """The machine's clock."""
+
+    def now(self) -> float:
+        return time.time()
+
+
+class FixedClock:
+    """A clock that stands still until it is set or advanced."""
+
+    def __init__(self, at: TimeLike = 0.0) -> None:
+        self._now = to_timestamp(at)
+
+    def now(self) -> float:
+        return self._now
+
+    def set(self, at: TimeLike) -> None:
+        self._now = to_timestamp(at)
+
+    def advance(self, *, hours: float = 0.0, seconds: float = 0.0) -> None:
+        self._now += hours * 3600.0 + seconds
+
+
+class SimulationClock:
+    """Steps mapped to hours: step ``s`` happens at ``start + s * hours_per_step`` hours."""
+
+    def __init__(self, *, hours_per_step: float = 1.0, start: TimeLike = 0.0, step: int = 0):
+        if not hours_per_step > 0:
+            raise InvalidInput("hours_per_step must be a positive number of hours")
+        self.hours_per_step = float(hours_per_step)
+        self.start = to_timestamp(start)
+        self.step = step
+
+    def time_of(self, step: int) -> float:
+        """The timestamp of a step."""
+        return self.start + step * self.hours_per_step * 3600.0
+
+    def now(self) -> float:
+        return self.time_of(self.step)
+
+    def advance(self, steps: int = 1) -> None:
+        self.step += steps
+
+
+def to_timestamp(value: TimeLike) -> float:
+    """Seconds since the epoch from a number, an aware or naive (taken as UTC) datetime, or an
+    ISO 8601 string."""
+    if isinstance(value, bool):
+        raise InvalidInput("a time must be a number, a datetime or an ISO 8601 string, not a bool")
+    if isinstance(value, int | float):
+        ts = float(value)
+    elif isinstance(value, datetime):
+        dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        ts = dt.timestamp()
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise InvalidInput(
+                f"cannot read {value!r} as a time; use ISO 8601 such as 2024-05-08T13:56:00Z"
+            ) from exc
+        return to_timestamp(parsed)
+    else:
+        raise InvalidInput(
+            f"a time must be a number, a datetime or an ISO 8601 string, not {type(value).__name__}"
+        )
+    if not math.isfinite(ts):
+        raise InvalidInput("a time must be a finite number of seconds since the epoch")
+    return ts

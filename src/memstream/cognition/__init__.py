@@ -1,0 +1,1 @@
+"""Cognition: importance rating, reflection, consolidation, forgetting."""

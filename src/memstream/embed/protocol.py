@@ -1,0 +1,50 @@
+"""What an embedder is, and the checks every vector passes before memstream stores it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import EmbeddingError
+
+__all__ = ["Embedder", "unit_rows"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into vectors. ``name`` identifies the model and its version: vectors of two
+    different names are never compared. Vectors come back as float32 rows."""
+
+    name: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text, for texts that will be stored and searched."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One vector for a search query (some models embed queries differently)."""
+        ...
+
+
+def unit_rows(vectors: object, *, count: int, dim: int, source: str) -> np.ndarray:
+    """Check shape and values of an embedder's output and scale each row to unit length."""
+    try:
+        arr = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"{source} returned something that is not a list of vectors") from exc
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    if arr.shape != (count, dim):
+        raise EmbeddingError(
+            f"{source} returned vectors of shape {arr.shape}, expected ({count}, {dim}); check "
+            "that the configured model and dimension match"
+        )
+    if not np.isfinite(arr).all():
+        raise EmbeddingError(f"{source} returned NaN or infinite values")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise EmbeddingError(f"{source} returned an all-zero vector")
+    return np.ascontiguousarray(arr / norms, dtype=np.float32)

@@ -1,0 +1,95 @@
+"""Embeddings from a remote OpenAI-compatible endpoint (``POST {base_url}/embeddings``).
+
+Configured by arguments or by ``MEMSTREAM_EMBED_URL``, ``MEMSTREAM_EMBED_MODEL``,
+``MEMSTREAM_EMBED_KEY`` and ``MEMSTREAM_EMBED_DIM`` (read in ``memstream.config``). Network access
+happens only when the user configures this embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendUnavailable, EmbeddingError, InvalidInput
+from .protocol import unit_rows
+
+
+class OpenAIEmbedder:
+    """Any server that speaks the OpenAI embeddings protocol (OpenAI, vLLM, Ollama, TEI...)."""
+
+    def __init__(self, *, base_url: str, model: str, dim: int, api_key: str | None = None,
+                 timeout: float = 30.0, retries: int = 2, batch_size: int = 64,
+                 query_prefix: str = "", document_prefix: str = "") -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise InvalidInput(f"embedding base URL must start with http:// or https://, got "
+                               f"{base_url!r}")
+        if dim <= 0:
+            raise InvalidInput("the remote embedder needs its vector dimension (dim > 0)")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.dim = dim
+        self.name = f"openai:{model}@{self.base_url}"
+        self._key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.batch_size = batch_size
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+
+    def _post(self, inputs: list[str]) -> Any:
+        body = json.dumps({"model": self.model, "input": inputs}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            request = urllib.request.Request(self.base_url + "/embeddings", data=body,
+                                             headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as resp:
+                    return json.loads(resp.read())
+            except urllib.error.HTTPError as exc:
+                detail = exc.read()[:300].decode("utf-8", "replace")
+                if exc.code < 500 and exc.code != 429:
+                    raise EmbeddingError(
+                        f"{self.base_url} refused the embedding request ({exc.code}): {detail}"
+                    ) from exc
+                last = exc
+            except (urllib.error.URLError, TimeoutError, OSError) as exc:
+                last = exc
+            except json.JSONDecodeError as exc:
+                raise EmbeddingError(f"{self.base_url} answered with invalid JSON") from exc
+            if attempt < self.retries:
+                time.sleep(0.2 * 2**attempt)
+        raise BackendUnavailable(
+            f"the embedding endpoint {self.base_url} did not answer ({last}); check "
+            "MEMSTREAM_EMBED_URL and that the server runs"
+        ) from last
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        rows: list[Any] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            answer = self._post(batch)
+            try:
+                items = sorted(answer["data"], key=lambda d: d["index"])
+                rows.extend(item["embedding"] for item in items)
+            except (KeyError, TypeError) as exc:
+                raise EmbeddingError(
+                    f"{self.base_url} answered without the 'data[].embedding' field"
+                ) from exc
+        return unit_rows(rows, count=len(texts), dim=self.dim, source=self.name)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed([self.document_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([self.query_prefix + text])[0]

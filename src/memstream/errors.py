@@ -1,0 +1,76 @@
+"""The one exception tree of memstream.
+
+::
+
+    MemstreamError                      root: catch this to catch everything memstream raises
+    ├── InvalidInput (ValueError)       the caller passed something unusable; nothing was stored
+    │   └── InvalidFilter               a filter expression is malformed or uses an unknown operator
+    ├── NotFound (KeyError)             no record with that id in that namespace
+    ├── Conflict                        the write clashes with the stored state
+    ├── ScopeViolation (PermissionError) the caller may not read or write there
+    ├── BackendUnavailable              the store or a remote service cannot be reached or opened
+    │   └── CorruptStore                the database file is damaged or is not a memstream store
+    ├── MissingDependency (ImportError)  an optional extra is not installed; the message names it
+    └── EmbeddingError                  the embedder failed or returned unusable vectors
+
+Every interface (CLI exit codes, HTTP status, MCP errors) maps these classes in one table, never
+by message text. Lower-level errors are raised from (``raise X(...) from exc``) at the boundary.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendUnavailable",
+    "Conflict",
+    "CorruptStore",
+    "EmbeddingError",
+    "InvalidFilter",
+    "InvalidInput",
+    "MemstreamError",
+    "MissingDependency",
+    "NotFound",
+    "ScopeViolation",
+]
+
+
+class MemstreamError(Exception):
+    """Root of every error memstream raises on purpose."""
+
+
+class InvalidInput(MemstreamError, ValueError):
+    """The caller passed something unusable. The message names the field and the fix."""
+
+
+class InvalidFilter(InvalidInput):
+    """A filter expression is malformed or uses an unknown operator."""
+
+
+class NotFound(MemstreamError, KeyError):
+    """No record with that id exists in that namespace."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep messages readable
+        return str(self.args[0]) if self.args else "not found"
+
+
+class Conflict(MemstreamError):
+    """The write clashes with what is stored (for example a duplicate id)."""
+
+
+class ScopeViolation(MemstreamError, PermissionError):
+    """The caller may not read or write in that namespace or scope."""
+
+
+class BackendUnavailable(MemstreamError):
+    """The store or a remote service cannot be reached or opened."""
+
+
+class CorruptStore(BackendUnavailable):
+    """The database file is damaged or is not a memstream store."""
+
+
+class MissingDependency(MemstreamError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+class EmbeddingError(MemstreamError):
+    """The embedder failed or returned vectors that cannot be used."""

@@ -1,0 +1,467 @@
+"""The engine facade: ``Memory`` (synchronous) and ``AsyncMemory`` (the same methods, awaited).
+
+``Memory`` holds one store, one embedder, one clock and the background embedding worker. Every
+public verb (add, search, get, update, delete, history, context, ...) validates its input first,
+so a bad call changes nothing. ``AsyncMemory`` runs the same methods in a worker thread: one logic
+core, thin drivers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import numpy as np
+
+from . import _validate as v
+from ._ids import new_id
+from ._types import HistoryEntry, Hit, Record
+from .clock import Clock, SimulationClock, TimeLike, WallClock, to_timestamp
+from .cognition.importance import heuristic_importance
+from .config import Config, ResolvedConfig
+from .embed import Embedder, load_embedder
+from .embed.cache import embed_documents_cached
+from .errors import Conflict, InvalidInput, NotFound
+from .filters import Selection, parse_filter
+from .retrieval.packing import Tokenizer, pack
+from .retrieval.pipeline import SearchParams, run_search
+from .retrieval.scoring import Weights, resolve_weights
+from .store import Patch, Store, open_store
+from ._worker import EmbeddingWorker
+
+__all__ = ["AsyncMemory", "Context", "Memory"]
+
+log = logging.getLogger("memstream")
+
+WeightsLike = str | Weights | Mapping[str, float] | Sequence[float] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A context block: the rendered text, the hits it holds and its exact token count."""
+
+    text: str
+    hits: list[Hit]
+    tokens: int
+
+
+class Memory:
+    """A memory stream in one store.
+
+    >>> mem = Memory(":memory:", embedder="none")
+    >>> rec = mem.add("Alice prefers green tea", user_id="alice")
+    >>> [h.record.text for h in mem.search("what tea does alice like", user_id="alice")]
+    ['Alice prefers green tea']
+    >>> mem.close()
+    """
+
+    def __init__(self, url: str | Path | None = None, *,
+                 embedder: str | Embedder | None = None, config: Config | None = None,
+                 clock: Clock | None = None) -> None:
+        self.config: ResolvedConfig = (config or Config()).resolve()
+        self.clock: Clock = clock or WallClock()
+        self.store: Store = open_store(url, busy_timeout=self.config.busy_timeout,
+                                       synchronous=self.config.synchronous)
+        try:
+            self.embedder = self._load_embedder(embedder)
+            self._check_embedder()
+        except BaseException:
+            self.store.close()
+            raise
+        self._query_cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._worker: EmbeddingWorker | None = None
+        if self.embedder is not None and self.config.embed_mode == "background":
+            self._worker = EmbeddingWorker(self.store, self.embedder)
+        self._closed = False
+
+    # --- setup -------------------------------------------------------------------------------
+
+    def _load_embedder(self, embedder: str | Embedder | None) -> Embedder | None:
+        spec = embedder if embedder is not None else self.config.embedder
+        if spec == "openai":
+            c = self.config
+            if not (c.embed_url and c.embed_model and c.embed_dim):
+                raise InvalidInput("the openai embedder needs embed_url, embed_model and "
+                                   "embed_dim (or MEMSTREAM_EMBED_URL, _MODEL, _DIM)")
+            return load_embedder("openai", base_url=c.embed_url, model=c.embed_model,
+                                 dim=c.embed_dim, api_key=c.embed_key)
+        return load_embedder(spec)
+
+    def _check_embedder(self) -> None:
+        """Vectors of two models are never mixed: the store remembers which model made its."""
+        saved = self.store.get_meta("embedder")
+        if self.embedder is None:
+            return
+        current = json.dumps({"name": self.embedder.name, "dim": self.embedder.dim})
+        if saved is None:
+            self.store.set_meta("embedder", current)
+        elif saved != current:
+            raise Conflict(
+                f"this store's vectors were made by {json.loads(saved)['name']}, not by "
+                f"{self.embedder.name}; open it with that embedder, or call reindex() "
+                "(memstream reindex) to embed everything again with the new one"
+            )
+        self.store.set_meta("config", json.dumps(self.config.public(), sort_keys=True))
+
+    def reindex(self) -> int:
+        """Embed every record again with the current embedder (after changing models)."""
+        if self.embedder is None:
+            raise InvalidInput("reindex needs an embedder; this Memory has none")
+        count = self.store.clear_embeddings()
+        self.store.set_meta("embedder", json.dumps({"name": self.embedder.name,
+                                                    "dim": self.embedder.dim}))
+        self._kick()
+        return count
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _ns(self, namespace: str | None) -> str:
+        return v.namespace(namespace if namespace is not None else self.config.namespace)
+
+    def _now(self, now: TimeLike | None) -> float:
+        return self.clock.now() if now is None else to_timestamp(now)
+
+    def _kick(self) -> None:
+        if self._worker is not None:
+            self._worker.notify()
+
+    def _selection(self, namespace: str | None, user_id: str | None, agent_id: str | None,
+                   run_id: str | None, kinds: str | Iterable[str] | None,
+                   filters: Mapping[str, Any] | None, since: TimeLike | None,
+                   until: TimeLike | None, step_range: tuple[int, int] | None = None,
+                   include_invalid: bool = False) -> Selection:
+        step_min = step_max = None
+        if step_range is not None:
+            if len(step_range) != 2:
+                raise InvalidInput("step_range is (first_step, last_step)")
+            step_min, step_max = (v.step(s) for s in step_range)
+        return Selection(
+            namespace=self._ns(namespace), user_id=v.scope_id(user_id, "user_id"),
+            agent_id=v.scope_id(agent_id, "agent_id"), run_id=v.scope_id(run_id, "run_id"),
+            kinds=v.kinds(kinds), since=None if since is None else to_timestamp(since),
+            until=None if until is None else to_timestamp(until), step_min=step_min,
+            step_max=step_max, where=parse_filter(filters), include_invalid=include_invalid)
+
+    def _build(self, content: str | bytes, *, namespace: str | None, user_id: str | None,
+               agent_id: str | None, run_id: str | None, kind: str,
+               data: Mapping[str, Any] | None, importance: float | None, step: int | None,
+               at: TimeLike | None, metadata: Mapping[str, Any] | None,
+               provenance: Sequence[str] | None, embedding: Any) -> Record:
+        text = v.text(content, max_bytes=self.config.max_text_bytes)
+        kind = v.kind(kind)
+        step = v.step(step)
+        if at is not None:
+            created = to_timestamp(at)
+        elif step is not None and isinstance(self.clock, SimulationClock):
+            created = self.clock.time_of(step)
+        else:
+            created = self.clock.now()
+        imp = v.importance(importance)
+        record = Record(
+            id=new_id(created), namespace=self._ns(namespace), text=text, kind=kind,
+            data=v.json_object(data, "data"), user_id=v.scope_id(user_id, "user_id"),
+            agent_id=v.scope_id(agent_id, "agent_id"), run_id=v.scope_id(run_id, "run_id"),
+            step=step, importance=imp if imp is not None else heuristic_importance(text, kind),
+            created_at=created, last_accessed_at=created,
+            provenance=v.ids(provenance), metadata=v.json_object(metadata, "metadata") or {})
+        if embedding is not None:
+            dim = self.embedder.dim if self.embedder is not None else None
+            record.embedding = v.vector(embedding, dim)
+        return record
+
+    def _store_records(self, records: list[Record]) -> None:
+        if self.embedder is not None and self.config.embed_mode == "sync":
+            todo = [r for r in records if r.embedding is None]
+            if todo:
+                vectors = embed_documents_cached(self.store, self.embedder, [r.text for r in todo])
+                for rec, vec in zip(todo, vectors, strict=True):
+                    rec.embedding = vec
+        model = self.embedder.name if self.embedder is not None else "caller"
+        self.store.insert(records, model=model)
+        if any(r.embedding is None for r in records):
+            self._kick()
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def add(self, content: str | bytes, *, namespace: str | None = None,
+            user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+            kind: str = "observation", data: Mapping[str, Any] | None = None,
+            importance: float | None = None, step: int | None = None,
+            at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
+            provenance: Sequence[str] | None = None, embedding: Any = None) -> Record:
+        """Store one memory; durable and keyword-searchable when this returns.
+
+        ``importance`` defaults to the offline heuristic (cognition.importance); ``at`` to the
+        clock's now (or the step's time on a SimulationClock); ``embedding`` to the embedder's
+        vector, computed in the background unless embed_mode is "sync".
+        """
+        record = self._build(content, namespace=namespace, user_id=user_id, agent_id=agent_id,
+                             run_id=run_id, kind=kind, data=data, importance=importance,
+                             step=step, at=at, metadata=metadata, provenance=provenance,
+                             embedding=embedding)
+        self._store_records([record])
+        return record
+
+    def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
+                 namespace: str | None = None) -> list[Record]:
+        """Store many memories in one transaction: all or none. Each item is a text or a dict of
+        ``add``'s arguments (``content`` plus any keyword)."""
+        records = []
+        for n, item in enumerate(items):
+            args: dict[str, Any] = {"content": item} if isinstance(item, str | bytes) \
+                else dict(item)
+            if "content" not in args:
+                raise InvalidInput(f"item {n} has no 'content'")
+            args.setdefault("namespace", namespace)
+            args.setdefault("kind", "observation")
+            for key in ("user_id", "agent_id", "run_id", "data", "importance", "step", "at",
+                        "metadata", "provenance", "embedding"):
+                args.setdefault(key, None)
+            try:
+                records.append(self._build(args.pop("content"), **args))
+            except TypeError as exc:
+                raise InvalidInput(f"item {n}: {exc}") from exc
+            except InvalidInput as exc:
+                raise InvalidInput(f"item {n}: {exc}") from exc
+        self._store_records(records)
+        return records
+
+    def update(self, record_id: str, *, text: str | None = None,
+               data: Mapping[str, Any] | None = None, importance: float | None = None,
+               metadata: Mapping[str, Any] | None = None, namespace: str | None = None,
+               at: TimeLike | None = None) -> Record:
+        """Change a record; the old values go to its history. A new text is embedded again."""
+        patch = Patch(
+            text=None if text is None else v.text(text, max_bytes=self.config.max_text_bytes),
+            data=v.json_object(data, "data"), importance=v.importance(importance),
+            metadata=v.json_object(metadata, "metadata"))
+        record = self.store.update(self._ns(namespace), record_id, patch, at=self._now(at))
+        if text is not None:
+            self._kick()
+        return record
+
+    def invalidate(self, record_id: str, *, superseded_by: str | None = None,
+                   namespace: str | None = None, at: TimeLike | None = None) -> Record:
+        """Mark a record as no longer valid (it stays in history and in as-of reads)."""
+        when = self._now(at)
+        return self.store.update(self._ns(namespace), record_id,
+                                 Patch(invalidated_at=when, superseded_by=superseded_by), at=when)
+
+    def delete(self, record_id: str, *, namespace: str | None = None,
+               at: TimeLike | None = None) -> None:
+        """Remove a record from every index. Raises NotFound when there is no such record."""
+        ns = self._ns(namespace)
+        if not self.store.delete(ns, [record_id], at=self._now(at)):
+            raise NotFound(f"no record {record_id!r} in namespace {ns!r}")
+
+    def delete_all(self, *, namespace: str | None = None, user_id: str | None = None,
+                   agent_id: str | None = None, run_id: str | None = None,
+                   kinds: str | Iterable[str] | None = None,
+                   filters: Mapping[str, Any] | None = None) -> int:
+        """Delete every record the arguments select in one namespace; returns the count."""
+        sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, None, None,
+                              include_invalid=True)
+        ids = [r.id for r in self.store.list(sel)]
+        return self.store.delete(sel.namespace, ids, at=self.clock.now())
+
+    def reset(self) -> None:
+        """Erase every namespace, record, history entry and cached vector in this store."""
+        self.store.reset()
+        self._query_cache.clear()
+        if self.embedder is not None:
+            self.store.set_meta("embedder", json.dumps({"name": self.embedder.name,
+                                                        "dim": self.embedder.dim}))
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, record_id: str, *, namespace: str | None = None) -> Record:
+        """One record by id (also when invalidated). Raises NotFound."""
+        ns = self._ns(namespace)
+        found = self.store.get(ns, [record_id])
+        if not found:
+            raise NotFound(f"no record {record_id!r} in namespace {ns!r}")
+        return found[0]
+
+    def get_all(self, *, namespace: str | None = None, user_id: str | None = None,
+                agent_id: str | None = None, run_id: str | None = None,
+                kinds: str | Iterable[str] | None = None,
+                filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
+                until: TimeLike | None = None, step_range: tuple[int, int] | None = None,
+                include_invalid: bool = False, limit: int | None = 100, offset: int = 0,
+                order: str = "created") -> list[Record]:
+        """Records matching the arguments, oldest first (``order``: created, -created, step)."""
+        sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, since, until,
+                              step_range, include_invalid)
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise InvalidInput("limit must be a whole number >= 0 or None")
+        return self.store.list(sel, limit=limit, offset=offset, order=order)
+
+    def count(self, **selection: Any) -> int:
+        """How many records ``get_all`` with the same arguments would see without a limit."""
+        sel = self._selection(selection.pop("namespace", None), selection.pop("user_id", None),
+                              selection.pop("agent_id", None), selection.pop("run_id", None),
+                              selection.pop("kinds", None), selection.pop("filters", None),
+                              selection.pop("since", None), selection.pop("until", None),
+                              selection.pop("step_range", None),
+                              selection.pop("include_invalid", False))
+        if selection:
+            raise InvalidInput(f"unknown argument(s) {sorted(selection)}")
+        return self.store.count(sel)
+
+    def history(self, record_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
+        """Every change to a record, oldest first, also after it was deleted."""
+        entries = self.store.history(self._ns(namespace), record_id)
+        if not entries:
+            raise NotFound(f"no history for {record_id!r}; check the id and the namespace")
+        return entries
+
+    def _query_vector(self, query: str) -> np.ndarray | None:
+        if self.embedder is None:
+            return None
+        with self._lock:
+            cached = self._query_cache.get(query)
+        if cached is None:
+            cached = self.embedder.embed_query(query)
+            with self._lock:
+                if len(self._query_cache) > 1024:
+                    self._query_cache.clear()
+                self._query_cache[query] = cached
+        return cached
+
+    def search(self, query: str, *, k: int = 10, namespace: str | None = None,
+               user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None, kinds: str | Iterable[str] | None = None,
+               filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
+               until: TimeLike | None = None, now: TimeLike | None = None,
+               weights: WeightsLike = None, touch: bool = True,
+               step_range: tuple[int, int] | None = None, vector: Any = None,
+               fusion: str | None = None) -> list[Hit]:
+        """The ``k`` memories that best fit the query, best first.
+
+        Score = weighted sum of min-max normalised recency (decay ** hours since last access),
+        importance and relevance (vector and keyword search fused). ``weights`` is a profile
+        name ("balanced", "recall", "recent"), a dict or a triple. Each hit explains its score.
+        Unless ``touch=False``, the returned records' last access becomes ``now``.
+        """
+        text = v.text(query, max_bytes=self.config.max_text_bytes, field="query")
+        sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, since, until,
+                              step_range)
+        params = SearchParams(
+            k=k, weights=resolve_weights(weights, self.config.weights), decay=self.config.decay,
+            fusion=fusion or self.config.fusion, rrf_k=self.config.rrf_k, alpha=self.config.alpha,
+            candidates=self.config.candidates, min_spread=self.config.min_spread)
+        when = self._now(now)
+        if vector is not None:
+            qvec: np.ndarray | None = v.vector(
+                vector, self.embedder.dim if self.embedder else None, "vector")
+        else:
+            qvec = self._query_vector(text)
+        hits = run_search(self.store, sel, text, qvec, when, params)
+        if touch and hits:
+            self.store.touch(sel.namespace, [h.record.id for h in hits], at=when)
+        return hits
+
+    def context(self, query: str, *, budget: int = 512, k: int = 50,
+                tokenizer: Tokenizer | None = None,
+                render: Callable[[Record], str] | None = None, **search_args: Any) -> Context:
+        """The best memories for a query that fit in ``budget`` tokens, rendered one per line.
+        Tokens are counted with a real tokenizer (cl100k_base by default) on the joined text."""
+        touch = search_args.pop("touch", True)
+        hits = self.search(query, k=k, touch=False, **search_args)
+        kwargs: dict[str, Any] = {"tokenizer": tokenizer}
+        if render is not None:
+            kwargs["render"] = render
+        kept, text, tokens = pack(hits, budget, **kwargs)
+        if touch and kept:
+            self.store.touch(kept[0].record.namespace, [h.record.id for h in kept],
+                             at=self._now(search_args.get("now")))
+        return Context(text=text, hits=kept, tokens=tokens)
+
+    def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
+        """Counts for a namespace: records, valid, embedded, pending, by kind, time span."""
+        s = self.store.stats(self._ns(namespace))
+        return {"namespace": self._ns(namespace), "records": s.records, "valid": s.valid,
+                "embedded": s.with_embedding, "by_kind": s.by_kind, "oldest": s.oldest,
+                "newest": s.newest, "embedder": self.embedder.name if self.embedder else None}
+
+    def namespaces(self) -> list[str]:
+        return self.store.namespaces()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until background work (embedding) is done."""
+        if self._worker is not None:
+            self._worker.flush(timeout)
+
+    def close(self) -> None:
+        """Stop the worker (pending work resumes on the next open) and close the store."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._worker is not None:
+            self._worker.close()
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _async(method: Callable[P, R]) -> Callable[P, Any]:
+    """An awaitable twin of a Memory method that runs it in a worker thread."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def run(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+class AsyncMemory:
+    """``Memory`` for asyncio code: the same methods, awaited. ``async with`` closes it."""
+
+    def __init__(self, url: str | Path | None = None, *,
+                 embedder: str | Embedder | None = None, config: Config | None = None,
+                 clock: Clock | None = None) -> None:
+        self.sync = Memory(url, embedder=embedder, config=config, clock=clock)
+
+    add = _async(Memory.add)
+    add_many = _async(Memory.add_many)
+    update = _async(Memory.update)
+    invalidate = _async(Memory.invalidate)
+    delete = _async(Memory.delete)
+    delete_all = _async(Memory.delete_all)
+    reset = _async(Memory.reset)
+    get = _async(Memory.get)
+    get_all = _async(Memory.get_all)
+    count = _async(Memory.count)
+    history = _async(Memory.history)
+    search = _async(Memory.search)
+    context = _async(Memory.context)
+    stats = _async(Memory.stats)
+    namespaces = _async(Memory.namespaces)
+    reindex = _async(Memory.reindex)
+    flush = _async(Memory.flush)
+    close = _async(Memory.close)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

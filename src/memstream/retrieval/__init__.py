@@ -1,0 +1,1 @@
+"""Retrieval: candidates from the indexes, signals, normalisation, weighted score, packing."""

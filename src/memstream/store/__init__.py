@@ -1,0 +1,42 @@
+"""Storage backends behind one protocol, chosen by URL through one registry."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput, MissingDependency
+from .protocol import Patch, Store, StoreStats
+
+__all__ = ["STORES", "Patch", "Store", "StoreStats", "open_store"]
+
+#: URL scheme -> (module:Class, extra that provides its dependencies). The one registration.
+STORES: dict[str, tuple[str, str | None]] = {
+    "sqlite": ("memstream.store.sqlite:SQLiteStore", None),
+}
+
+
+def open_store(url: str | Path | None, **options: Any) -> Store:
+    """A store from a path, ``":memory:"``, ``sqlite:///path`` or another registered URL."""
+    if url is None:
+        url = "memstream.db"
+    url = str(url)
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "sqlite", url
+    elif scheme == "sqlite":
+        rest = rest[1:] if rest.startswith("/") else rest  # sqlite:///rel.db, sqlite:////abs.db
+    if scheme in ("postgresql", "postgres"):
+        raise InvalidInput("the PostgreSQL backend is not part of this version; use a SQLite path")
+    if scheme not in STORES:
+        raise InvalidInput(f"unknown store URL scheme {scheme!r} in {url!r}; use a file path, "
+                           "':memory:' or sqlite:///path")
+    target, extra = STORES[scheme]
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise MissingDependency(f"the {scheme} store needs: pip install 'memstream[{extra}]'"
+                                ) from exc
+    return getattr(module, class_name)(rest or ":memory:", **options)  # type: ignore[no-any-return]

@@ -1,0 +1,99 @@
+"""The SQLite schema and its migrations. ``SCHEMA_VERSION`` is saved in the ``meta`` table."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+COLUMNS = (
+    "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
+    "importance", "created_at", "updated_at", "last_accessed_at", "access_count", "provenance",
+    "invalidated_at", "superseded_by", "metadata",
+)
+
+MIGRATIONS: dict[int, str] = {
+    1: """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE records (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    namespace TEXT NOT NULL,
+    text TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT,
+    user_id TEXT,
+    agent_id TEXT,
+    run_id TEXT,
+    step INTEGER,
+    importance REAL NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL,
+    last_accessed_at REAL NOT NULL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    provenance TEXT NOT NULL DEFAULT '[]',
+    invalidated_at REAL,
+    superseded_by TEXT,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    embedding BLOB,
+    embed_model TEXT,
+    needs_embedding INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX records_ns_created ON records(namespace, created_at, id);
+CREATE INDEX records_ns_agent_step ON records(namespace, agent_id, step);
+CREATE INDEX records_ns_user ON records(namespace, user_id, created_at);
+CREATE INDEX records_ns_run ON records(namespace, run_id, created_at);
+CREATE INDEX records_ns_kind ON records(namespace, kind, created_at);
+CREATE INDEX records_pending ON records(needs_embedding, rowid) WHERE needs_embedding = 1;
+
+CREATE VIRTUAL TABLE records_fts USING fts5(
+    text, content='records', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER records_fts_ai AFTER INSERT ON records BEGIN
+    INSERT INTO records_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER records_fts_ad AFTER DELETE ON records BEGIN
+    INSERT INTO records_fts(records_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TRIGGER records_fts_au AFTER UPDATE OF text ON records BEGIN
+    INSERT INTO records_fts(records_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO records_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+
+-- op: 0 removed, 1 valid vector, 2 vector of an invalidated record (see store/_vectors.py)
+CREATE TABLE vector_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace TEXT NOT NULL,
+    rid INTEGER NOT NULL,
+    op INTEGER NOT NULL
+);
+CREATE TRIGGER records_vec_ai AFTER INSERT ON records WHEN new.embedding IS NOT NULL BEGIN
+    INSERT INTO vector_log(namespace, rid, op)
+    VALUES (new.namespace, new.rowid, CASE WHEN new.invalidated_at IS NULL THEN 1 ELSE 2 END);
+END;
+CREATE TRIGGER records_vec_au AFTER UPDATE OF embedding, invalidated_at ON records BEGIN
+    INSERT INTO vector_log(namespace, rid, op) VALUES (new.namespace, new.rowid,
+        CASE WHEN new.embedding IS NULL THEN 0 WHEN new.invalidated_at IS NULL THEN 1 ELSE 2 END);
+END;
+CREATE TRIGGER records_vec_ad AFTER DELETE ON records WHEN old.embedding IS NOT NULL BEGIN
+    INSERT INTO vector_log(namespace, rid, op) VALUES (old.namespace, old.rowid, 0);
+END;
+
+CREATE TABLE history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    at REAL NOT NULL,
+    old TEXT,
+    new TEXT
+);
+CREATE INDEX history_record ON history(namespace, record_id, seq);
+
+CREATE TABLE embedding_cache (
+    model TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, hash)
+) WITHOUT ROWID;
+""",
+}

@@ -1,0 +1,127 @@
+"""The storage protocol: what every backend (SQLite, PostgreSQL, ...) must do.
+
+One conformance suite (``tests/store/conformance.py``) runs unchanged against every backend.
+Scores returned by the search methods are "higher is better". Every method that takes a
+``namespace`` or a ``Selection`` touches that namespace only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .._types import HistoryEntry, Record
+from ..filters import Selection
+
+__all__ = ["Patch", "Store", "StoreStats"]
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """Fields to change on a record; None means "leave as it is"."""
+
+    text: str | None = None
+    data: dict[str, Any] | None = None
+    importance: float | None = None
+    metadata: dict[str, Any] | None = None
+    invalidated_at: float | None = None
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    records: int
+    valid: int
+    with_embedding: int
+    by_kind: dict[str, int]
+    oldest: float | None
+    newest: float | None
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A durable home for records, their history, a keyword index and a vector index."""
+
+    url: str
+
+    def insert(self, records: Sequence[Record], *, event: str = "add",
+               model: str | None = None) -> None:
+        """Store new records atomically: all or none. Each gets a history entry ``event``.
+        A record's ``embedding`` (if set) is stored with it as made by ``model``; records
+        without one are queued for embedding. A duplicate id raises Conflict. Durable when the
+        call returns."""
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
+        """The records with these ids in this namespace, in the order of ``ids``; unknown ids are
+        left out. Invalidated records are returned too. Embeddings are not loaded."""
+
+    def list(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+             order: str = "created") -> list[Record]:
+        """Records matching a selection. ``order``: "created" (oldest first, then id), "-created"
+        (newest first), "step" (step ascending, then created)."""
+
+    def count(self, sel: Selection) -> int:
+        """How many records match a selection."""
+
+    def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
+        """Apply a patch, record the old and new values in history, set ``updated_at``; a text
+        change clears the embedding (it is recomputed). Raises NotFound."""
+
+    def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
+        """Remove records from every index and return how many existed. Their history stays,
+        with a delete entry. Idempotent."""
+
+    def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
+        """Set last access to ``at`` (never moving it backwards) and add one access."""
+
+    def history(self, namespace: str, record_id: str) -> list[HistoryEntry]:
+        """Every change to a record, oldest first (also after the record was deleted)."""
+
+    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
+                       ) -> list[tuple[str, float]]:
+        """(id, score) by full-text relevance (BM25-like) of records matching any of ``terms``
+        (plain words; the backend quotes them), best first, ties broken by insertion order. No terms: []."""
+
+    def vector_search(self, sel: Selection, vector: np.ndarray, limit: int
+                      ) -> list[tuple[str, float]]:
+        """(id, cosine) of the records with embeddings nearest to a unit vector, best first,
+        ties broken by insertion order."""
+
+    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored embeddings of these records (records without one are left out)."""
+
+    def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
+                       model: str) -> None:
+        """Store embeddings for existing records (unknown ids are skipped)."""
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
+        """(namespace, id, text) of records that still need an embedding, oldest first."""
+
+    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Embedding cache lookup by content hash."""
+
+    def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        """Embedding cache insert (idempotent)."""
+
+    def stats(self, namespace: str) -> StoreStats:
+        """Counts for one namespace."""
+
+    def namespaces(self) -> list[str]:
+        """Every namespace with at least one record, sorted."""
+
+    def clear_embeddings(self) -> int:
+        """Queue every record for a new embedding (after a change of embedder)."""
+
+    def reset(self) -> None:
+        """Erase everything: records, history, caches. Only ``Memory.reset`` calls this."""
+
+    def get_meta(self, key: str) -> str | None:
+        """A value saved with the data (schema version, resolved config)."""
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def close(self) -> None:
+        """Release connections. Idempotent."""

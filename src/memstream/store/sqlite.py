@@ -1,0 +1,494 @@
+"""The embedded default store: one SQLite file in WAL mode.
+
+It holds the records, their history, an FTS5 keyword index kept in sync by triggers, float32
+embeddings in the record rows and an embedding cache. Vector search is exact, with numpy over
+the namespace's vectors (``_vectors.VectorIndex``). Several processes may write the same file:
+writes are ``BEGIN IMMEDIATE`` transactions with a busy timeout, and each process replays the
+others' vector changes from a log table.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._types import HistoryEntry, Record
+from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput, NotFound
+from ..filters import Selection
+from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
+from ._sqlite_sql import selection_sql
+from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
+from .protocol import Patch, StoreStats
+
+_SELECT = "SELECT " + ", ".join(f"r.{c}" for c in COLUMNS) + " FROM records r"
+_CHUNK = 500  # parameters per IN (...) list, well under SQLite's limit
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _row_to_record(row: Sequence[Any]) -> Record:
+    v = dict(zip(COLUMNS, row, strict=True))
+    v["data"] = json.loads(v["data"]) if v["data"] is not None else None
+    v["metadata"] = json.loads(v["metadata"])
+    v["provenance"] = tuple(json.loads(v["provenance"]))
+    return Record(**v)
+
+
+def _record_row(r: Record) -> tuple[Any, ...]:
+    values = {c: getattr(r, c) for c in COLUMNS}
+    values["data"] = _dumps(r.data) if r.data is not None else None
+    values["metadata"] = _dumps(r.metadata)
+    values["provenance"] = _dumps(list(r.provenance))
+    return tuple(values[c] for c in COLUMNS)
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class SQLiteStore:
+    """See ``memstream.store.protocol.Store`` for the contract of each method."""
+
+    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
+                 synchronous: str = "NORMAL") -> None:
+        self.path = str(path)
+        self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
+        if self.path != ":memory:":
+            parent = Path(self.path).expanduser().resolve().parent
+            if not parent.is_dir():
+                raise BackendUnavailable(
+                    f"cannot open {self.path}: the folder {parent} does not exist; create it first"
+                )
+        self._lock = threading.RLock()
+        self._vectors: dict[str, VectorIndex] = {}
+        self._closed = False
+        try:
+            self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if self.path != ":memory:" and str(mode).lower() != "wal":
+                raise BackendUnavailable(f"cannot switch {self.path} to WAL mode (got {mode})")
+            self._db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close() if hasattr(self, "_db") else None
+            raise self._map(exc) from exc
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def _map(self, exc: sqlite3.Error) -> Exception:
+        msg = str(exc)
+        if isinstance(exc, sqlite3.IntegrityError):
+            return Conflict(f"the write conflicts with a stored record: {msg}")
+        if "not a database" in msg or "malformed" in msg or "corrupt" in msg:
+            return CorruptStore(
+                f"{self.path} is damaged or is not a memstream database ({msg}); restore it from a "
+                "backup or point memstream at another file"
+            )
+        if "locked" in msg or "busy" in msg:
+            return BackendUnavailable(
+                f"{self.path} stayed locked by another writer past the busy timeout; retry, or "
+                "raise busy_timeout"
+            )
+        return BackendUnavailable(f"SQLite error on {self.path}: {msg}")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._check_open()
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise self._map(exc) from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._check_open()
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                raise self._map(exc) from exc
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendUnavailable("this store is closed; open a new Memory")
+
+    def _migrate(self) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            current = int(row[0]) if row else 0
+            if current == 0 and db.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT IN ('meta') "
+                "AND name NOT LIKE 'sqlite_%'"
+            ).fetchone()[0]:
+                raise CorruptStore(
+                    f"{self.path} is an SQLite database but not a memstream store; use another file"
+                )
+            if current > SCHEMA_VERSION:
+                raise BackendUnavailable(
+                    f"{self.path} has schema version {current}, newer than this memstream "
+                    f"({SCHEMA_VERSION}); upgrade memstream"
+                )
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in _split_sql(MIGRATIONS[version]):
+                    db.execute(statement)
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                           (str(version),))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def insert(self, records: Sequence[Record], *, event: str = "add",
+               model: str | None = None) -> None:
+        if not records:
+            return
+        rows = [
+            (*_record_row(r),
+             None if r.embedding is None else np.asarray(r.embedding, np.float32).tobytes(),
+             None if r.embedding is None else model,
+             0 if r.embedding is not None else 1)
+            for r in records
+        ]
+        placeholders = ",".join("?" * (len(COLUMNS) + 3))
+        history = [(r.namespace, r.id, event, r.created_at, None, _dumps(r.to_dict()))
+                   for r in records]
+        with self._write() as db:
+            db.executemany(
+                f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
+                f"needs_embedding) VALUES ({placeholders})", rows)
+            db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                           "VALUES (?, ?, ?, ?, ?, ?)", history)
+
+    def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
+        with self._write() as db:
+            row = db.execute(_SELECT + " WHERE r.namespace = ? AND r.id = ?",
+                             (namespace, record_id)).fetchone()
+            if row is None:
+                raise NotFound(f"no record {record_id!r} in namespace {namespace!r}")
+            before = _row_to_record(row)
+            changes: dict[str, Any] = {}
+            for name in ("text", "data", "importance", "metadata", "invalidated_at",
+                         "superseded_by"):
+                value = getattr(patch, name)
+                if value is not None and value != getattr(before, name):
+                    changes[name] = value
+            if not changes:
+                return before
+            sets = {k: (_dumps(v) if k in ("data", "metadata") else v) for k, v in changes.items()}
+            sets["updated_at"] = at
+            if "text" in changes:
+                sets.update(embedding=None, embed_model=None, needs_embedding=1)
+            db.execute(
+                f"UPDATE records SET {', '.join(f'{k} = ?' for k in sets)} WHERE rowid = "
+                "(SELECT rowid FROM records WHERE namespace = ? AND id = ?)",
+                (*sets.values(), namespace, record_id))
+            old = {k: getattr(before, k) for k in changes}
+            event = "invalidate" if set(changes) <= {"invalidated_at", "superseded_by"} else "update"
+            db.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                       "VALUES (?, ?, ?, ?, ?, ?)",
+                       (namespace, record_id, event, at, _dumps(old), _dumps(changes)))
+            row = db.execute(_SELECT + " WHERE r.namespace = ? AND r.id = ?",
+                             (namespace, record_id)).fetchone()
+        return _row_to_record(row)
+
+    def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
+        removed = 0
+        with self._write() as db:
+            for chunk in _chunks(list(ids)):
+                q = ",".join("?" * len(chunk))
+                rows = db.execute(_SELECT + f" WHERE r.namespace = ? AND r.id IN ({q})",
+                                  (namespace, *chunk)).fetchall()
+                if not rows:
+                    continue
+                db.executemany(
+                    "INSERT INTO history(namespace, record_id, event, at, old, new) "
+                    "VALUES (?, ?, 'delete', ?, ?, NULL)",
+                    [(namespace, row[0], at, _dumps(_row_to_record(row).to_dict()))
+                     for row in rows])
+                removed += db.execute(f"DELETE FROM records WHERE namespace = ? AND id IN ({q})",
+                                      (namespace, *chunk)).rowcount
+        return removed
+
+    def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
+        if not ids:
+            return
+        with self._write() as db:
+            for chunk in _chunks(list(ids)):
+                db.execute(
+                    "UPDATE records SET last_accessed_at = max(last_accessed_at, ?), "
+                    f"access_count = access_count + 1 WHERE namespace = ? AND id IN "
+                    f"({','.join('?' * len(chunk))})", (at, namespace, *chunk))
+
+    def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
+                       model: str) -> None:
+        if not items:
+            return
+        with self._write() as db:
+            db.executemany(
+                "UPDATE records SET embedding = ?, embed_model = ?, needs_embedding = 0 "
+                "WHERE namespace = ? AND id = ?",
+                [(np.asarray(v, np.float32).tobytes(), model, namespace, rid) for rid, v in items])
+
+    def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        if not items:
+            return
+        with self._write() as db:
+            db.executemany("INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?)",
+                           [(model, h, np.asarray(v, np.float32).tobytes()) for h, v in items])
+
+    def clear_embeddings(self) -> int:
+        """Mark every record as needing a new embedding (after a change of embedder)."""
+        with self._write() as db:
+            return db.execute("UPDATE records SET embedding = NULL, embed_model = NULL, "
+                              "needs_embedding = 1").rowcount
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def reset(self) -> None:
+        with self._write() as db:
+            for table in ("records", "history", "vector_log", "embedding_cache"):
+                db.execute(f"DELETE FROM {table}")
+            db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
+        self._vectors.clear()
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
+        found: dict[str, Record] = {}
+        with self._read() as db:
+            for chunk in _chunks(list(dict.fromkeys(ids))):
+                q = ",".join("?" * len(chunk))
+                for row in db.execute(_SELECT + f" WHERE r.namespace = ? AND r.id IN ({q})",
+                                      (namespace, *chunk)):
+                    rec = _row_to_record(row)
+                    found[rec.id] = rec
+        return [found[i] for i in ids if i in found]
+
+    def list(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+             order: str = "created") -> list[Record]:
+        orders = {"created": "r.created_at, r.id", "-created": "r.created_at DESC, r.id DESC",
+                  "step": "r.step, r.created_at, r.id"}
+        if order not in orders:
+            raise InvalidInput(f"order must be one of {sorted(orders)}, not {order!r}")
+        where, params = selection_sql(sel)
+        sql = f"{_SELECT} WHERE {where} ORDER BY {orders[order]} LIMIT ? OFFSET ?"
+        with self._read() as db:
+            rows = db.execute(sql, (*params, -1 if limit is None else limit, offset)).fetchall()
+        return [_row_to_record(row) for row in rows]
+
+    def count(self, sel: Selection) -> int:
+        where, params = selection_sql(sel)
+        with self._read() as db:
+            return int(db.execute(f"SELECT count(*) FROM records r WHERE {where}",
+                                  params).fetchone()[0])
+
+    def history(self, namespace: str, record_id: str) -> list[HistoryEntry]:
+        with self._read() as db:
+            rows = db.execute("SELECT record_id, namespace, event, at, old, new FROM history "
+                              "WHERE namespace = ? AND record_id = ? ORDER BY seq",
+                              (namespace, record_id)).fetchall()
+        return [HistoryEntry(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None,
+                             json.loads(r[5]) if r[5] else None) for r in rows]
+
+    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
+                       ) -> list[tuple[str, float]]:
+        quoted = [t.replace('"', "") for t in terms]
+        quoted = ['"' + t + '"' for t in quoted if t.strip()]
+        if not quoted or limit <= 0:
+            return []
+        where, params = selection_sql(sel)
+        sql = (f"SELECT r.id, bm25(records_fts) AS s FROM records_fts "
+               f"JOIN records r ON r.rowid = records_fts.rowid "
+               f"WHERE records_fts MATCH ? AND {where} ORDER BY s, r.rowid LIMIT ?")
+        with self._read() as db:
+            rows = db.execute(sql, (" OR ".join(quoted), *params, limit)).fetchall()
+        return [(rid, -float(score)) for rid, score in rows]
+
+    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._read() as db:
+            for chunk in _chunks(list(ids)):
+                q = ",".join("?" * len(chunk))
+                for rid, blob in db.execute(
+                    f"SELECT id, embedding FROM records WHERE namespace = ? AND id IN ({q}) "
+                    "AND embedding IS NOT NULL", (namespace, *chunk)):
+                    out[rid] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
+        with self._read() as db:
+            rows = db.execute("SELECT namespace, id, text FROM records WHERE needs_embedding = 1 "
+                              "ORDER BY rowid LIMIT ?", (limit,)).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._read() as db:
+            for chunk in _chunks(list(hashes)):
+                q = ",".join("?" * len(chunk))
+                for h, blob in db.execute(
+                    f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({q})",
+                    (model, *chunk)):
+                    out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def stats(self, namespace: str) -> StoreStats:
+        with self._read() as db:
+            total, valid, embedded, oldest, newest = db.execute(
+                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
+                "count(embedding), min(created_at), max(created_at) FROM records "
+                "WHERE namespace = ?", (namespace,)).fetchone()
+            kinds = dict(db.execute("SELECT kind, count(*) FROM records WHERE namespace = ? "
+                                    "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
+        return StoreStats(total, valid, embedded, kinds, oldest, newest)
+
+    def namespaces(self) -> list[str]:
+        with self._read() as db:
+            return [r[0] for r in db.execute(
+                "SELECT DISTINCT namespace FROM records ORDER BY namespace")]
+
+    def get_meta(self, key: str) -> str | None:
+        with self._read() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # --- vector search -----------------------------------------------------------------------
+
+    def _index(self, db: sqlite3.Connection, namespace: str, dim: int) -> VectorIndex:
+        """The namespace's vector index, brought up to date with the change log."""
+        index = self._vectors.get(namespace)
+        if index is None or index.dim != dim:
+            index = VectorIndex(dim)
+            self._vectors[namespace] = index
+            db.execute("BEGIN")  # one snapshot for the log position and the rows
+            try:
+                index.last_seq = db.execute(
+                    "SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
+                index.upsert(db.execute(
+                    "SELECT rowid, embedding, invalidated_at IS NULL FROM records "
+                    "WHERE namespace = ? AND embedding IS NOT NULL ORDER BY rowid", (namespace,)))
+            finally:
+                db.execute("COMMIT")
+            return index
+        changes = db.execute("SELECT seq, rid, op FROM vector_log WHERE seq > ? AND namespace = ? "
+                             "ORDER BY seq", (index.last_seq, namespace)).fetchall()
+        if not changes:
+            return index
+        final: dict[int, int] = {}
+        for seq, rid, op in changes:
+            final[rid] = op
+            index.last_seq = max(index.last_seq, seq)
+        index.remove(rid for rid, op in final.items() if op == OP_REMOVED)
+        live = [rid for rid, op in final.items() if op != OP_REMOVED]
+        for chunk in _chunks(live):
+            index.upsert(db.execute(
+                f"SELECT rowid, embedding, invalidated_at IS NULL FROM records WHERE rowid IN "
+                f"({','.join('?' * len(chunk))}) AND embedding IS NOT NULL", chunk))
+        gone = set(live) - set(index._pos)
+        index.remove(gone)
+        return index
+
+    def vector_search(self, sel: Selection, vector: np.ndarray, limit: int
+                      ) -> list[tuple[str, float]]:
+        query = np.asarray(vector, dtype=np.float32).ravel()
+        if limit <= 0:
+            return []
+        with self._read() as db:
+            index = self._index(db, sel.namespace, query.shape[0])
+            rids, scores = index.scores(query, include_invalid=sel.include_invalid)
+            plain = Selection(sel.namespace, include_invalid=sel.include_invalid)
+            if sel == plain:
+                order = top_order(rids, scores, limit)
+                return self._ids_for(db, [(int(rids[i]), float(scores[i])) for i in order])
+            return self._filtered_top(db, sel, rids, scores, limit)
+
+    def _filtered_top(self, db: sqlite3.Connection, sel: Selection, rids: np.ndarray,
+                      scores: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        """Walk the best-scoring rows in growing chunks, keeping those the selection admits;
+        when the selection is too narrow for that, ask SQL for its rows first."""
+        where, params = selection_sql(sel)
+        kept: list[tuple[int, float]] = []
+        seen = 0
+        chunk = max(4 * limit, 256)
+        order = top_order(rids, scores, min(len(scores), 16 * chunk))
+        while seen < len(order) and len(kept) < limit:
+            part = order[seen : seen + chunk]
+            seen += len(part)
+            ok: set[int] = set()
+            for sub in _chunks([int(rids[i]) for i in part]):
+                ok.update(r[0] for r in db.execute(
+                    f"SELECT r.rowid FROM records r WHERE r.rowid IN ({','.join('?' * len(sub))}) "
+                    f"AND {where}", (*sub, *params)))
+            kept.extend((int(rids[i]), float(scores[i])) for i in part if int(rids[i]) in ok)
+            chunk *= 4
+        if len(kept) < limit and seen < len(scores):
+            allowed = np.fromiter((r[0] for r in db.execute(
+                f"SELECT r.rowid FROM records r WHERE {where} AND r.embedding IS NOT NULL",
+                params)), dtype=np.int64)
+            mask = np.isin(rids, allowed)
+            sub_rids, sub_scores = rids[mask], scores[mask]
+            order2 = top_order(sub_rids, sub_scores, limit)
+            kept = [(int(sub_rids[i]), float(sub_scores[i])) for i in order2]
+        return self._ids_for(db, kept[:limit])
+
+    def _ids_for(self, db: sqlite3.Connection, pairs: Sequence[tuple[int, float]]
+                 ) -> list[tuple[str, float]]:
+        names: dict[int, str] = {}
+        for chunk in _chunks([p[0] for p in pairs]):
+            names.update(db.execute(f"SELECT rowid, id FROM records WHERE rowid IN "
+                                    f"({','.join('?' * len(chunk))})", chunk).fetchall())
+        return [(names[rid], score) for rid, score in pairs if rid in names]
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
+                self._vectors.clear()
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements (triggers contain ';' inside BEGIN ... END)."""
+    out, buf = [], []
+    for line in script.strip().splitlines():
+        if line.startswith("--"):
+            continue
+        buf.append(line)
+        joined = "\n".join(buf).strip()
+        if joined.endswith(";") and sqlite3.complete_statement(joined):
+            out.append(joined)
+            buf = []
+    if "\n".join(buf).strip():
+        out.append("\n".join(buf))
+    return out
+
+
+__all__ = ["OP_VALID", "SQLiteStore"]
