@@ -125,7 +125,8 @@ class Explanation:
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        out["weights"] = dict(zip(("recency", "importance", "relevance"), self.weights, strict=True))
+        names = ("recency", "importance", "relevance")
+        out["weights"] = dict(zip(names, self.weights, strict=True))
         return out
 
 

@@ -14,6 +14,8 @@ import threading
 import time
 from collections import defaultdict
 
+import numpy as np
+
 from .embed.cache import embed_documents_cached
 from .embed.protocol import Embedder
 from .errors import BackendUnavailable, MemstreamError
@@ -71,11 +73,11 @@ class EmbeddingWorker:
         if not pending:
             return False
         vectors = embed_documents_cached(self._store, self._embedder, [t for _, _, t in pending])
-        by_ns: dict[str, list[tuple[str, object]]] = defaultdict(list)
+        by_ns: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
         for (ns, rid, _), vec in zip(pending, vectors, strict=True):
             by_ns[ns].append((rid, vec))
         for ns, items in by_ns.items():
-            self._store.set_embeddings(ns, items, self._embedder.name)  # type: ignore[arg-type]
+            self._store.set_embeddings(ns, items, self._embedder.name)
         return True
 
     def flush(self, timeout: float | None = None) -> None:

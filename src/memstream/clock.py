@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 from .errors import InvalidInput
@@ -79,7 +79,7 @@ def to_timestamp(value: TimeLike) -> float:
     if isinstance(value, int | float):
         ts = float(value)
     elif isinstance(value, datetime):
-        dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        dt = value if value.tzinfo else value.replace(tzinfo=UTC)
         ts = dt.timestamp()
     elif isinstance(value, str):
         try:

@@ -23,6 +23,7 @@ import numpy as np
 from . import _validate as v
 from ._ids import new_id
 from ._types import HistoryEntry, Hit, Record
+from ._worker import EmbeddingWorker
 from .clock import Clock, SimulationClock, TimeLike, WallClock, to_timestamp
 from .cognition.importance import heuristic_importance
 from .config import Config, ResolvedConfig
@@ -34,7 +35,6 @@ from .retrieval.packing import Tokenizer, pack
 from .retrieval.pipeline import SearchParams, run_search
 from .retrieval.scoring import Weights, resolve_weights
 from .store import Patch, Store, open_store
-from ._worker import EmbeddingWorker
 
 __all__ = ["AsyncMemory", "Context", "Memory"]
 
@@ -177,7 +177,8 @@ class Memory:
             record.embedding = v.vector(embedding, dim)
         return record
 
-    def _store_records(self, records: list[Record]) -> None:
+    def _store_records(self, records: list[Record], *, event: str = "add") -> None:
+        """Insert validated records in one transaction (embedding them first in sync mode)."""
         if self.embedder is not None and self.config.embed_mode == "sync":
             todo = [r for r in records if r.embedding is None]
             if todo:
@@ -185,7 +186,7 @@ class Memory:
                 for rec, vec in zip(todo, vectors, strict=True):
                     rec.embedding = vec
         model = self.embedder.name if self.embedder is not None else "caller"
-        self.store.insert(records, model=model)
+        self.store.insert(records, event=event, model=model)
         if any(r.embedding is None for r in records):
             self._kick()
 
@@ -269,7 +270,7 @@ class Memory:
         """Delete every record the arguments select in one namespace; returns the count."""
         sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, None, None,
                               include_invalid=True)
-        ids = [r.id for r in self.store.list(sel)]
+        ids = [r.id for r in self.store.select(sel)]
         return self.store.delete(sel.namespace, ids, at=self.clock.now())
 
     def reset(self) -> None:
@@ -302,7 +303,7 @@ class Memory:
                               step_range, include_invalid)
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit must be a whole number >= 0 or None")
-        return self.store.list(sel, limit=limit, offset=offset, order=order)
+        return self.store.select(sel, limit=limit, offset=offset, order=order)
 
     def count(self, **selection: Any) -> int:
         """How many records ``get_all`` with the same arguments would see without a limit."""
@@ -422,15 +423,16 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _async(method: Callable[P, R]) -> Callable[P, Any]:
-    """An awaitable twin of a Memory method that runs it in a worker thread."""
+def _async(method: Callable[P, R]) -> Any:
+    """An awaitable twin of a Memory method that runs it in a worker thread (same signature and
+    docstring, returning a coroutine)."""
     name = method.__name__
 
     @functools.wraps(method)
     async def run(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
 
-    return run  # type: ignore[return-value]
+    return run
 
 
 class AsyncMemory:

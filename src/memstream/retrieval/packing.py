@@ -50,7 +50,7 @@ def cl100k() -> Tokenizer:
         if "cl100k" not in _cache:
             try:
                 import tiktoken
-                import tiktoken_ext
+                import tiktoken_ext  # type: ignore[import-untyped]
                 from tiktoken.load import load_tiktoken_bpe
             except ImportError as exc:
                 raise MissingDependency(

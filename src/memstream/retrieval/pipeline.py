@@ -6,7 +6,7 @@ keyword index); only those are scored here, so the cost does not grow with the n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,7 +27,7 @@ class SearchParams:
     """Everything a search needs besides the query. See ``memstream.config.Config``."""
 
     k: int = 10
-    weights: Weights = Weights()
+    weights: Weights = field(default_factory=Weights)
     decay: float = 0.99
     fusion: str = "rrf"
     rrf_k: int = 60

@@ -54,8 +54,8 @@ def _typed_eq(col: str, path: str, value: Any) -> tuple[str, list[Any]]:
     if isinstance(value, bool):
         return f"json_type({col}, ?) = ?", [path, "true" if value else "false"]
     if isinstance(value, int | float):
-        return (f"(json_type({col}, ?) IN {_NUM} AND json_extract({col}, ?) = ?)",
-                [path, path, value])
+        params: list[Any] = [path, path, value]
+        return f"(json_type({col}, ?) IN {_NUM} AND json_extract({col}, ?) = ?)", params
     return f"(json_type({col}, ?) = 'text' AND json_extract({col}, ?) = ?)", [path, path, value]
 
 
@@ -77,6 +77,7 @@ def _cond(cond: Cond, a: str) -> tuple[str, list[Any]]:
         params = [x for p in parts for x in p[1]]
         return (sql, params) if op == "in" else (f"NOT {sql}", params)
     if op == "contains":
+        item_params: list[Any]
         if isinstance(v, bool):
             item_sql, item_params = "j.type = ?", ["true" if v else "false"]
         elif isinstance(v, int | float):

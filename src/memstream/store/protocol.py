@@ -58,7 +58,7 @@ class Store(Protocol):
         """The records with these ids in this namespace, in the order of ``ids``; unknown ids are
         left out. Invalidated records are returned too. Embeddings are not loaded."""
 
-    def list(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
              order: str = "created") -> list[Record]:
         """Records matching a selection. ``order``: "created" (oldest first, then id), "-created"
         (newest first), "step" (step ascending, then created)."""
@@ -83,7 +83,8 @@ class Store(Protocol):
     def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
                        ) -> list[tuple[str, float]]:
         """(id, score) by full-text relevance (BM25-like) of records matching any of ``terms``
-        (plain words; the backend quotes them), best first, ties broken by insertion order. No terms: []."""
+        (plain words; the backend quotes them), best first, ties broken by insertion order.
+        No terms: []."""
 
     def vector_search(self, sel: Selection, vector: np.ndarray, limit: int
                       ) -> list[tuple[str, float]]:

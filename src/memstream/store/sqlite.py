@@ -137,7 +137,8 @@ class SQLiteStore:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS meta "
+                       "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             current = int(row[0]) if row else 0
             if current == 0 and db.execute(
@@ -209,7 +210,8 @@ class SQLiteStore:
                 "(SELECT rowid FROM records WHERE namespace = ? AND id = ?)",
                 (*sets.values(), namespace, record_id))
             old = {k: getattr(before, k) for k in changes}
-            event = "invalidate" if set(changes) <= {"invalidated_at", "superseded_by"} else "update"
+            validity_only = set(changes) <= {"invalidated_at", "superseded_by"}
+            event = "invalidate" if validity_only else "update"
             db.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "
                        "VALUES (?, ?, ?, ?, ?, ?)",
                        (namespace, record_id, event, at, _dumps(old), _dumps(changes)))
@@ -292,7 +294,7 @@ class SQLiteStore:
                     found[rec.id] = rec
         return [found[i] for i in ids if i in found]
 
-    def list(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
              order: str = "created") -> list[Record]:
         orders = {"created": "r.created_at, r.id", "-created": "r.created_at DESC, r.id DESC",
                   "step": "r.step, r.created_at, r.id"}

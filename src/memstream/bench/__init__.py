@@ -1,0 +1,1 @@
+"""Benchmarks behind ``memstream bench``: LoCoMo retrieval quality and scale latency."""

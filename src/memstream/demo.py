@@ -1,0 +1,57 @@
+"""``memstream demo``: a small scripted session on the embedded default, printed step by step."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from .clock import FixedClock
+from .memory import Memory
+
+_DAY = [
+    (8.0, "Woke up in the apartment; the kitchen tap is still dripping.", None),
+    (8.5, "Made coffee and read the news about the city marathon on Sunday.", None),
+    (9.0, "Klaus said the landlord promised to fix the dripping tap by Friday.", 0.6),
+    (10.0, "Started the quarterly report; the sales figures for March look wrong.", None),
+    (11.5, "Found the bug: the March sales export double-counts refunds.", 0.9),
+    (13.0, "Lunch with Maria; she is allergic to peanuts and prefers Thai food.", None),
+    (15.0, "Sent the corrected report to the finance team.", None),
+    (18.0, "Went for a 10 km run to train for the marathon.", None),
+]
+
+_QUESTIONS = [
+    ("What should I remember about Maria before booking dinner?", "balanced"),
+    ("What went wrong with the report?", "balanced"),
+    ("What went wrong with the report?", "recent"),
+]
+
+
+def run_demo(path: str | None = None, *, echo: Callable[[str], Any] = print) -> None:
+    tmp = None
+    if path is None:
+        tmp = tempfile.TemporaryDirectory(prefix="memstream-demo-")
+        path = os.path.join(tmp.name, "demo.db")
+    clock = FixedClock("2026-03-02T00:00:00Z")
+    start = clock.now()
+    try:
+        with Memory(path, clock=clock) as mem:
+            echo(f"memstream demo: one agent's day, stored in {path}\n")
+            for hour, text, importance in _DAY:
+                clock.set(start + hour * 3600)
+                rec = mem.add(text, agent_id="ada", importance=importance)
+                echo(f"  {hour:05.2f}h  add  [imp {rec.importance:.2f}] {text}")
+            mem.flush()
+            clock.set(start + 20 * 3600)
+            for question, profile in _QUESTIONS:
+                echo(f"\nsearch ({profile}): {question}")
+                for hit in mem.search(question, agent_id="ada", k=3, weights=profile):
+                    e = hit.explain
+                    echo(f"  {hit.score:.2f} = recency {e.recency:.2f} + importance "
+                         f"{e.importance:.2f} + relevance {e.relevance:.2f}  {hit.record.text}")
+            ctx = mem.context("plans for the weekend", agent_id="ada", budget=40)
+            echo(f"\ncontext block for 'plans for the weekend' ({ctx.tokens} tokens):\n{ctx.text}")
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
