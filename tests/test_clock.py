@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -11,7 +11,7 @@ from memstream.clock import to_timestamp
 def test_to_timestamp_forms():
     assert to_timestamp(10) == 10.0
     assert to_timestamp("1970-01-01T00:01:00Z") == 60.0
-    assert to_timestamp(datetime(1970, 1, 1, 1, tzinfo=timezone.utc)) == 3600.0
+    assert to_timestamp(datetime(1970, 1, 1, 1, tzinfo=UTC)) == 3600.0
     assert to_timestamp(datetime(1970, 1, 1, 1)) == 3600.0  # naive = UTC
     tz = timezone(timedelta(hours=2))
     assert to_timestamp(datetime(1970, 1, 1, 2, tzinfo=tz)) == 0.0
@@ -24,7 +24,7 @@ def test_fixed_and_wall_clock():
     c = FixedClock(100)
     c.advance(hours=1, seconds=5)
     assert c.now() == 3705
-    assert abs(WallClock().now() - datetime.now(timezone.utc).timestamp()) < 5
+    assert abs(WallClock().now() - datetime.now(UTC).timestamp()) < 5
 
 
 def test_simulation_clock_maps_steps_to_hours():

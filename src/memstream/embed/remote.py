@@ -56,6 +56,7 @@ class OpenAIEmbedder:
                     return json.loads(resp.read())
             except urllib.error.HTTPError as exc:
                 detail = exc.read()[:300].decode("utf-8", "replace")
+                exc.close()
                 if exc.code < 500 and exc.code != 429:
                     raise EmbeddingError(
                         f"{self.base_url} refused the embedding request ({exc.code}): {detail}"

@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from memstream import BackendUnavailable, EmbeddingError, InvalidInput, Memory
+from memstream.embed.remote import OpenAIEmbedder
+
+
+def test_real_model_ranks_by_meaning(e5):
+    docs = e5.embed_documents(["The cat sleeps on the sofa.", "Stock markets fell sharply.",
+                               "A kitten naps on the couch."])
+    assert docs.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    q = e5.embed_query("where is the kitty resting?")
+    order = np.argsort(-(docs @ q))
+    assert set(order[:2]) == {0, 2}
+
+
+def test_semantic_search_finds_paraphrase(db_path: Path, e5):
+    with Memory(db_path, embedder=e5) as mem:
+        mem.add("My sister moved to Canada last spring.")
+        mem.add("The printer on floor two is out of toner.")
+        mem.add("I ordered a pepperoni pizza for dinner.")
+        mem.flush()
+        hits = mem.search("Which country does my sibling live in now?", weights="recall")
+        assert hits[0].record.text.startswith("My sister")
+        assert hits[0].explain.cosine is not None and hits[0].explain.vector_rank == 1
+
+
+def test_background_embedding_resumes_after_restart(db_path: Path, e5):
+    with Memory(db_path, embedder="none") as mem:  # written with no embedder: all pending
+        mem.add_many([f"note {i} about the harbour" for i in range(10)])
+        assert mem.stats()["embedded"] == 0
+    with Memory(db_path, embedder=e5) as mem:
+        mem.flush(timeout=120)
+        assert mem.stats()["embedded"] == 10
+        assert mem.store.pending_embeddings(5) == []
+
+
+def test_embedding_cache_by_content_hash(db_path: Path, e5):
+    calls = []
+
+    class Counting:
+        name, dim = e5.name, e5.dim
+
+        def embed_documents(self, texts):
+            calls.append(len(texts))
+            return e5.embed_documents(texts)
+
+        def embed_query(self, text):
+            return e5.embed_query(text)
+
+    with Memory(db_path, embedder=Counting(), config=_sync()) as mem:
+        mem.add("same text")
+        mem.add("same text")
+        mem.add_many(["same text", "other text", "other text"])
+    assert calls == [1, 1]
+
+
+def _sync():
+    from memstream import Config
+
+    return Config(embed_mode="sync")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    mode = "ok"
+    seen: ClassVar[list[dict]] = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append({"body": body, "auth": self.headers.get("Authorization")})
+        if self.mode == "500":
+            self.send_response(500)
+            self.end_headers()
+            return
+        if self.mode == "401":
+            self.send_response(401)
+            self.end_headers()
+            self.wfile.write(b'{"error": "bad key"}')
+            return
+        dim = 2 if self.mode == "wrong-dim" else 4
+        data = []
+        for i, text in enumerate(body["input"]):
+            vec = [float(len(text)), 1.0, float(text.count("a")), 0.5][:dim]
+            if self.mode == "nan":
+                vec[0] = float("nan")
+            data.append({"object": "embedding", "index": i, "embedding": vec})
+        payload = json.dumps({"object": "list", "data": data[::-1], "model": body["model"]})
+        raw = payload.replace("NaN", "NaN").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    _Handler.mode, _Handler.seen = "ok", []
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_remote_embedder_speaks_openai_protocol(server):
+    emb = OpenAIEmbedder(base_url=server, model="m1", dim=4, api_key="k", retries=0)
+    rows = emb.embed_documents(["a", "bbbb"])
+    assert rows.shape == (2, 4)
+    assert rows[1] == pytest.approx(np.array([4, 1, 0, 0.5]) / np.linalg.norm([4, 1, 0, 0.5]))
+    assert _Handler.seen[0]["body"] == {"model": "m1", "input": ["a", "bbbb"]}
+    assert _Handler.seen[0]["auth"] == "Bearer k"
+
+
+@pytest.mark.parametrize(("mode", "error"), [("wrong-dim", EmbeddingError),
+                                             ("nan", EmbeddingError),
+                                             ("401", EmbeddingError),
+                                             ("500", BackendUnavailable)])
+def test_remote_embedder_errors(server, mode, error):
+    _Handler.mode = mode
+    emb = OpenAIEmbedder(base_url=server, model="m1", dim=4, retries=1)
+    with pytest.raises(error):
+        emb.embed_documents(["a"])
+
+
+def test_remote_embedder_config_errors():
+    with pytest.raises(InvalidInput):
+        OpenAIEmbedder(base_url="ftp://x", model="m", dim=4)
+    with pytest.raises(InvalidInput, match="embed_url"):
+        Memory(":memory:", embedder="openai")
+
+
+def test_memory_with_remote_embedder(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSTREAM_EMBED_URL", server)
+    monkeypatch.setenv("MEMSTREAM_EMBED_MODEL", "m1")
+    monkeypatch.setenv("MEMSTREAM_EMBED_DIM", "4")
+    with Memory(tmp_path / "r.db", embedder="openai") as mem:
+        mem.add("banana")
+        mem.flush(timeout=30)
+        assert mem.stats()["embedded"] == 1

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memstream.cli import cli
+
+
+@pytest.fixture
+def run(db_path: Path):
+    runner = CliRunner()
+
+    def invoke(*args: str, ok: bool = True, input: str | None = None):
+        result = runner.invoke(cli, ["--db", str(db_path), "--embedder", "none", *args],
+                               input=input)
+        if ok:
+            assert result.exit_code == 0, result.output + str(result.exception)
+        return result
+
+    return invoke
+
+
+def test_add_search_get_list_history_delete(run):
+    rid = run("add", "Dana likes climbing in Yosemite", "--user", "dana", "--kind", "fact",
+              "--data", '{"sport": "climbing"}').output.strip()
+    run("add", "Dana's cat is called Miso", "--user", "dana")
+    out = run("search", "climbing", "--user", "dana").output
+    assert "recency" in out and "relevance" in out and rid in out
+    hits = json.loads(run("--json", "search", "climbing", "--no-touch").output)
+    assert hits[0]["record"]["id"] == rid and "explain" in hits[0]
+    assert "Yosemite" in run("get", rid).output
+    assert json.loads(run("--json", "get", rid).output)["data"] == {"sport": "climbing"}
+    listed = json.loads(run("--json", "list", "--filter", '{"sport": "climbing"}').output)
+    assert [r["id"] for r in listed] == [rid]
+    run("delete", rid)
+    events = [e["event"] for e in json.loads(run("--json", "history", rid).output)]
+    assert events == ["add", "delete"]
+    stats = json.loads(run("--json", "stats").output)
+    assert stats["records"] == 1
+
+
+def test_errors_are_one_line_with_exit_codes(run):
+    missing = run("get", "01NOPE", ok=False)
+    assert missing.exit_code == 3
+    assert missing.output.strip().startswith("error: no record")
+    assert len(missing.output.strip().splitlines()) == 1
+    bad = run("add", "x", "--importance", "3", ok=False)
+    assert bad.exit_code == 2 and "importance" in bad.output
+    bad_json = run("add", "x", "--data", "{nope", ok=False)
+    assert bad_json.exit_code == 2 and "not valid JSON" in bad_json.output
+    bad_ns = run("--namespace", "no spaces allowed", "add", "x", ok=False)
+    assert bad_ns.exit_code == 2
+
+
+def test_export_import_roundtrip_every_field(run, tmp_path: Path, db_path: Path):
+    run("add", "first", "--user", "u", "--agent", "a", "--run", "r", "--kind", "fact",
+        "--data", '{"n": [1, {"x": null}]}', "--metadata", '{"m": true}', "--importance",
+        "0.25", "--step", "4", "--at", "2024-01-02T03:04:05Z")
+    second = run("add", "second").output.strip()
+    run("search", "second")  # access count and last access change
+    run("delete", second)
+    run("add", "third")
+    out = tmp_path / "dump.jsonl"
+    run("export", "--out", str(out))
+    original = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(original) == 2
+    other_db = tmp_path / "copy.db"
+    runner = CliRunner()
+    res = runner.invoke(cli, ["--db", str(other_db), "--embedder", "none", "import", str(out)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(cli, ["--db", str(other_db), "--embedder", "none", "export"])
+    assert [json.loads(line) for line in res.output.splitlines()] == original
+    again = runner.invoke(cli, ["--db", str(other_db), "--embedder", "none", "import", str(out)])
+    assert again.exit_code == 4 and "already exist" in again.output
+    skip = runner.invoke(cli, ["--db", str(other_db), "--embedder", "none", "import",
+                               "--skip-existing", str(out)])
+    assert skip.exit_code == 0 and "imported 0" in skip.output
+
+
+def test_import_bad_line_stores_nothing(run, tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    good = {"id": "01HX0000000000000000000000", "namespace": "default", "text": "fine",
+            "importance": 0.5}
+    bad.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "x", "colour": 1}) + "\n")
+    res = run("import", str(bad), ok=False)
+    assert res.exit_code == 2 and "line 2" in res.output
+    assert json.loads(run("--json", "stats").output)["records"] == 0
+
+
+def test_console_script_runs(tmp_path: Path):
+    exe = Path(sys.executable).parent / "memstream"
+    res = subprocess.run([str(exe), "--db", str(tmp_path / "s.db"), "--embedder", "none", "add",
+                          "from a real process"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and len(res.stdout.strip()) == 26
+    res = subprocess.run([str(exe), "--db", str(tmp_path / "s.db"), "get", "nope"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 3 and res.stderr.startswith("error:")
+
+
+def test_every_command_is_documented():
+    doc = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
+    names = [f"memstream {n}" for n in cli.commands if n != "bench"]
+    names += [f"memstream bench {n}" for n in cli.commands["bench"].commands]  # type: ignore
+    missing = [n for n in names if n not in doc]
+    assert not missing, f"undocumented commands: {missing}"
