@@ -28,7 +28,11 @@ from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
 from .protocol import Patch, StoreStats
 
 _SELECT = "SELECT " + ", ".join(f"r.{c}" for c in COLUMNS) + " FROM records r"
+# In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
+# walk the namespace index, which costs a scan of the whole namespace (100 ms at 100k rows).
 _CHUNK = 500  # parameters per IN (...) list, well under SQLite's limit
+MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
+MAX_DF_RATIO = 0.02
 
 
 def _dumps(value: Any) -> str:
@@ -188,7 +192,7 @@ class SQLiteStore:
 
     def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
         with self._write() as db:
-            row = db.execute(_SELECT + " WHERE r.namespace = ? AND r.id = ?",
+            row = db.execute(_SELECT + " WHERE +r.namespace = ? AND r.id = ?",
                              (namespace, record_id)).fetchone()
             if row is None:
                 raise NotFound(f"no record {record_id!r} in namespace {namespace!r}")
@@ -207,7 +211,7 @@ class SQLiteStore:
                 sets.update(embedding=None, embed_model=None, needs_embedding=1)
             db.execute(
                 f"UPDATE records SET {', '.join(f'{k} = ?' for k in sets)} WHERE rowid = "
-                "(SELECT rowid FROM records WHERE namespace = ? AND id = ?)",
+                "(SELECT rowid FROM records WHERE +namespace = ? AND id = ?)",
                 (*sets.values(), namespace, record_id))
             old = {k: getattr(before, k) for k in changes}
             validity_only = set(changes) <= {"invalidated_at", "superseded_by"}
@@ -215,7 +219,7 @@ class SQLiteStore:
             db.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "
                        "VALUES (?, ?, ?, ?, ?, ?)",
                        (namespace, record_id, event, at, _dumps(old), _dumps(changes)))
-            row = db.execute(_SELECT + " WHERE r.namespace = ? AND r.id = ?",
+            row = db.execute(_SELECT + " WHERE +r.namespace = ? AND r.id = ?",
                              (namespace, record_id)).fetchone()
         return _row_to_record(row)
 
@@ -224,7 +228,7 @@ class SQLiteStore:
         with self._write() as db:
             for chunk in _chunks(list(ids)):
                 q = ",".join("?" * len(chunk))
-                rows = db.execute(_SELECT + f" WHERE r.namespace = ? AND r.id IN ({q})",
+                rows = db.execute(_SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
                                   (namespace, *chunk)).fetchall()
                 if not rows:
                     continue
@@ -233,7 +237,7 @@ class SQLiteStore:
                     "VALUES (?, ?, 'delete', ?, ?, NULL)",
                     [(namespace, row[0], at, _dumps(_row_to_record(row).to_dict()))
                      for row in rows])
-                removed += db.execute(f"DELETE FROM records WHERE namespace = ? AND id IN ({q})",
+                removed += db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                       (namespace, *chunk)).rowcount
         return removed
 
@@ -244,7 +248,7 @@ class SQLiteStore:
             for chunk in _chunks(list(ids)):
                 db.execute(
                     "UPDATE records SET last_accessed_at = max(last_accessed_at, ?), "
-                    f"access_count = access_count + 1 WHERE namespace = ? AND id IN "
+                    f"access_count = access_count + 1 WHERE +namespace = ? AND id IN "
                     f"({','.join('?' * len(chunk))})", (at, namespace, *chunk))
 
     def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
@@ -254,7 +258,7 @@ class SQLiteStore:
         with self._write() as db:
             db.executemany(
                 "UPDATE records SET embedding = ?, embed_model = ?, needs_embedding = 0 "
-                "WHERE namespace = ? AND id = ?",
+                "WHERE +namespace = ? AND id = ?",
                 [(np.asarray(v, np.float32).tobytes(), model, namespace, rid) for rid, v in items])
 
     def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
@@ -288,7 +292,7 @@ class SQLiteStore:
         with self._read() as db:
             for chunk in _chunks(list(dict.fromkeys(ids))):
                 q = ",".join("?" * len(chunk))
-                for row in db.execute(_SELECT + f" WHERE r.namespace = ? AND r.id IN ({q})",
+                for row in db.execute(_SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
                                       (namespace, *chunk)):
                     rec = _row_to_record(row)
                     found[rec.id] = rec
@@ -322,8 +326,7 @@ class SQLiteStore:
 
     def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
                        ) -> list[tuple[str, float]]:
-        quoted = [t.replace('"', "") for t in terms]
-        quoted = ['"' + t + '"' for t in quoted if t.strip()]
+        quoted = ['"' + t.replace('"', "") + '"' for t in terms if t.replace('"', "").strip()]
         if not quoted or limit <= 0:
             return []
         where, params = selection_sql(sel)
@@ -331,8 +334,25 @@ class SQLiteStore:
                f"JOIN records r ON r.rowid = records_fts.rowid "
                f"WHERE records_fts MATCH ? AND {where} ORDER BY s, r.rowid LIMIT ?")
         with self._read() as db:
+            quoted = self._rare_terms(db, quoted)
             rows = db.execute(sql, (" OR ".join(quoted), *params, limit)).fetchall()
         return [(rid, -float(score)) for rid, score in rows]
+
+    def _rare_terms(self, db: sqlite3.Connection, quoted: list[str]) -> list[str]:
+        """Leave out terms found in more than ``max(MAX_DF_FLOOR, MAX_DF_RATIO * rows)``
+        records. Such terms add almost nothing to BM25 (their IDF is near zero) but make the
+        index rank every record that holds them; a store below the floor is never pruned. When
+        every term is that common, the rarest one is kept."""
+        if len(quoted) < 2:
+            return quoted
+        rows = db.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
+        cap = max(MAX_DF_FLOOR, int(MAX_DF_RATIO * rows))
+        if rows <= cap:
+            return quoted
+        df = {t: db.execute("SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts "
+                            "MATCH ? LIMIT ?)", (t, cap + 1)).fetchone()[0] for t in quoted}
+        kept = [t for t in quoted if df[t] <= cap]
+        return kept or [min(quoted, key=lambda t: df[t])]
 
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -340,7 +360,7 @@ class SQLiteStore:
             for chunk in _chunks(list(ids)):
                 q = ",".join("?" * len(chunk))
                 for rid, blob in db.execute(
-                    f"SELECT id, embedding FROM records WHERE namespace = ? AND id IN ({q}) "
+                    f"SELECT id, embedding FROM records WHERE +namespace = ? AND id IN ({q}) "
                     "AND embedding IS NOT NULL", (namespace, *chunk)):
                     out[rid] = np.frombuffer(blob, dtype=np.float32)
         return out
