@@ -73,18 +73,18 @@ def test_rank_hand_computed_scores_and_explain():
             _rec("c", hours_ago=20, importance=0.5)]
     relevance = [0.1, 0.3, 0.5]
     hits = rank(recs, relevance=relevance, now=now, p=SearchParams(k=3))
-    # recency raw: 1, .99^10 = .904382, .99^20 = .817907 -> normalised 1, .529242, 0
+    # recency raw: 1, .99^10 = .904382, .99^20 = .817907 -> normalised 1, .474904, 0
     rec_n = {"a": 1.0, "b": (0.99**10 - 0.99**20) / (1 - 0.99**20), "c": 0.0}
     imp_n = {"a": 0.0, "b": 1.0, "c": 0.5}
     rel_n = {"a": 0.0, "b": 0.5, "c": 1.0}
     expected = {k: rec_n[k] + imp_n[k] + rel_n[k] for k in "abc"}
-    assert [h.record.id for h in hits] == ["b", "c", "a"]
+    assert [h.item.id for h in hits] == ["b", "c", "a"]
     for h in hits:
-        assert h.score == pytest.approx(expected[h.record.id])
+        assert h.score == pytest.approx(expected[h.item.id])
         e = h.explain
-        assert e.recency == pytest.approx(rec_n[h.record.id])
-        assert e.importance == pytest.approx(imp_n[h.record.id])
-        assert e.relevance == pytest.approx(rel_n[h.record.id])
+        assert e.recency == pytest.approx(rec_n[h.item.id])
+        assert e.importance == pytest.approx(imp_n[h.item.id])
+        assert e.relevance == pytest.approx(rel_n[h.item.id])
     b = hits[0].explain
     assert b.raw_recency == pytest.approx(0.99**10)
     assert b.hours_since_access == pytest.approx(10)
@@ -97,9 +97,9 @@ def test_rank_weights_change_the_order():
             _rec("new-vague", hours_ago=0, importance=0.5)]
     rel = [0.9, 0.1]
     assert rank(recs, relevance=rel, now=now, p=SearchParams(k=2, weights=Weights(3, 1, 1))
-                )[0].record.id == "new-vague"
+                )[0].item.id == "new-vague"
     assert rank(recs, relevance=rel, now=now, p=SearchParams(k=2, weights=PROFILES["recall"])
-                )[0].record.id == "old-relevant"
+                )[0].item.id == "old-relevant"
 
 
 def test_rank_ties_break_on_relevance_then_newer_then_id():
@@ -107,11 +107,11 @@ def test_rank_ties_break_on_relevance_then_newer_then_id():
     same = dict(hours_ago=1, importance=0.5)
     recs = [_rec("b", **same), _rec("a", **same), _rec("c", **same)]
     hits = rank(recs, relevance=[0.2, 0.2, 0.2], now=now, p=SearchParams(k=3))
-    assert [h.record.id for h in hits] == ["a", "b", "c"]
+    assert [h.item.id for h in hits] == ["a", "b", "c"]
     assert all(h.score == 0 for h in hits)
     recs[2].created_at += 1  # newer wins a tie
     hits = rank(recs, relevance=[0.2, 0.2, 0.2], now=now, p=SearchParams(k=3))
-    assert hits[0].record.id == "c"
+    assert hits[0].item.id == "c"
 
 
 def test_search_params_validation():

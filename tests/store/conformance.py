@@ -78,6 +78,13 @@ class StoreConformance:
         store.insert([a, b])
         assert [x.id for x in store.get("ns", [b.id, "nope", a.id])] == [b.id, a.id]
 
+    def test_signals_are_the_scoring_fields(self, store):
+        a = rec("a", importance=0.3, at=T0 + 1)
+        store.insert([a])
+        store.touch("ns", [a.id], at=T0 + 50)
+        assert store.signals("ns", ["nope", a.id]) == [(a.id, 0.3, T0 + 1, T0 + 50)]
+        assert store.signals("other", [a.id]) == []
+
     def test_duplicate_id_conflicts_and_stores_nothing(self, store):
         a = rec("a")
         store.insert([a])

@@ -6,18 +6,21 @@ keyword index); only those are scored here, so the cost does not grow with the n
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
-from .._types import Explanation, Hit, Record
+from .._types import Explanation, Hit
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..store.protocol import Store
 from .keywords import query_terms
 from .scoring import Weights, convex_fusion, minmax, recency, rrf_fusion
 
-__all__ = ["FUSIONS", "SearchParams", "run_search"]
+__all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
 
 FUSIONS = ("rrf", "convex")
 
@@ -48,59 +51,80 @@ class SearchParams:
 
 def run_search(store: Store, sel: Selection, text: str, vector: np.ndarray | None, now: float,
                p: SearchParams) -> list[Hit]:
-    """The top ``p.k`` hits for a query, best first, each with its explanation."""
+    """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
+    scored on their signals alone; only the winners are read in full."""
     pool = max(p.candidates, p.k)
     keyword = store.keyword_search(sel, query_terms(text), pool)
     dense = store.vector_search(sel, vector, pool) if vector is not None else []
     ids = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
     if not ids:
         return []
-    records = {r.id: r for r in store.get(sel.namespace, ids)}
-    ids = [i for i in ids if i in records]
+    candidates = store.signals(sel.namespace, ids)
     kw_score = dict(keyword)
     kw_rank = {rid: n for n, (rid, _) in enumerate(keyword, start=1)}
     vec_rank = {rid: n for n, (rid, _) in enumerate(dense, start=1)}
     cosine = dict(dense)
-    if vector is not None:  # exact cosine for keyword-only candidates, for the explanation
-        missing = [i for i in ids if i not in cosine]
-        for rid, emb in store.embeddings(sel.namespace, missing).items():
-            if emb.shape == vector.shape:
-                cosine[rid] = float(emb @ vector)
     if p.fusion == "rrf":
         fused = rrf_fusion([[i for i, _ in dense], [i for i, _ in keyword]], k=p.rrf_k)
     else:
         fused = convex_fusion(cosine, kw_score, alpha=p.alpha if dense else 0.0)
-    return rank(
-        [records[i] for i in ids], relevance=[fused.get(i, 0.0) for i in ids], now=now, p=p,
-        details={i: (cosine.get(i), kw_score.get(i), vec_rank.get(i), kw_rank.get(i))
-                 for i in ids},
-    )
+    top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now, p=p)
+    if vector is not None:  # exact cosine of keyword-only winners, for the explanation
+        missing = [s.item.id for s in top if s.item.id not in cosine]
+        for rid, emb in store.embeddings(sel.namespace, missing).items():
+            if emb.shape == vector.shape:
+                cosine[rid] = float(emb @ vector)
+    records = {r.id: r for r in store.get(sel.namespace, [s.item.id for s in top])}
+    return [
+        Hit(records[s.item.id], s.score, dataclasses.replace(
+            s.explain, cosine=cosine.get(s.item.id), keyword=kw_score.get(s.item.id),
+            vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id)))
+        for s in top if s.item.id in records
+    ]
 
 
-def rank(records: list[Record], *, relevance: list[float], now: float, p: SearchParams,
-         details: dict[str, tuple[float | None, float | None, int | None, int | None]]
-         | None = None) -> list[Hit]:
-    """Score candidates whose raw relevance is known and return the best ``p.k``.
+class Scorable(Protocol):
+    """What scoring needs of a candidate (a ``Record`` or a store's ``Signals``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def created_at(self) -> float: ...
+    @property
+    def last_accessed_at(self) -> float: ...
+
+
+S = TypeVar("S", bound=Scorable)
+
+
+class Scored(NamedTuple, Generic[S]):
+    item: S
+    score: float
+    explain: Explanation
+
+
+def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: SearchParams
+         ) -> list[Scored[S]]:
+    """Score candidates whose raw relevance is known and return the best ``p.k``, best first.
 
     Ties on the score break on raw relevance, then on the newer record, then on the id.
     """
-    hours = [(now - r.last_accessed_at) / 3600.0 for r in records]
+    hours = [(now - c.last_accessed_at) / 3600.0 for c in items]
     raw_rec = [recency(h, p.decay) for h in hours]
-    raw_imp = [r.importance for r in records]
+    raw_imp = [c.importance for c in items]
     n_rec = minmax(raw_rec, p.min_spread)
     n_imp = minmax(raw_imp, p.min_spread)
-    n_rel = minmax(relevance, p.min_spread)
+    n_rel = minmax(list(relevance), p.min_spread)
     w = p.weights.as_tuple()
-    details = details or {}
-    hits = []
-    for i, rec in enumerate(records):
+    scored = []
+    for i, item in enumerate(items):
         score = w[0] * n_rec[i] + w[1] * n_imp[i] + w[2] * n_rel[i]
-        cos, kw, vr, kr = details.get(rec.id, (None, None, None, None))
-        hits.append(Hit(rec, score, Explanation(
+        scored.append(Scored(item, score, Explanation(
             recency=n_rec[i], importance=n_imp[i], relevance=n_rel[i], raw_recency=raw_rec[i],
             raw_importance=raw_imp[i], raw_relevance=relevance[i], weights=w,
-            hours_since_access=hours[i], cosine=cos, keyword=kw, vector_rank=vr,
-            keyword_rank=kr, fusion=p.fusion)))
-    hits.sort(key=lambda h: (-h.score, -h.explain.raw_relevance, -h.record.created_at,
-                             h.record.id))
-    return hits[: p.k]
+            hours_since_access=hours[i], fusion=p.fusion)))
+    scored.sort(key=lambda s: (-s.score, -s.explain.raw_relevance, -s.item.created_at,
+                               s.item.id))
+    return scored[: p.k]

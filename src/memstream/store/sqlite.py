@@ -25,7 +25,7 @@ from ..filters import Selection
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
-from .protocol import Patch, StoreStats
+from .protocol import Patch, Signals, StoreStats
 
 _SELECT = "SELECT " + ", ".join(f"r.{c}" for c in COLUMNS) + " FROM records r"
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
@@ -42,8 +42,8 @@ def _dumps(value: Any) -> str:
 def _row_to_record(row: Sequence[Any]) -> Record:
     v = dict(zip(COLUMNS, row, strict=True))
     v["data"] = json.loads(v["data"]) if v["data"] is not None else None
-    v["metadata"] = json.loads(v["metadata"])
-    v["provenance"] = tuple(json.loads(v["provenance"]))
+    v["metadata"] = json.loads(v["metadata"]) if v["metadata"] != "{}" else {}
+    v["provenance"] = tuple(json.loads(v["provenance"])) if v["provenance"] != "[]" else ()
     return Record(**v)
 
 
@@ -296,6 +296,17 @@ class SQLiteStore:
                                       (namespace, *chunk)):
                     rec = _row_to_record(row)
                     found[rec.id] = rec
+        return [found[i] for i in ids if i in found]
+
+    def signals(self, namespace: str, ids: Sequence[str]) -> list[Signals]:
+        found: dict[str, Signals] = {}
+        with self._read() as db:
+            for chunk in _chunks(list(dict.fromkeys(ids))):
+                q = ",".join("?" * len(chunk))
+                for row in db.execute(
+                    "SELECT id, importance, created_at, last_accessed_at FROM records "
+                    f"WHERE +namespace = ? AND id IN ({q})", (namespace, *chunk)):
+                    found[row[0]] = Signals(*row)
         return [found[i] for i in ids if i in found]
 
     def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
