@@ -160,8 +160,9 @@ def test_config_from_environment(monkeypatch: pytest.MonkeyPatch, db_path: Path)
     with Memory(db_path, embedder="none") as mem:
         assert mem.add("x").namespace == "envspace"
         assert mem.config.decay == 0.5
-        saved = json.loads(mem.store.get_meta("config") or "{}") if mem.embedder else None
-        assert saved is None
+        saved = json.loads(mem.store.get_meta("config") or "{}")
+        assert (saved["decay"], saved["namespace"], saved["embed_key"] if "embed_key" in saved
+                else "absent") == (0.5, "envspace", "absent")
     monkeypatch.setenv("MEMSTREAM_DECAY", "fast")
     with pytest.raises(InvalidInput, match="MEMSTREAM_DECAY"):
         Memory(db_path, embedder="none")

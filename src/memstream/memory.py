@@ -96,19 +96,19 @@ class Memory:
         return load_embedder(spec)
 
     def _check_embedder(self) -> None:
-        """Vectors of two models are never mixed: the store remembers which model made its."""
-        saved = self.store.get_meta("embedder")
-        if self.embedder is None:
-            return
-        current = json.dumps({"name": self.embedder.name, "dim": self.embedder.dim})
-        if saved is None:
-            self.store.set_meta("embedder", current)
-        elif saved != current:
-            raise Conflict(
-                f"this store's vectors were made by {json.loads(saved)['name']}, not by "
-                f"{self.embedder.name}; open it with that embedder, or call reindex() "
-                "(memstream reindex) to embed everything again with the new one"
-            )
+        """Vectors of two models are never mixed: the store remembers which model made its.
+        The resolved configuration is saved beside the data."""
+        if self.embedder is not None:
+            saved = self.store.get_meta("embedder")
+            current = json.dumps({"name": self.embedder.name, "dim": self.embedder.dim})
+            if saved is None:
+                self.store.set_meta("embedder", current)
+            elif saved != current:
+                raise Conflict(
+                    f"this store's vectors were made by {json.loads(saved)['name']}, not by "
+                    f"{self.embedder.name}; open it with that embedder, or call reindex() "
+                    "(memstream reindex) to embed everything again with the new one"
+                )
         self.store.set_meta("config", json.dumps(self.config.public(), sort_keys=True))
 
     def reindex(self) -> int:
