@@ -365,16 +365,22 @@ class SQLiteStore:
         kept = [t for t in quoted if df[t] <= cap]
         return kept or [min(quoted, key=lambda t: df[t])]
 
-    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def _vectors_by_key(self, sql: str, first: str, keys: Sequence[str]
+                        ) -> dict[str, np.ndarray]:
+        """Run ``sql`` (with ``{q}`` for the key placeholders) over chunks of keys and collect
+        (key, float32 blob) rows."""
         out: dict[str, np.ndarray] = {}
         with self._read() as db:
-            for chunk in _chunks(list(ids)):
-                q = ",".join("?" * len(chunk))
-                for rid, blob in db.execute(
-                    f"SELECT id, embedding FROM records WHERE +namespace = ? AND id IN ({q}) "
-                    "AND embedding IS NOT NULL", (namespace, *chunk)):
-                    out[rid] = np.frombuffer(blob, dtype=np.float32)
+            for chunk in _chunks(list(keys)):
+                for key, blob in db.execute(sql.format(q=",".join("?" * len(chunk))),
+                                            (first, *chunk)):
+                    out[key] = np.frombuffer(blob, dtype=np.float32)
         return out
+
+    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return self._vectors_by_key(
+            "SELECT id, embedding FROM records WHERE +namespace = ? AND id IN ({q}) "
+            "AND embedding IS NOT NULL", namespace, ids)
 
     def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         with self._read() as db:
@@ -383,15 +389,9 @@ class SQLiteStore:
         return [(r[0], r[1], r[2]) for r in rows]
 
     def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        with self._read() as db:
-            for chunk in _chunks(list(hashes)):
-                q = ",".join("?" * len(chunk))
-                for h, blob in db.execute(
-                    f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({q})",
-                    (model, *chunk)):
-                    out[h] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        return self._vectors_by_key(
+            "SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({q})",
+            model, hashes)
 
     def stats(self, namespace: str) -> StoreStats:
         with self._read() as db:
