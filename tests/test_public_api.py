@@ -58,6 +58,14 @@ def test_imports_point_down_the_layers():
         assert not [m for m in _imports(path) if m.startswith("memstream.retrieval")], path
 
 
-def test_memory_docstring_example_runs():
-    result = doctest.testmod(memstream.memory, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+def test_docstring_examples_run():
+    import importlib
+    import pkgutil
+
+    attempted = 0
+    for info in pkgutil.walk_packages(memstream.__path__, "memstream."):
+        module = importlib.import_module(info.name)
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, info.name
+        attempted += result.attempted
+    assert attempted >= 4

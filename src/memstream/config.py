@@ -31,11 +31,15 @@ _DEFAULTS: dict[str, Any] = {
     "embed_model": None,
     "embed_key": None,
     "embed_dim": None,
+    "llm_base_url": None,
+    "llm_model": None,
+    "llm_api_key": None,
+    "llm_timeout": 30.0,
 }
 
 _ENV_TYPES: dict[str, type] = {
     "decay": float, "rrf_k": int, "alpha": float, "candidates": int, "min_spread": float,
-    "max_text_bytes": int, "busy_timeout": float, "embed_dim": int,
+    "max_text_bytes": int, "busy_timeout": float, "embed_dim": int, "llm_timeout": float,
 }
 
 
@@ -52,6 +56,8 @@ class Config:
         of the convex fusion). candidates: how many records each index proposes per search.
     min_spread: a signal whose spread over the candidates is at most this counts as equal.
     max_text_bytes: the largest text accepted, in UTF-8 bytes.
+    llm_base_url, llm_model, llm_api_key, llm_timeout: an OpenAI-compatible chat endpoint
+        (optional; every feature that uses it has an offline fallback).
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
     """
@@ -73,6 +79,10 @@ class Config:
     embed_model: str | None = None
     embed_key: str | None = None
     embed_dim: int | None = None
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_timeout: float | None = None
 
     def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
         env = os.environ if environ is None else environ
@@ -116,9 +126,14 @@ class ResolvedConfig:
     embed_model: str | None
     embed_key: str | None
     embed_dim: int | None
+    llm_base_url: str | None
+    llm_model: str | None
+    llm_api_key: str | None
+    llm_timeout: float
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""
         out = dataclasses.asdict(self)
         out.pop("embed_key")
+        out.pop("llm_api_key")
         return out

@@ -11,7 +11,8 @@
     ├── BackendUnavailable              the store or a remote service cannot be reached or opened
     │   └── CorruptStore                the database file is damaged or is not a memstream store
     ├── MissingDependency (ImportError)  an optional extra is not installed; the message names it
-    └── EmbeddingError                  the embedder failed or returned unusable vectors
+    ├── EmbeddingError                  the embedder failed or returned unusable vectors
+    └── LLMError                        the language model refused or answered unusably
 
 Every interface (CLI exit codes, HTTP status, MCP errors) maps these classes in one table, never
 by message text. Lower-level errors are raised from (``raise X(...) from exc``) at the boundary.
@@ -26,6 +27,7 @@ __all__ = [
     "EmbeddingError",
     "InvalidFilter",
     "InvalidInput",
+    "LLMError",
     "MemstreamError",
     "MissingDependency",
     "NotFound",
@@ -74,3 +76,7 @@ class MissingDependency(MemstreamError, ImportError):
 
 class EmbeddingError(MemstreamError):
     """The embedder failed or returned vectors that cannot be used."""
+
+
+class LLMError(MemstreamError):
+    """The language model refused the request or answered with something unusable."""

@@ -7,15 +7,12 @@ happens only when the user configures this embedder.
 
 from __future__ import annotations
 
-import json
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._http import RemoteRefused, post_json
 from ..errors import BackendUnavailable, EmbeddingError, InvalidInput
 from .protocol import unit_rows
 
@@ -43,35 +40,18 @@ class OpenAIEmbedder:
         self.document_prefix = document_prefix
 
     def _post(self, inputs: list[str]) -> Any:
-        body = json.dumps({"model": self.model, "input": inputs}).encode()
-        headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            request = urllib.request.Request(self.base_url + "/embeddings", data=body,
-                                             headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as resp:
-                    return json.loads(resp.read())
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", "replace")
-                exc.close()
-                if exc.code < 500 and exc.code != 429:
-                    raise EmbeddingError(
-                        f"{self.base_url} refused the embedding request ({exc.code}): {detail}"
-                    ) from exc
-                last = exc
-            except (urllib.error.URLError, TimeoutError, OSError) as exc:
-                last = exc
-            except json.JSONDecodeError as exc:
-                raise EmbeddingError(f"{self.base_url} answered with invalid JSON") from exc
-            if attempt < self.retries:
-                time.sleep(0.2 * 2**attempt)
-        raise BackendUnavailable(
-            f"the embedding endpoint {self.base_url} did not answer ({last}); check "
-            "MEMSTREAM_EMBED_URL and that the server runs"
-        ) from last
+        try:
+            return post_json(self.base_url + "/embeddings",
+                             {"model": self.model, "input": inputs}, api_key=self._key,
+                             timeout=self.timeout, retries=self.retries,
+                             what="the embedding endpoint")
+        except RemoteRefused as exc:
+            raise EmbeddingError(
+                f"{self.base_url} refused the embedding request ({exc.status}): {exc.detail}"
+            ) from exc
+        except BackendUnavailable as exc:
+            raise BackendUnavailable(
+                f"{exc}; check MEMSTREAM_EMBED_URL and that the server runs") from exc
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         rows: list[Any] = []
