@@ -315,6 +315,66 @@ def demo(st: _State) -> None:
     run_demo(st.db if st.db != "memstream.db" else None, echo=click.echo)
 
 
+@cli.command()
+@click.option("--agent", required=True)
+@click.option("--project", "project_id", required=True)
+@click.option("--task", required=True, help="What the agent was asked to do.")
+@click.option("--success/--failure", "success", required=True)
+@click.option("--strategy", required=True, help="What the agent did.")
+@click.option("--task-type", help="Default: inferred from the task.")
+@click.option("--error", "error_message")
+@click.option("--feedback")
+@click.option("--duration-ms", type=int)
+@click.pass_obj
+def learn(st: _State, agent: str, project_id: str, task: str, success: bool, strategy: str,
+          task_type: str | None, error_message: str | None, feedback: str | None,
+          duration_ms: int | None) -> None:
+    """Record how an attempt went; heuristics and anti-patterns follow from repeats."""
+    from .learning import Learner
+
+    with st.memory() as mem:
+        out = Learner(mem).learn(agent, project_id, task, success, strategy,
+                                 task_type=task_type, duration_ms=duration_ms,
+                                 error_message=error_message, feedback=feedback)
+    _emit({"id": out.id, **out.payload()}) if st.as_json else click.echo(out.id)
+
+
+@cli.command()
+@click.option("--agent")
+@click.option("--project", "project_id")
+@click.pass_obj
+def heuristics(st: _State, agent: str | None, project_id: str | None) -> None:
+    """List learned heuristics with their (decayed) confidence."""
+    from .learning import Learner
+
+    with st.memory() as mem:
+        learner = Learner(mem)
+        rows = [(h, learner.effective_confidence(h)) for h in learner.heuristics(agent, project_id)]
+    if st.as_json:
+        _emit([{"id": h.id, **h.payload(), "effective_confidence": c} for h, c in rows])
+    else:
+        click.echo(_table(["confidence", "now", "seen", "agent", "condition", "strategy"], [
+            [f"{h.confidence:.2f}", f"{c:.2f}", f"{h.success_count}/{h.occurrence_count}",
+             h.agent, h.condition, _short(h.strategy, 50)] for h, c in rows]))
+
+
+@cli.command()
+@click.option("--project", "project_id", required=True)
+@click.option("--agent")
+@click.option("--older-than-days", default=90.0, show_default=True)
+@click.option("--below-confidence", default=0.3, show_default=True)
+@click.pass_obj
+def forget(st: _State, project_id: str, agent: str | None, older_than_days: float,
+           below_confidence: float) -> None:
+    """Delete old outcomes and weak heuristics of a project."""
+    from .learning import Learner
+
+    with st.memory() as mem:
+        n = Learner(mem).forget(project_id, agent=agent, older_than_days=older_than_days,
+                                below_confidence=below_confidence)
+    _emit({"forgotten": n}) if st.as_json else click.echo(f"forgot {n} records")
+
+
 @cli.group()
 @click.option("--agent", "agent_id", default="default", show_default=True,
               help="Whose episodes.")

@@ -237,13 +237,15 @@ class Memory:
 
     def update(self, record_id: str, *, text: str | None = None,
                data: Mapping[str, Any] | None = None, importance: float | None = None,
-               metadata: Mapping[str, Any] | None = None, namespace: str | None = None,
+               metadata: Mapping[str, Any] | None = None,
+               provenance: Sequence[str] | None = None, namespace: str | None = None,
                at: TimeLike | None = None) -> Record:
         """Change a record; the old values go to its history. A new text is embedded again."""
         patch = Patch(
             text=None if text is None else v.text(text, max_bytes=self.config.max_text_bytes),
             data=v.json_object(data, "data"), importance=v.importance(importance),
-            metadata=v.json_object(metadata, "metadata"))
+            metadata=v.json_object(metadata, "metadata"),
+            provenance=None if provenance is None else v.ids(provenance))
         record = self.store.update(self._ns(namespace), record_id, patch, at=self._now(at))
         if text is not None:
             self._kick()

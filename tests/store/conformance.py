@@ -101,6 +101,9 @@ class StoreConformance:
         assert [h.event for h in hist] == ["add", "update"]
         assert hist[1].old == {"text": "old text", "importance": 0.2}
         assert hist[1].new == {"text": "new text", "importance": 0.9}
+        linked = store.update("ns", a.id, Patch(provenance=("o1", "o2")), at=T0 + 20)
+        assert linked.provenance == ("o1", "o2")
+        assert store.history("ns", a.id)[2].new == {"provenance": ["o1", "o2"]}
         with pytest.raises(NotFound):
             store.update("ns", "missing", Patch(text="x"), at=T0)
         with pytest.raises(NotFound):

@@ -8,9 +8,10 @@ import warnings
 from typing import Any
 
 from ..errors import EmbeddingError, InvalidInput, MissingDependency
-from .protocol import Embedder, unit_rows
+from .protocol import Embedder, calibrated_similarity, unit_rows
 
-__all__ = ["EMBEDDERS", "Embedder", "KeywordOnlyWarning", "load_embedder", "unit_rows"]
+__all__ = ["EMBEDDERS", "Embedder", "KeywordOnlyWarning", "calibrated_similarity",
+           "load_embedder", "unit_rows"]
 
 #: The one place an embedder is registered.
 EMBEDDERS = {

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import EmbeddingError
 
-__all__ = ["Embedder", "unit_rows"]
+__all__ = ["Embedder", "calibrated_similarity", "unit_rows"]
 
 
 @runtime_checkable
@@ -19,6 +19,8 @@ class Embedder(Protocol):
 
     name: str
     dim: int
+    # An embedder may also set ``similarity_floor``: the cosine of unrelated texts, below which
+    # similarity counts as zero (see ``calibrated_similarity``).
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text, for texts that will be stored and searched."""
@@ -48,3 +50,10 @@ def unit_rows(vectors: object, *, count: int, dim: int, source: str) -> np.ndarr
     if (norms == 0).any():
         raise EmbeddingError(f"{source} returned an all-zero vector")
     return np.ascontiguousarray(arr / norms, dtype=np.float32)
+
+
+def calibrated_similarity(cosine: float, embedder: object) -> float:
+    """Cosine rescaled by the embedder's ``similarity_floor`` (0 when it has none): unrelated
+    texts near 0, near-identical ones near 1, whatever the model's natural cosine range."""
+    floor = float(getattr(embedder, "similarity_floor", 0.0))
+    return max(0.0, (cosine - floor) / (1.0 - floor)) if floor < 1 else cosine

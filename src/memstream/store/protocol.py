@@ -38,6 +38,7 @@ class Patch:
     metadata: dict[str, Any] | None = None
     invalidated_at: float | None = None
     superseded_by: str | None = None
+    provenance: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -199,13 +199,15 @@ class SQLiteStore:
             before = _row_to_record(row)
             changes: dict[str, Any] = {}
             for name in ("text", "data", "importance", "metadata", "invalidated_at",
-                         "superseded_by"):
+                         "superseded_by", "provenance"):
                 value = getattr(patch, name)
                 if value is not None and value != getattr(before, name):
                     changes[name] = value
             if not changes:
                 return before
-            sets = {k: (_dumps(v) if k in ("data", "metadata") else v) for k, v in changes.items()}
+            sets = {k: (_dumps(list(v) if k == "provenance" else v)
+                        if k in ("data", "metadata", "provenance") else v)
+                    for k, v in changes.items()}
             sets["updated_at"] = at
             if "text" in changes:
                 sets.update(embedding=None, embed_model=None, needs_embedding=1)
@@ -213,7 +215,9 @@ class SQLiteStore:
                 f"UPDATE records SET {', '.join(f'{k} = ?' for k in sets)} WHERE rowid = "
                 "(SELECT rowid FROM records WHERE +namespace = ? AND id = ?)",
                 (*sets.values(), namespace, record_id))
-            old = {k: getattr(before, k) for k in changes}
+            old = {k: list(v) if k == "provenance" else v
+                   for k, v in ((k, getattr(before, k)) for k in changes)}
+            changes = {k: list(v) if k == "provenance" else v for k, v in changes.items()}
             validity_only = set(changes) <= {"invalidated_at", "superseded_by"}
             event = "invalidate" if validity_only else "update"
             db.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "

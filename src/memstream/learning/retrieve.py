@@ -1,0 +1,118 @@
+"""What an agent should know before a task: ranked advice, and its compact prompt rendering.
+
+Each candidate's rank = its normalised relevance to the task (the engine's fused vector and
+keyword relevance, min-max over the candidates) + its confidence + its normalised recency
+(decay since last access). Confidence is a heuristic's effective (decayed) confidence, a
+fact's or preference's stored confidence, 1 - 0.5 ** occurrences for an anti-pattern (0.75
+after 2 failures), and 0.5 for a plain outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._types import Hit
+from .models import AntiPattern, DomainKnowledge, Heuristic, Outcome, UserPreference
+
+if TYPE_CHECKING:
+    from .learner import Learner
+
+__all__ = ["LearnedContext", "retrieve"]
+
+_MODELS: dict[str, Any] = {"heuristic": Heuristic, "anti_pattern": AntiPattern,
+                           "outcome": Outcome, "fact": DomainKnowledge,
+                           "preference": UserPreference}
+
+
+@dataclass
+class LearnedContext:
+    """The advice for one task, each list best first."""
+
+    heuristics: list[Heuristic] = field(default_factory=list)
+    anti_patterns: list[AntiPattern] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    preferences: list[UserPreference] = field(default_factory=list)
+    knowledge: list[DomainKnowledge] = field(default_factory=list)
+    scores: dict[str, float] = field(default_factory=dict)
+
+    def to_prompt(self, *, max_per_section: int = 3) -> str:
+        """A compact block for a prompt ("" when there is nothing)."""
+        n = max_per_section
+        parts: list[str] = []
+        if self.heuristics:
+            parts.append("What has worked:")
+            parts += [f"- {h.strategy} ({h.condition}; confidence {h.confidence:.2f}, "
+                      f"{h.success_count}/{h.occurrence_count})" for h in self.heuristics[:n]]
+        if self.anti_patterns:
+            parts.append("What to avoid:")
+            parts += [f"- {a.pattern}: fails with {a.why_bad}"
+                      + (f"; instead: {a.better_alternative}" if a.better_alternative else "")
+                      for a in self.anti_patterns[:n]]
+        if self.knowledge:
+            parts.append("Known facts:")
+            parts += [f"- {k.domain}: {k.fact}" for k in self.knowledge[:n]]
+        if self.preferences:
+            parts.append("User preferences:")
+            parts += [f"- {p.category}: {p.preference}" for p in self.preferences[:n]]
+        if self.outcomes:
+            parts.append("Recent attempts:")
+            parts += [f"- {'succeeded' if o.success else 'failed'} with {o.strategy_used}"
+                      + (f" ({o.error_message})" if o.error_message else "")
+                      for o in self.outcomes[:n]]
+        return "\n".join(parts)
+
+
+def _confidence(learner: Learner, item: Any) -> float:
+    if isinstance(item, Heuristic):
+        return learner.effective_confidence(item)
+    if isinstance(item, AntiPattern):
+        return 1.0 - 0.5 ** max(1, item.occurrence_count)
+    if isinstance(item, DomainKnowledge | UserPreference):
+        return float(item.confidence)
+    return 0.5
+
+
+def _ranked(learner: Learner, hits: list[Hit], out: LearnedContext) -> list[Any]:
+    scored = []
+    for hit in hits:
+        model = _MODELS[hit.record.kind].from_record(hit.record.id, hit.record.data or {})
+        score = hit.explain.relevance + _confidence(learner, model) + hit.explain.recency
+        out.scores[hit.record.id] = score
+        scored.append((score, hit.record.created_at, hit.record.id, model))
+    scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
+    return [s[3] for s in scored]
+
+
+def retrieve(learner: Learner, task: str, agent: str, user_id: str | None = None,
+             top_k: int = 5, project_id: str | None = None) -> LearnedContext:
+    """The heuristics, anti-patterns, outcomes, knowledge (of the agents this one may read)
+    and the user's preferences that fit a task, top_k of each."""
+    out = LearnedContext()
+    filters: dict[str, Any] = {"metadata.source": "learning",
+                               "agent": {"in": learner.readable_agents(agent)}}
+    if project_id is not None:
+        filters["project_id"] = project_id
+    pool = max(20, 4 * top_k)
+    hits = learner.memory.search(task, k=pool, namespace=learner.namespace,
+                                 kinds=("heuristic", "anti_pattern", "outcome", "fact"),
+                                 filters=filters, touch=False)
+    for item in _ranked(learner, hits, out):
+        buckets: dict[type, list[Any]] = {
+            Heuristic: out.heuristics, AntiPattern: out.anti_patterns, Outcome: out.outcomes,
+            DomainKnowledge: out.knowledge}
+        bucket = buckets[type(item)]
+        if len(bucket) < top_k:
+            bucket.append(item)
+    if user_id is not None:
+        prefs = learner.memory.search(task, k=pool, namespace=learner.namespace,
+                                      kinds="preference", user_id=user_id,
+                                      filters={"metadata.source": "learning"}, touch=False)
+        out.preferences = _ranked(learner, prefs, out)[:top_k]
+        if not out.preferences:  # preferences apply whatever the task's words
+            rows = learner.memory.get_all(namespace=learner.namespace, user_id=user_id,
+                                          kinds="preference", filters={"metadata.source":
+                                                                       "learning"},
+                                          order="-created", limit=top_k)
+            out.preferences = [UserPreference.from_record(r.id, r.data or {}) for r in rows]
+    return out
