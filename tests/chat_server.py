@@ -16,6 +16,7 @@ from typing import Any
 class ChatServer:
     def __init__(self) -> None:
         self.answers: list[str] = []
+        self.respond: Any = None  # optional: request body -> answer text
         self.mode = "ok"
         self.delay = 0.0
         self.requests: list[dict[str, Any]] = []
@@ -35,12 +36,19 @@ def _handler(state: ChatServer) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self.wfile.write(b'{"error": {"message": "no"}}')
                 return
-            content = state.answers.pop(0) if state.answers else "[]"
+            if state.respond is not None:
+                content = state.respond(body)
+            else:
+                content = state.answers.pop(0) if state.answers else "[]"
+            prompt = sum(len(m.get("content", "")) for m in body["messages"]) // 4 + 1
+            completion = len(content) // 4 + 1
+            usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+                     "total_tokens": prompt + completion}  # about 4 characters a token
             payload = {
                 "id": "chatcmpl-test", "object": "chat.completion", "model": body["model"],
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                "usage": usage,
             }
             raw = json.dumps(payload).encode()
             try:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["KINDS", "Explanation", "HistoryEntry", "Hit", "Record"]
+__all__ = ["KINDS", "Explanation", "HistoryEntry", "Hit", "MemoryChange", "Record"]
 
 #: Kinds the product itself writes. Any other lowercase identifier is accepted too.
 KINDS = (
@@ -159,3 +159,14 @@ class HistoryEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryChange:
+    """What ``add(messages, infer=True)`` did with one fact or message: ``event`` is "add",
+    "update", "supersede" (``previous`` is the record whose validity closed) or "noop"
+    (``record`` is the stored memory that already said it)."""
+
+    event: Literal["add", "update", "supersede", "noop"]
+    record: Record
+    previous: Record | None = None

@@ -1,10 +1,11 @@
-"""The background enrichment worker: embeds records that were stored without a vector.
+"""The background enrichment worker: the slow work that ``add`` never waits for.
 
-``add`` stores a record durably and keyword-searchable, marks it as needing an embedding and
-wakes this worker. The worker takes pending records oldest first in batches, embeds them (with
-the content-hash cache) and stores the vectors. Pending work lives in the database, not in
-memory, so a crash loses none of it: the next start picks it up. ``flush`` waits until nothing
-is pending.
+``add`` stores a record durably and keyword-searchable, marks what it still needs (an
+embedding; an LLM importance rating when an LLM is configured) and wakes this worker. The
+worker takes queued records oldest first in batches, embeds them (with the content-hash cache),
+rates them, and then calls ``after`` (the engine's automatic reflection and consolidation).
+The queues live in the database, not in memory, so a crash loses none of the work: the next
+start picks it up. ``flush`` waits until nothing is queued.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -23,11 +25,19 @@ from .store.protocol import Store
 
 log = logging.getLogger("memstream.worker")
 
+#: (text, kind) -> importance in [0, 1]; raises MemstreamError or OSError when it cannot.
+Rater = Callable[[str, str], float]
 
-class EmbeddingWorker:
-    def __init__(self, store: Store, embedder: Embedder, *, batch_size: int = 64) -> None:
+
+class EnrichmentWorker:
+    def __init__(self, store: Store, embedder: Embedder | None, *, rater: Rater | None = None,
+                 after: Callable[[], None] | None = None, clock: Callable[[], float] = time.time,
+                 batch_size: int = 64) -> None:
         self._store = store
         self._embedder = embedder
+        self._rater = rater
+        self._after = after
+        self._clock = clock
         self._batch = batch_size
         self._wake = threading.Condition()
         self._idle = threading.Event()
@@ -35,7 +45,7 @@ class EmbeddingWorker:
         self._kicked = True  # look for work left by an earlier run at start
         self._error: Exception | None = None
         self._failures = 0
-        self._thread = threading.Thread(target=self._run, name="memstream-embed", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="memstream-enrich", daemon=True)
         self._thread.start()
 
     def notify(self) -> None:
@@ -57,47 +67,65 @@ class EmbeddingWorker:
             try:
                 while not self._stop and self.step():
                     pass
+                if self._after is not None and not self._stop:
+                    self._after()
                 self._failures = 0
                 self._error = None
             except (MemstreamError, OSError, ValueError) as exc:
                 self._failures += 1
                 self._error = exc
-                log.warning("background embedding failed (%s); retrying", exc)
+                log.warning("background enrichment failed (%s); retrying", exc)
                 time.sleep(min(30.0, 0.5 * 2 ** min(self._failures, 6)))
                 with self._wake:
                     self._kicked = True
 
     def step(self) -> bool:
-        """Embed one batch; False when nothing was pending."""
-        pending = self._store.pending_embeddings(self._batch)
-        if not pending:
-            return False
-        vectors = embed_documents_cached(self._store, self._embedder, [t for _, _, t in pending])
-        by_ns: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
-        for (ns, rid, _), vec in zip(pending, vectors, strict=True):
-            by_ns[ns].append((rid, vec))
-        for ns, items in by_ns.items():
-            self._store.set_embeddings(ns, items, self._embedder.name)
-        return True
+        """One batch of embeddings and one of ratings; False when nothing was queued."""
+        did = False
+        if self._embedder is not None:
+            pending = self._store.pending_embeddings(self._batch)
+            if pending:
+                did = True
+                vectors = embed_documents_cached(self._store, self._embedder,
+                                                 [t for _, _, t in pending])
+                by_ns: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
+                for (ns, rid, _), vec in zip(pending, vectors, strict=True):
+                    by_ns[ns].append((rid, vec))
+                for ns, items in by_ns.items():
+                    self._store.set_embeddings(ns, items, self._embedder.name)
+        for ns, rid, text, kind in self._store.pending_ratings(8):
+            did = True
+            rating: float | None
+            try:
+                rating = self._rater(text, kind) if self._rater is not None else None
+            except (MemstreamError, OSError, ValueError) as exc:
+                log.warning("importance rating failed (%s); keeping the offline value", exc)
+                rating = None
+            self._store.set_rating(ns, rid, rating, at=self._clock())
+        return did
+
+    def _pending(self) -> bool:
+        embedding = self._embedder is not None and bool(self._store.pending_embeddings(1))
+        return embedding or bool(self._store.pending_ratings(1))
 
     def flush(self, timeout: float | None = None) -> None:
-        """Wait until no record is pending (raise BackendUnavailable after ``timeout`` s)."""
+        """Wait until nothing is queued (raise BackendUnavailable after ``timeout`` s)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         self.notify()
         while True:
             if self._failures >= 3 and self._error is not None:
                 raise BackendUnavailable(
-                    f"background embedding keeps failing: {self._error}; the records are stored "
-                    "and stay queued until the embedder works again"
+                    f"background enrichment keeps failing: {self._error}; the records are stored "
+                    "and stay queued until it works again"
                 ) from self._error
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise BackendUnavailable(
-                    f"background embedding did not finish within {timeout} s"
+                    f"background enrichment did not finish within {timeout} s"
                     + (f"; last error: {self._error}" if self._error else "")
                 )
             self._idle.wait(0.05 if remaining is None else min(0.05, remaining))
-            if self._idle.is_set() and not self._store.pending_embeddings(1):
+            if self._idle.is_set() and not self._pending():
                 return
             if self._idle.is_set():
                 self.notify()

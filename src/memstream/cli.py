@@ -307,6 +307,39 @@ def reindex(st: _State) -> None:
 
 
 @cli.command()
+@click.option("--agent", "agent_id")
+@click.option("--user", "user_id")
+@click.pass_obj
+def reflect(st: _State, agent_id: str | None, user_id: str | None) -> None:
+    """Synthesise insights from recent memories now (LLM if configured, else extractive)."""
+    with st.memory() as mem:
+        records = mem.reflect(agent_id=agent_id, user_id=user_id)
+        mem.flush()
+    if st.as_json:
+        _emit([r.to_dict() for r in records])
+    elif not records:
+        click.echo("nothing to reflect on yet")
+    else:
+        for r in records:
+            click.echo(f"{r.id}  {r.text}  (evidence: {', '.join(r.provenance)})")
+
+
+@cli.command()
+@click.option("--threshold", type=float, help="Calibrated similarity for near duplicates.")
+@click.pass_obj
+def consolidate(st: _State, threshold: float | None) -> None:
+    """Merge near-duplicate memories into one each (the others are invalidated)."""
+    with st.memory() as mem:
+        changes = mem.consolidate(threshold=threshold)
+    if st.as_json:
+        _emit([{"survivor": c.record.to_dict(), "merged": list(c.record.provenance)}
+               for c in changes])
+    else:
+        click.echo(f"merged {sum(len(c.record.provenance) for c in changes)} memories into "
+                   f"{len(changes)}")
+
+
+@cli.command()
 @click.pass_obj
 def demo(st: _State) -> None:
     """Run a short scripted agent session and show what its memory retrieves."""

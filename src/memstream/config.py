@@ -35,11 +35,17 @@ _DEFAULTS: dict[str, Any] = {
     "llm_model": None,
     "llm_api_key": None,
     "llm_timeout": 30.0,
+    "llm_max_tokens_per_call": None,
+    "llm_daily_token_budget": None,
+    "reflection_threshold": 15.0,
+    "consolidation_threshold": 0.9,
 }
 
 _ENV_TYPES: dict[str, type] = {
     "decay": float, "rrf_k": int, "alpha": float, "candidates": int, "min_spread": float,
     "max_text_bytes": int, "busy_timeout": float, "embed_dim": int, "llm_timeout": float,
+    "llm_max_tokens_per_call": int, "llm_daily_token_budget": int,
+    "reflection_threshold": float, "consolidation_threshold": float,
 }
 
 
@@ -58,6 +64,10 @@ class Config:
     max_text_bytes: the largest text accepted, in UTF-8 bytes.
     llm_base_url, llm_model, llm_api_key, llm_timeout: an OpenAI-compatible chat endpoint
         (optional; every feature that uses it has an offline fallback).
+    llm_max_tokens_per_call, llm_daily_token_budget: token budgets (None: no limit).
+    reflection_threshold: reflect when the importance added since the last reflection passes
+        this sum (15.0, i.e. 150 on the 1-10 scale). consolidation_threshold: the calibrated
+        similarity from which two memories count as near duplicates (0.9).
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
     """
@@ -83,6 +93,10 @@ class Config:
     llm_model: str | None = None
     llm_api_key: str | None = None
     llm_timeout: float | None = None
+    llm_max_tokens_per_call: int | None = None
+    llm_daily_token_budget: int | None = None
+    reflection_threshold: float | None = None
+    consolidation_threshold: float | None = None
 
     def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
         env = os.environ if environ is None else environ
@@ -130,6 +144,10 @@ class ResolvedConfig:
     llm_model: str | None
     llm_api_key: str | None
     llm_timeout: float
+    llm_max_tokens_per_call: int | None
+    llm_daily_token_budget: int | None
+    reflection_threshold: float
+    consolidation_threshold: float
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""

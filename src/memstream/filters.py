@@ -67,7 +67,9 @@ class Selection:
     """The records one query may see: always exactly one namespace, then optional narrowing.
 
     ``since``/``until`` bound ``created_at`` (inclusive); ``step_min``/``step_max`` bound
-    ``step`` (inclusive). Invalidated records are left out unless ``include_invalid``.
+    ``step`` (inclusive). Invalidated records are left out unless ``include_invalid``. With
+    ``as_of``, the records valid at that time: created at or before it and not invalidated
+    before or at it.
     """
 
     namespace: str
@@ -81,6 +83,7 @@ class Selection:
     step_max: int | None = None
     where: Expr | None = None
     include_invalid: bool = False
+    as_of: float | None = None
 
 
 def parse_filter(raw: Mapping[str, Any] | None) -> Expr | None:

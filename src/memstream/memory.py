@@ -16,21 +16,24 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, overload
 
 import numpy as np
 
+from . import _cognitive as cog
 from . import _validate as v
 from ._ids import new_id
-from ._types import HistoryEntry, Hit, Record
-from ._worker import EmbeddingWorker
+from ._types import HistoryEntry, Hit, MemoryChange, Record
+from ._worker import EnrichmentWorker
 from .clock import Clock, SimulationClock, TimeLike, WallClock, to_timestamp
+from .cognition.extraction import check_messages
 from .cognition.importance import heuristic_importance
 from .config import Config, ResolvedConfig
 from .embed import Embedder, load_embedder
 from .embed.cache import embed_documents_cached
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection, parse_filter
+from .llm import ChatClient, chat_client_from_config
 from .retrieval.packing import Tokenizer, pack
 from .retrieval.pipeline import SearchParams, run_search
 from .retrieval.scoring import Weights, resolve_weights
@@ -41,6 +44,8 @@ __all__ = ["AsyncMemory", "Context", "Memory"]
 log = logging.getLogger("memstream")
 
 WeightsLike = str | Weights | Mapping[str, float] | Sequence[float] | None
+Messages = Sequence[Mapping[str, str]]
+_AUTO: Any = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +69,7 @@ class Memory:
 
     def __init__(self, url: str | Path | None = None, *,
                  embedder: str | Embedder | None = None, config: Config | None = None,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, llm: ChatClient | None = _AUTO) -> None:
         self.config: ResolvedConfig = (config or Config()).resolve()
         self.clock: Clock = clock or WallClock()
         self.store: Store = open_store(url, busy_timeout=self.config.busy_timeout,
@@ -77,9 +82,15 @@ class Memory:
             raise
         self._query_cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
-        self._worker: EmbeddingWorker | None = None
-        if self.embedder is not None and self.config.embed_mode == "background":
-            self._worker = EmbeddingWorker(self.store, self.embedder)
+        self.llm: ChatClient | None = chat_client_from_config(self.config) if llm is _AUTO \
+            else llm
+        self._touched: set[str] = set()
+        background = self.embedder if self.config.embed_mode == "background" else None
+        self._worker: EnrichmentWorker | None = None
+        if background is not None or self.llm is not None:
+            self._worker = EnrichmentWorker(
+                self.store, background, rater=self._rate if self.llm else None,
+                after=self._after_enrichment, clock=self.clock.now)
         self._closed = False
 
     # --- setup -------------------------------------------------------------------------------
@@ -133,11 +144,19 @@ class Memory:
         if self._worker is not None:
             self._worker.notify()
 
+    def _rate(self, text: str, kind: str) -> float:
+        return cog.rate(self, text, kind)
+
+    def _after_enrichment(self) -> None:
+        with self._lock:
+            touched, self._touched = sorted(self._touched), set()
+        cog.after_enrichment(self, touched)
+
     def _selection(self, namespace: str | None, user_id: str | None, agent_id: str | None,
                    run_id: str | None, kinds: str | Iterable[str] | None,
                    filters: Mapping[str, Any] | None, since: TimeLike | None,
                    until: TimeLike | None, step_range: tuple[int, int] | None = None,
-                   include_invalid: bool = False) -> Selection:
+                   include_invalid: bool = False, as_of: TimeLike | None = None) -> Selection:
         step_min = step_max = None
         if step_range is not None:
             if len(step_range) != 2:
@@ -148,7 +167,8 @@ class Memory:
             agent_id=v.scope_id(agent_id, "agent_id"), run_id=v.scope_id(run_id, "run_id"),
             kinds=v.kinds(kinds), since=None if since is None else to_timestamp(since),
             until=None if until is None else to_timestamp(until), step_min=step_min,
-            step_max=step_max, where=parse_filter(filters), include_invalid=include_invalid)
+            step_max=step_max, where=parse_filter(filters), include_invalid=include_invalid,
+            as_of=None if as_of is None else to_timestamp(as_of))
 
     def _build(self, content: str | bytes, *, namespace: str | None, user_id: str | None,
                agent_id: str | None, run_id: str | None, kind: str,
@@ -177,8 +197,10 @@ class Memory:
             record.embedding = v.vector(embedding, dim)
         return record
 
-    def _store_records(self, records: list[Record], *, event: str = "add") -> None:
-        """Insert validated records in one transaction (embedding them first in sync mode)."""
+    def _store_records(self, records: list[Record], *, event: str = "add",
+                       rate: Sequence[str] = ()) -> None:
+        """Insert validated records in one transaction (embedding them first in sync mode);
+        ``rate`` names those whose importance the LLM should rate in the background."""
         if self.embedder is not None and self.config.embed_mode == "sync":
             todo = [r for r in records if r.embedding is None]
             if todo:
@@ -186,36 +208,74 @@ class Memory:
                 for rec, vec in zip(todo, vectors, strict=True):
                     rec.embedding = vec
         model = self.embedder.name if self.embedder is not None else "caller"
-        self.store.insert(records, event=event, model=model)
-        if any(r.embedding is None for r in records):
+        to_rate = set(rate) if self.llm is not None else set()
+        self.store.insert(records, event=event, model=model, rate=to_rate)
+        with self._lock:
+            self._touched.update(r.namespace for r in records)
+        if to_rate or any(r.embedding is None for r in records) or self._worker is not None:
             self._kick()
 
     # --- writes ------------------------------------------------------------------------------
 
+    @overload
     def add(self, content: str | bytes, *, namespace: str | None = None,
             user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
             kind: str = "observation", data: Mapping[str, Any] | None = None,
             importance: float | None = None, step: int | None = None,
             at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
-            provenance: Sequence[str] | None = None, embedding: Any = None) -> Record:
+            provenance: Sequence[str] | None = None, embedding: Any = None,
+            infer: bool = False) -> Record: ...
+
+    @overload
+    def add(self, content: Messages, *, namespace: str | None = None,
+            user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+            kind: str = "observation", data: Mapping[str, Any] | None = None,
+            importance: float | None = None, step: int | None = None,
+            at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
+            provenance: Sequence[str] | None = None, embedding: Any = None,
+            infer: bool = False) -> list[MemoryChange]: ...
+
+    def add(self, content: str | bytes | Messages, *, namespace: str | None = None,
+            user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+            kind: str = "observation", data: Mapping[str, Any] | None = None,
+            importance: float | None = None, step: int | None = None,
+            at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
+            provenance: Sequence[str] | None = None, embedding: Any = None,
+            infer: bool = False) -> Record | list[MemoryChange]:
         """Store one memory; durable and keyword-searchable when this returns.
 
-        ``importance`` defaults to the offline heuristic (cognition.importance); ``at`` to the
-        clock's now (or the step's time on a SimulationClock); ``embedding`` to the embedder's
-        vector, computed in the background unless embed_mode is "sync".
+        ``importance`` defaults to the offline heuristic (cognition.importance), replaced in
+        the background by the LLM's rating when one is configured; ``at`` to the clock's now
+        (or the step's time on a SimulationClock); ``embedding`` to the embedder's vector,
+        computed in the background unless embed_mode is "sync".
+
+        Given a list of chat messages (``[{"role": "user", "content": "..."}]``) with
+        ``infer=True``, the LLM extracts facts and reconciles them with what is stored (add,
+        update, supersede or no-op; see cognition.extraction) and a list of MemoryChange is
+        returned; without an LLM the messages are stored as they are.
         """
-        record = self._build(content, namespace=namespace, user_id=user_id, agent_id=agent_id,
-                             run_id=run_id, kind=kind, data=data, importance=importance,
-                             step=step, at=at, metadata=metadata, provenance=provenance,
-                             embedding=embedding)
-        self._store_records([record])
+        if isinstance(content, list | tuple):
+            scope = {"namespace": namespace, "user_id": user_id, "agent_id": agent_id,
+                     "run_id": run_id}
+            if infer:
+                return cog.infer(self, content, **scope)
+            msgs = check_messages(content)
+            return [MemoryChange("add", r) for r in self.add_many(
+                [{"content": m["content"], "kind": "message", "data": {"role": m["role"]},
+                  **scope} for m in msgs])]
+        record = self._build(content, namespace=namespace, user_id=user_id,  # type: ignore[arg-type]
+                             agent_id=agent_id, run_id=run_id, kind=kind, data=data,
+                             importance=importance, step=step, at=at, metadata=metadata,
+                             provenance=provenance, embedding=embedding)
+        self._store_records([record], rate=[record.id] if importance is None else [])
         return record
 
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
                  namespace: str | None = None) -> list[Record]:
         """Store many memories in one transaction: all or none. Each item is a text or a dict of
         ``add``'s arguments (``content`` plus any keyword)."""
-        records = []
+        records: list[Record] = []
+        rate: list[int] = []
         for n, item in enumerate(items):
             args: dict[str, Any] = {"content": item} if isinstance(item, str | bytes) \
                 else dict(item)
@@ -226,13 +286,15 @@ class Memory:
             for key in ("user_id", "agent_id", "run_id", "data", "importance", "step", "at",
                         "metadata", "provenance", "embedding"):
                 args.setdefault(key, None)
+            if args.get("importance") is None:
+                rate.append(len(records))
             try:
                 records.append(self._build(args.pop("content"), **args))
             except TypeError as exc:
                 raise InvalidInput(f"item {n}: {exc}") from exc
             except InvalidInput as exc:
                 raise InvalidInput(f"item {n}: {exc}") from exc
-        self._store_records(records)
+        self._store_records(records, rate=[records[i].id for i in rate])
         return records
 
     def update(self, record_id: str, *, text: str | None = None,
@@ -299,10 +361,11 @@ class Memory:
                 filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
                 until: TimeLike | None = None, step_range: tuple[int, int] | None = None,
                 include_invalid: bool = False, limit: int | None = 100, offset: int = 0,
-                order: str = "created") -> list[Record]:
-        """Records matching the arguments, oldest first (``order``: created, -created, step)."""
+                order: str = "created", as_of: TimeLike | None = None) -> list[Record]:
+        """Records matching the arguments, oldest first (``order``: created, -created, step).
+        ``as_of``: the records that were valid at that time, even if invalidated since."""
         sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, since, until,
-                              step_range, include_invalid)
+                              step_range, include_invalid, as_of)
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit must be a whole number >= 0 or None")
         return self.store.select(sel, limit=limit, offset=offset, order=order)
@@ -346,17 +409,18 @@ class Memory:
                until: TimeLike | None = None, now: TimeLike | None = None,
                weights: WeightsLike = None, touch: bool = True,
                step_range: tuple[int, int] | None = None, vector: Any = None,
-               fusion: str | None = None) -> list[Hit]:
+               fusion: str | None = None, as_of: TimeLike | None = None) -> list[Hit]:
         """The ``k`` memories that best fit the query, best first.
 
         Score = weighted sum of min-max normalised recency (decay ** hours since last access),
         importance and relevance (vector and keyword search fused). ``weights`` is a profile
         name ("balanced", "recall", "recent"), a dict or a triple. Each hit explains its score.
         Unless ``touch=False``, the returned records' last access becomes ``now``.
+        ``as_of`` searches what was valid at that time (superseded memories included).
         """
         text = v.text(query, max_bytes=self.config.max_text_bytes, field="query")
         sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, since, until,
-                              step_range)
+                              step_range, as_of=as_of)
         params = SearchParams(
             k=k, weights=resolve_weights(weights, self.config.weights), decay=self.config.decay,
             fusion=fusion or self.config.fusion, rrf_k=self.config.rrf_k, alpha=self.config.alpha,
@@ -387,6 +451,20 @@ class Memory:
             self.store.touch(kept[0].record.namespace, [h.record.id for h in kept],
                              at=self._now(search_args.get("now")))
         return Context(text=text, hits=kept, tokens=tokens)
+
+    # --- cognition -----------------------------------------------------------------------------
+
+    def reflect(self, *, namespace: str | None = None, agent_id: str | None = None,
+                user_id: str | None = None) -> list[Record]:
+        """Synthesise reflection records (insights citing their evidence) from the most recent
+        memories now. Runs by itself once the importance added since the last reflection
+        passes ``reflection_threshold``."""
+        return cog.reflect(self, namespace=namespace, agent_id=agent_id, user_id=user_id)
+
+    def consolidate(self, *, namespace: str | None = None,
+                    threshold: float | None = None) -> list[MemoryChange]:
+        """Merge near-duplicate memories into one each, keeping provenance."""
+        return cog.consolidate(self, namespace=namespace, threshold=threshold)
 
     def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
         """Counts for a namespace: records, valid, embedded, pending, by kind, time span."""
@@ -461,6 +539,8 @@ class AsyncMemory:
     stats = _async(Memory.stats)
     namespaces = _async(Memory.namespaces)
     reindex = _async(Memory.reindex)
+    reflect = _async(Memory.reflect)
+    consolidate = _async(Memory.consolidate)
     flush = _async(Memory.flush)
     close = _async(Memory.close)
 

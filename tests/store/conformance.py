@@ -230,6 +230,18 @@ class StoreConformance:
         assert len(store.vector_search(Selection("ns"), unit(1, 0), 5)) == 2
         assert store.embeddings("ns", [b.id])[b.id] == pytest.approx(unit(1, 0.01))
 
+    def test_rating_queue(self, store):
+        a, b = rec("rate me", importance=0.3), rec("leave me")
+        store.insert([a, b], rate={a.id})
+        assert store.pending_ratings(5) == [("ns", a.id, "rate me", "observation")]
+        store.set_rating("ns", a.id, 0.9, at=T0 + 1)
+        assert store.pending_ratings(5) == []
+        assert store.get("ns", [a.id])[0].importance == 0.9
+        assert store.history("ns", a.id)[-1].new == {"importance": 0.9}
+        store.insert([c := rec("offline")], rate={rec("x").id, b.id})
+        store.set_rating("ns", "gone", None, at=T0)  # unknown ids are skipped
+        assert store.get("ns", [c.id])[0].importance == 0.5
+
     def test_pending_and_cache(self, store):
         a, b = rec("a"), rec("b", embedding=unit(1, 0))
         store.insert([a, b], model="m")

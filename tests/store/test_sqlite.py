@@ -8,6 +8,7 @@ import pytest
 from memstream import BackendUnavailable, CorruptStore
 from memstream.filters import Selection
 from memstream.store import open_store
+from memstream.store._sqlite_schema import SCHEMA_VERSION
 from memstream.store.sqlite import SQLiteStore
 
 from .conformance import StoreConformance, rec, unit
@@ -26,7 +27,32 @@ def test_file_is_wal_with_schema_version(tmp_path: Path):
     SQLiteStore(path).close()
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+    version = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)
+
+
+def test_old_schema_is_migrated_and_newer_refused(tmp_path: Path):
+    from memstream.store._sqlite_schema import MIGRATIONS
+    from memstream.store.sqlite import _split_sql
+
+    path = tmp_path / "v1.db"
+    db = sqlite3.connect(path)
+    for statement in _split_sql(MIGRATIONS[1]):
+        db.execute(statement)
+    db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    db.execute("INSERT INTO records (id, namespace, text, kind, importance, created_at, "
+               "last_accessed_at) VALUES ('01OLD', 'ns', 'kept across versions', 'fact', 0.5, "
+               "1, 1)")
+    db.commit()
+    db.close()
+    store = SQLiteStore(path)
+    assert store.get("ns", ["01OLD"])[0].text == "kept across versions"
+    assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
+    assert store.pending_ratings(5) == []
+    store.set_meta("schema_version", str(SCHEMA_VERSION + 1))
+    store.close()
+    with pytest.raises(BackendUnavailable, match="upgrade memstream"):
+        SQLiteStore(path)
 
 
 def test_two_connections_see_each_others_writes(tmp_path: Path):

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ..config import Config
 from ..errors import InvalidInput
 from ..memory import Memory
 from .metrics import ndcg_at, percentile, recall_any_at, recall_frac_at
@@ -135,7 +136,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
     embed_ms: list[float] = []
     index_seconds = 0.0
     turns = 0
-    with Memory(db, embedder=embedder) as mem:
+    # automatic reflection would add insight records to the conversations: not turns, so off
+    with Memory(db, embedder=embedder, config=Config(reflection_threshold=0), llm=None) as mem:
         for conv in conversations:
             ns = "locomo-" + re.sub(r"[^A-Za-z0-9._-]", "-", conv.sample_id)
             mem.delete_all(namespace=ns)

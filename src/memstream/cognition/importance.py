@@ -1,4 +1,8 @@
-"""The offline importance heuristic, used when no LLM rates a record and the caller gave none.
+"""Importance: a caller's value always wins; with an LLM configured, its 1-10 poignancy rating
+divided by 10 (computed in the background: ``add`` stores the heuristic value at once and the
+rating replaces it when it arrives); otherwise the offline heuristic below.
+
+The offline importance heuristic, used when no LLM rates a record and the caller gave none.
 
 Deterministic and cheap, on a 0-1 scale that mirrors the LLM's 1-10 poignancy rating:
 
@@ -18,8 +22,12 @@ clipped to [0.05, 1.0] and rounded to two decimals.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-__all__ = ["heuristic_importance"]
+if TYPE_CHECKING:
+    from ..llm import ChatClient
+
+__all__ = ["check_rating", "heuristic_importance", "llm_importance"]
 
 _LESSON_KINDS = frozenset({"reflection", "heuristic", "anti_pattern", "outcome", "rule",
                            "mistake", "preference", "fact", "summary"})
@@ -53,3 +61,33 @@ def heuristic_importance(text: str, kind: str = "observation") -> float:
     if len(words) > 25:
         score += 0.05
     return round(min(1.0, max(0.05, score)), 2)
+
+
+RATING_PROMPT = """On a scale of 1 to 10, where 1 is purely mundane (a routine "OK" message,
+brushing teeth, making the bed) and 10 is extremely poignant (a core fact about someone, a
+breakup, finding the catastrophic bug the agent was asked to fix), rate the likely poignancy
+of this memory.
+
+Memory ({kind}): {text}
+
+Answer with JSON only: {{"rating": <integer 1-10>}}"""
+
+
+def check_rating(answer: object) -> float:
+    """The rating of an answer {"rating": n} as n / 10; ValueError for anything else."""
+    if not isinstance(answer, dict) or "rating" not in answer:
+        raise ValueError('expected {"rating": <integer 1-10>}')
+    value = answer["rating"]
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) \
+            or not 1 <= value <= 10:
+        raise ValueError(f"rating must be an integer from 1 to 10, got {value!r}")
+    return int(value) / 10
+
+
+def llm_importance(client: ChatClient, text: str, kind: str = "observation") -> float:
+    """The LLM's 1-10 poignancy rating / 10 (raises LLMError or BackendUnavailable)."""
+    prompt = RATING_PROMPT.format(kind=kind, text=text[:4000])
+    return float(client.complete_json([{"role": "user", "content": prompt}], check_rating,
+                                      max_tokens=20))

@@ -3,6 +3,13 @@ has a deterministic offline fallback."""
 
 from __future__ import annotations
 
-from .chat import ChatClient, chat_client_from_config, parse_json_answer
+from .chat import (
+    ChatClient,
+    LLMBudgetExceeded,
+    Usage,
+    chat_client_from_config,
+    parse_json_answer,
+)
 
-__all__ = ["ChatClient", "chat_client_from_config", "parse_json_answer"]
+__all__ = ["ChatClient", "LLMBudgetExceeded", "Usage", "chat_client_from_config",
+           "parse_json_answer"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
@@ -95,5 +95,9 @@ CREATE TABLE embedding_cache (
     vector BLOB NOT NULL,
     PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
+""",
+    2: """
+ALTER TABLE records ADD COLUMN needs_rating INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX records_rating ON records(needs_rating, rowid) WHERE needs_rating = 1;
 """,
 }

@@ -36,7 +36,11 @@ def selection_sql(sel: Selection, alias: str = "r") -> tuple[str, list[Any]]:
         if value is not None:
             clauses.append(f"{a}.{column} {op} ?")
             params.append(value)
-    if not sel.include_invalid:
+    if sel.as_of is not None:
+        clauses.append(f"{a}.created_at <= ? AND ({a}.invalidated_at IS NULL OR "
+                       f"{a}.invalidated_at > ?)")
+        params.extend([sel.as_of, sel.as_of])
+    elif not sel.include_invalid:
         clauses.append(f"{a}.invalidated_at IS NULL")
     if sel.where is not None:
         sql, p = _expr(sel.where, a)

@@ -7,7 +7,7 @@ Scores returned by the search methods are "higher is better". Every method that 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -58,11 +58,11 @@ class Store(Protocol):
     url: str
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
-               model: str | None = None) -> None:
+               model: str | None = None, rate: Collection[str] = ()) -> None:
         """Store new records atomically: all or none. Each gets a history entry ``event``.
         A record's ``embedding`` (if set) is stored with it as made by ``model``; records
-        without one are queued for embedding. A duplicate id raises Conflict. Durable when the
-        call returns."""
+        without one are queued for embedding, and those whose id is in ``rate`` for an
+        importance rating. A duplicate id raises Conflict. Durable when the call returns."""
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
         """The records with these ids in this namespace, in the order of ``ids``; unknown ids are
@@ -111,6 +111,14 @@ class Store(Protocol):
     def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
                        model: str) -> None:
         """Store embeddings for existing records (unknown ids are skipped)."""
+
+    def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
+        """(namespace, id, text, kind) of records queued for an importance rating."""
+
+    def set_rating(self, namespace: str, record_id: str, importance: float | None, *,
+                   at: float) -> None:
+        """Take a record off the rating queue, setting its importance (with a history entry)
+        unless ``importance`` is None. A record deleted meanwhile is skipped."""
 
     def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         """(namespace, id, text) of records that still need an embedding, oldest first."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -170,23 +170,24 @@ class SQLiteStore:
     # --- writes ------------------------------------------------------------------------------
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
-               model: str | None = None) -> None:
+               model: str | None = None, rate: Collection[str] = ()) -> None:
         if not records:
             return
         rows = [
             (*_record_row(r),
              None if r.embedding is None else np.asarray(r.embedding, np.float32).tobytes(),
              None if r.embedding is None else model,
-             0 if r.embedding is not None else 1)
+             0 if r.embedding is not None else 1,
+             1 if r.id in rate else 0)
             for r in records
         ]
-        placeholders = ",".join("?" * (len(COLUMNS) + 3))
+        placeholders = ",".join("?" * (len(COLUMNS) + 4))
         history = [(r.namespace, r.id, event, r.created_at, None, _dumps(r.to_dict()))
                    for r in records]
         with self._write() as db:
             db.executemany(
                 f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
-                f"needs_embedding) VALUES ({placeholders})", rows)
+                f"needs_embedding, needs_rating) VALUES ({placeholders})", rows)
             db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
                            "VALUES (?, ?, ?, ?, ?, ?)", history)
 
@@ -386,6 +387,23 @@ class SQLiteStore:
             "SELECT id, embedding FROM records WHERE +namespace = ? AND id IN ({q}) "
             "AND embedding IS NOT NULL", namespace, ids)
 
+    def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
+        with self._read() as db:
+            rows = db.execute("SELECT namespace, id, text, kind FROM records "
+                              "WHERE needs_rating = 1 ORDER BY rowid LIMIT ?", (limit,)).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def set_rating(self, namespace: str, record_id: str, importance: float | None, *,
+                   at: float) -> None:
+        if importance is not None:
+            try:
+                self.update(namespace, record_id, Patch(importance=importance), at=at)
+            except NotFound:
+                return
+        with self._write() as db:
+            db.execute("UPDATE records SET needs_rating = 0 WHERE +namespace = ? AND id = ?",
+                       (namespace, record_id))
+
     def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
         with self._read() as db:
             rows = db.execute("SELECT namespace, id, text FROM records WHERE needs_embedding = 1 "
@@ -460,7 +478,8 @@ class SQLiteStore:
             return []
         with self._read() as db:
             index = self._index(db, sel.namespace, query.shape[0])
-            rids, scores = index.scores(query, include_invalid=sel.include_invalid)
+            rids, scores = index.scores(
+                query, include_invalid=sel.include_invalid or sel.as_of is not None)
             plain = Selection(sel.namespace, include_invalid=sel.include_invalid)
             if sel == plain:
                 order = top_order(rids, scores, limit)

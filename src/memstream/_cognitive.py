@@ -1,0 +1,153 @@
+"""The engine's cognitive operations: reflection, extraction from conversations,
+consolidation and background importance rating. Each is a function of a ``Memory``; the
+mechanisms themselves (prompts, parsing, offline fallbacks) live in ``memstream.cognition``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._types import MemoryChange, Record
+from .cognition.consolidation import merge_text, near_duplicate_groups, survivor
+from .cognition.extraction import check_messages, decide, extract_facts, is_duplicate
+from .cognition.importance import llm_importance
+from .cognition.reflection import reflect_insights
+from .embed.protocol import calibrated_similarity
+from .errors import BackendUnavailable, LLMError
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger("memstream.cognition")
+
+RECENT_FOR_REFLECTION = 100
+CONSOLIDATION_WINDOW = 1000
+
+
+class NoInferenceWarning(UserWarning):
+    """``infer=True`` without a working LLM: the messages were stored as they are."""
+
+
+def rate(mem: Memory, text: str, kind: str) -> float:
+    assert mem.llm is not None
+    return llm_importance(mem.llm, text, kind)
+
+
+def reflect(mem: Memory, *, namespace: str | None = None, agent_id: str | None = None,
+            user_id: str | None = None) -> list[Record]:
+    """Synthesise reflection records from the most recent memories (see cognition.reflection)."""
+    ns = mem._ns(namespace)
+    recent = mem.get_all(namespace=ns, agent_id=agent_id, user_id=user_id, order="-created",
+                         limit=RECENT_FOR_REFLECTION)
+    if len(recent) < 2:
+        return []
+
+    def search(question: str) -> list[Record]:
+        return [h.record for h in mem.search(question, k=8, namespace=ns, agent_id=agent_id,
+                                             user_id=user_id, weights="recall", touch=False)]
+
+    vectors = mem.store.embeddings(ns, [r.id for r in recent])
+    insights, method = reflect_insights(mem.llm, recent, search, vectors, mem.embedder)
+    by_id = {r.id: r for r in recent}
+    out = []
+    for insight in insights:
+        cited = [by_id[i] for i in insight.evidence if i in by_id]
+        importance = max((r.importance for r in cited), default=0.5)
+        out.append(mem.add(insight.text, kind="reflection", namespace=ns, agent_id=agent_id,
+                           user_id=user_id, provenance=insight.evidence, importance=importance,
+                           metadata={"reflection": method}))
+    newest = max(r.created_at for r in recent)
+    mem.store.set_meta(f"reflected_through:{ns}", repr(newest))
+    return out
+
+
+def maybe_reflect(mem: Memory, namespace: str) -> list[Record]:
+    """Reflect when the importance added since the last reflection passes the threshold."""
+    threshold = mem.config.reflection_threshold
+    if threshold <= 0:
+        return []
+    since = float(mem.store.get_meta(f"reflected_through:{namespace}") or 0.0)
+    fresh = [r for r in mem.get_all(namespace=namespace, since=since, limit=None)
+             if r.kind != "reflection" and r.created_at > since]
+    if sum(r.importance for r in fresh) < threshold:
+        return []
+    return reflect(mem, namespace=namespace)
+
+
+def infer(mem: Memory, messages: Any, **scope: Any) -> list[MemoryChange]:
+    """``add(messages, infer=True)``: extraction with an LLM, plain messages without one."""
+    msgs = check_messages(messages)
+    facts: list[str] | None = None
+    if mem.llm is not None:
+        try:
+            facts = extract_facts(mem.llm, msgs)
+        except (LLMError, BackendUnavailable) as exc:
+            log.warning("fact extraction failed (%s); storing the messages as they are", exc)
+    if facts is None:
+        warnings.warn("no LLM is configured (or it failed): the messages were stored as "
+                      "records without inferring facts", NoInferenceWarning, stacklevel=3)
+        records = mem.add_many([{"content": m["content"], "kind": "message",
+                                 "data": {"role": m["role"]}, **scope} for m in msgs])
+        return [MemoryChange("add", r) for r in records]
+    return [_reconcile(mem, fact, scope) for fact in facts]
+
+
+def _reconcile(mem: Memory, fact: str, scope: dict[str, Any]) -> MemoryChange:
+    assert mem.llm is not None
+    read_scope = {k: scope.get(k) for k in ("namespace", "user_id", "agent_id")}
+    hits = mem.search(fact, k=5, kinds=("fact",), weights="recall", touch=False, **read_scope)
+    for hit in hits:
+        sim = None if hit.explain.cosine is None else calibrated_similarity(hit.explain.cosine,
+                                                                            mem.embedder)
+        if is_duplicate(fact, hit.record.text, sim):
+            return MemoryChange("noop", hit.record)
+    similar = [h.record for h in hits]
+    try:
+        decision = decide(mem.llm, fact, similar)
+    except (LLMError, BackendUnavailable) as exc:
+        log.warning("the LLM could not decide about a fact (%s); adding it", exc)
+        return MemoryChange("add", mem.add(fact, kind="fact", **scope))
+    if decision.action == "add":
+        return MemoryChange("add", mem.add(fact, kind="fact", **scope))
+    target = similar[(decision.target or 1) - 1]
+    if decision.action == "noop":
+        return MemoryChange("noop", target)
+    if decision.action == "update":
+        updated = mem.update(target.id, text=decision.text or fact,
+                             namespace=target.namespace)
+        return MemoryChange("update", updated, previous=target)
+    new = mem.add(fact, kind="fact", **scope)
+    closed = mem.invalidate(target.id, superseded_by=new.id, namespace=target.namespace)
+    return MemoryChange("supersede", new, previous=closed)
+
+
+def consolidate(mem: Memory, *, namespace: str | None = None,
+                threshold: float | None = None) -> list[MemoryChange]:
+    """Merge near-duplicate memories (see cognition.consolidation); returns one "update"
+    change per survivor, with the merged records invalidated."""
+    ns = mem._ns(namespace)
+    records = mem.get_all(namespace=ns, order="-created", limit=CONSOLIDATION_WINDOW)
+    vectors = mem.store.embeddings(ns, [r.id for r in records])
+    limit = mem.config.consolidation_threshold if threshold is None else threshold
+    changes = []
+    for group in near_duplicate_groups(records, vectors, mem.embedder, limit):
+        keep = survivor(group)
+        others = [r for r in group if r.id != keep.id]
+        text = merge_text(mem.llm, group, keep)
+        updated = mem.update(
+            keep.id, namespace=ns, text=text if text != keep.text else None,
+            importance=max(r.importance for r in group),
+            provenance=list(dict.fromkeys([*keep.provenance, *(r.id for r in others)])))
+        for rec in others:
+            mem.invalidate(rec.id, superseded_by=keep.id, namespace=ns)
+        changes.append(MemoryChange("update", updated, previous=keep))
+    return changes
+
+
+def after_enrichment(mem: Memory, namespaces: Sequence[str]) -> None:
+    """Run by the background worker after each round: automatic reflection."""
+    for ns in namespaces:
+        maybe_reflect(mem, ns)
