@@ -147,7 +147,26 @@ def consolidate(mem: Memory, *, namespace: str | None = None,
     return changes
 
 
+def maybe_consolidate(mem: Memory, namespace: str) -> list[MemoryChange]:
+    """Consolidate when ``consolidate_every`` records were added since the last time."""
+    every = mem.config.consolidate_every
+    if every <= 0:
+        return []
+    key = f"consolidated_through:{namespace}"
+    since = float(mem.store.get_meta(key) or 0.0)
+    fresh = mem.count(namespace=namespace, since=since)
+    if fresh < every:
+        return []
+    newest = mem.get_all(namespace=namespace, order="-created", limit=1, include_invalid=True)
+    changes = consolidate(mem, namespace=namespace)
+    if newest:
+        mem.store.set_meta(key, repr(newest[0].created_at))
+    return changes
+
+
 def after_enrichment(mem: Memory, namespaces: Sequence[str]) -> None:
-    """Run by the background worker after each round: automatic reflection."""
+    """Run by the background worker after each round: automatic reflection and, when
+    configured, consolidation."""
     for ns in namespaces:
         maybe_reflect(mem, ns)
+        maybe_consolidate(mem, ns)

@@ -39,13 +39,14 @@ _DEFAULTS: dict[str, Any] = {
     "llm_daily_token_budget": None,
     "reflection_threshold": 15.0,
     "consolidation_threshold": 0.9,
+    "consolidate_every": 0,
 }
 
 _ENV_TYPES: dict[str, type] = {
     "decay": float, "rrf_k": int, "alpha": float, "candidates": int, "min_spread": float,
     "max_text_bytes": int, "busy_timeout": float, "embed_dim": int, "llm_timeout": float,
     "llm_max_tokens_per_call": int, "llm_daily_token_budget": int,
-    "reflection_threshold": float, "consolidation_threshold": float,
+    "reflection_threshold": float, "consolidation_threshold": float, "consolidate_every": int,
 }
 
 
@@ -67,7 +68,8 @@ class Config:
     llm_max_tokens_per_call, llm_daily_token_budget: token budgets (None: no limit).
     reflection_threshold: reflect when the importance added since the last reflection passes
         this sum (15.0, i.e. 150 on the 1-10 scale). consolidation_threshold: the calibrated
-        similarity from which two memories count as near duplicates (0.9).
+        similarity from which two memories count as near duplicates (0.9). consolidate_every:
+        consolidate a namespace automatically after this many new records (0: only on demand).
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
     """
@@ -97,6 +99,7 @@ class Config:
     llm_daily_token_budget: int | None = None
     reflection_threshold: float | None = None
     consolidation_threshold: float | None = None
+    consolidate_every: int | None = None
 
     def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
         env = os.environ if environ is None else environ
@@ -148,6 +151,7 @@ class ResolvedConfig:
     llm_daily_token_budget: int | None
     reflection_threshold: float
     consolidation_threshold: float
+    consolidate_every: int
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""

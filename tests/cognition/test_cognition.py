@@ -259,3 +259,16 @@ def test_consolidation_with_real_vectors_and_llm_merge(tmp_path: Path, e5, chat)
         assert merged.text == "Maria is severely allergic to peanuts and nuts."
         assert {merged.id, *merged.provenance} == set(ids[:2])
         assert mem.get(ids[2]).valid
+
+
+def test_scheduled_consolidation(tmp_path: Path, chat):
+    chat.respond = lambda body: "no"  # the LLM is useless: the offline paths run
+    with Memory(tmp_path / "m.db", embedder="none", llm=_client(chat), clock=FixedClock(T0),
+                config=Config(reflection_threshold=0, consolidate_every=3)) as mem:
+        a = mem.add("Water the ferns on Friday", importance=0.5)
+        mem.add("water the ferns on friday!", importance=0.6)
+        mem.flush(timeout=30)
+        assert mem.get(a.id).valid  # 2 new records: not due yet
+        mem.add("Pay the gas bill", importance=0.5)
+        mem.flush(timeout=30)
+        assert not mem.get(a.id).valid and mem.count() == 2
