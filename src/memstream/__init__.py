@@ -12,7 +12,8 @@ default. Start with ``Memory``::
 
 from __future__ import annotations
 
-from ._types import KINDS, Explanation, HistoryEntry, Hit, Record
+from ._types import KINDS, Explanation, HistoryEntry, Hit, MemoryChange, Record
+from .client import Client
 from .clock import Clock, FixedClock, SimulationClock, WallClock
 from .config import Config
 from .embed import Embedder, KeywordOnlyWarning
@@ -27,7 +28,10 @@ from .errors import (
     MemstreamError,
     MissingDependency,
     NotFound,
+    PayloadTooLarge,
+    RateLimited,
     ScopeViolation,
+    Unauthenticated,
 )
 from .memory import AsyncMemory, Context, Memory
 from .retrieval.scoring import PROFILES, Weights
@@ -39,6 +43,7 @@ __all__ = [
     "PROFILES",
     "AsyncMemory",
     "BackendUnavailable",
+    "Client",
     "Clock",
     "Config",
     "Conflict",
@@ -55,12 +60,16 @@ __all__ = [
     "KeywordOnlyWarning",
     "LLMError",
     "Memory",
+    "MemoryChange",
     "MemstreamError",
     "MissingDependency",
     "NotFound",
+    "PayloadTooLarge",
+    "RateLimited",
     "Record",
     "ScopeViolation",
     "SimulationClock",
+    "Unauthenticated",
     "WallClock",
     "Weights",
     "__version__",

@@ -5,6 +5,7 @@ with the code of ``EXIT_CODES``."""
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -13,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from . import transfer
+from . import __version__, transfer
 from ._types import Hit, Record
 from .config import Config
 from .errors import (
@@ -499,6 +500,110 @@ def episodes_export(st: _State, path: str) -> None:
     with st.memory() as mem:
         save_agent_memory(_episodes(st, mem).export_dict(), path)
     click.echo(f"exported to {path}")
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True)
+@click.option("--max-body-mb", default=5.0, show_default=True)
+@click.option("--rate", default=100.0, show_default=True, help="Requests/s per key (0: off).")
+@click.option("--log-level", default="info", show_default=True)
+@click.pass_obj
+def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
+          log_level: str) -> None:
+    """Serve REST (/v1, OpenAPI at /docs), MCP (/mcp), /healthz and /metrics."""
+    try:
+        import uvicorn
+
+        from .server.app import ServerSettings, create_app
+        from .server.auth import keys_enabled
+    except ImportError as exc:
+        raise MissingDependency("the server needs: pip install 'memstream[server]'") from exc
+    mem = st.memory()
+    if not keys_enabled(mem.store) and host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"no API keys exist: binding to 127.0.0.1 instead of {host} (create one with "
+                   "`memstream keys create`)", err=True)
+        host = "127.0.0.1"
+    elif not keys_enabled(mem.store):
+        click.echo("no API keys exist: serving 127.0.0.1 only, without authentication", err=True)
+    settings = ServerSettings(max_body_bytes=int(max_body_mb * 2**20), rate_per_key=rate,
+                              burst_per_key=max(1, int(rate * 2)))
+    app = create_app(mem, settings, host=host)
+    logging.basicConfig(level=log_level.upper(), format="%(message)s")
+    click.echo(f"memstream {__version__} on http://{host}:{port} (db: {mem.store.url})",
+               err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)
+
+
+@cli.command()
+@click.pass_obj
+def mcp(st: _State) -> None:
+    """Serve MCP over stdio (what desktop agents and IDE assistants launch)."""
+    try:
+        from .server.mcp import build_mcp
+    except ImportError as exc:
+        raise MissingDependency("MCP needs: pip install 'memstream[server]'") from exc
+    mem = st.memory()
+    try:
+        build_mcp(mem).run("stdio")
+    finally:
+        mem.close()
+
+
+@cli.group()
+def keys() -> None:
+    """API keys for the server: each bound to namespaces with a role."""
+
+
+@keys.command("create")
+@click.option("--name", default="", help="A label for people.")
+@click.option("--namespace", "namespaces", multiple=True, required=True,
+              help="A namespace the key may use (repeatable).")
+@click.option("--role", type=click.Choice(["read", "write", "admin"]), default="write",
+              show_default=True)
+@click.pass_obj
+def keys_create(st: _State, name: str, namespaces: tuple[str, ...], role: str) -> None:
+    """Create a key and print it (it is shown only this once)."""
+    from .server.auth import create_key
+
+    with st.memory() as mem:
+        plain, record = create_key(mem.store, name=name, namespaces=list(namespaces), role=role,
+                                   now=mem.clock.now())
+    if st.as_json:
+        _emit({"key": plain, "id": record.id, "namespaces": list(record.namespaces),
+               "role": record.role})
+    else:
+        click.echo(plain)
+        click.echo(f"id {record.id}, role {record.role}, namespaces "
+                   f"{', '.join(record.namespaces)}; store it now: it is not shown again",
+                   err=True)
+
+
+@keys.command("list")
+@click.pass_obj
+def keys_list(st: _State) -> None:
+    """List keys (never their secrets)."""
+    with st.memory() as mem:
+        rows = mem.store.list_keys()
+    if st.as_json:
+        _emit([{"id": k.id, "name": k.name, "namespaces": list(k.namespaces), "role": k.role,
+                "created_at": k.created_at, "revoked_at": k.revoked_at} for k in rows])
+    else:
+        click.echo(_table(["id", "name", "role", "namespaces", "created", "revoked"], [
+            [k.id, k.name, k.role, ",".join(k.namespaces), _fmt_time(k.created_at),
+             _fmt_time(k.revoked_at)] for k in rows]))
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@click.pass_obj
+def keys_revoke(st: _State, key_id: str) -> None:
+    """Revoke a key at once."""
+    from .server.auth import revoke_key
+
+    with st.memory() as mem:
+        revoke_key(mem.store, key_id, now=mem.clock.now())
+    click.echo(f"revoked {key_id}")
 
 
 @cli.group()

@@ -8,6 +8,9 @@
     ├── NotFound (KeyError)             no record with that id in that namespace
     ├── Conflict                        the write clashes with the stored state
     ├── ScopeViolation (PermissionError) the caller may not read or write there
+    ├── Unauthenticated                 no API key, or one that is unknown or revoked
+    ├── RateLimited                     too many requests for this key; retry later
+    ├── PayloadTooLarge                 the request body is over the server's limit
     ├── BackendUnavailable              the store or a remote service cannot be reached or opened
     │   └── CorruptStore                the database file is damaged or is not a memstream store
     ├── MissingDependency (ImportError)  an optional extra is not installed; the message names it
@@ -31,7 +34,10 @@ __all__ = [
     "MemstreamError",
     "MissingDependency",
     "NotFound",
+    "PayloadTooLarge",
+    "RateLimited",
     "ScopeViolation",
+    "Unauthenticated",
 ]
 
 
@@ -80,3 +86,19 @@ class EmbeddingError(MemstreamError):
 
 class LLMError(MemstreamError):
     """The language model refused the request or answered with something unusable."""
+
+
+class Unauthenticated(MemstreamError):
+    """No API key was given, or it is unknown or revoked."""
+
+
+class RateLimited(MemstreamError):
+    """Too many requests for this key in a short time."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PayloadTooLarge(MemstreamError):
+    """The request body is larger than the server accepts."""

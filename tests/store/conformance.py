@@ -251,6 +251,19 @@ class StoreConformance:
         assert store.cached_vectors("m", ["h1", "h2"])["h1"] == pytest.approx(unit(0, 1))
         assert store.cached_vectors("other-model", ["h1"]) == {}
 
+    def test_api_keys(self, store):
+        from memstream.store import ApiKey
+
+        key = ApiKey("k1", "ab" * 32, "ci", ("ns", "other"), "write", T0)
+        store.put_key(key)
+        with pytest.raises(Conflict):
+            store.put_key(key)
+        assert store.get_key("k1") == key and store.get_key("nope") is None
+        assert store.revoke_key("k1", at=T0 + 5) and not store.revoke_key("nope", at=T0)
+        store.revoke_key("k1", at=T0 + 9)  # the first revocation time stays
+        assert store.get_key("k1").revoked_at == T0 + 5
+        assert [k.id for k in store.list_keys()] == ["k1"]
+
     def test_stats_namespaces_meta_reset(self, store):
         store.insert([rec("a", kind="fact"), rec("b"), rec("c", ns="z")])
         s = store.stats("ns")

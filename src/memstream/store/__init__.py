@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, MissingDependency
-from .protocol import Patch, Signals, Store, StoreStats
+from .protocol import ApiKey, Patch, Signals, Store, StoreStats
 
-__all__ = ["STORES", "Patch", "Signals", "Store", "StoreStats", "open_store"]
+__all__ = ["STORES", "ApiKey", "Patch", "Signals", "Store", "StoreStats", "open_store"]
 
 #: URL scheme -> (module:Class, extra that provides its dependencies). The one registration.
 STORES: dict[str, tuple[str, str | None]] = {

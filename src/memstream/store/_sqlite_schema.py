@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
@@ -99,5 +99,16 @@ CREATE TABLE embedding_cache (
     2: """
 ALTER TABLE records ADD COLUMN needs_rating INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX records_rating ON records(needs_rating, rowid) WHERE needs_rating = 1;
+""",
+    3: """
+CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    hash TEXT NOT NULL,
+    name TEXT NOT NULL,
+    namespaces TEXT NOT NULL,
+    role TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    revoked_at REAL
+);
 """,
 }

@@ -16,7 +16,7 @@ import numpy as np
 from .._types import HistoryEntry, Record
 from ..filters import Selection
 
-__all__ = ["Patch", "Signals", "Store", "StoreStats"]
+__all__ = ["ApiKey", "Patch", "Signals", "Store", "StoreStats"]
 
 
 class Signals(NamedTuple):
@@ -39,6 +39,20 @@ class Patch:
     invalidated_at: float | None = None
     superseded_by: str | None = None
     provenance: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A server API key: ``hash`` is the sha256 of its secret; ``role`` is read, write or
+    admin; the key may use only ``namespaces``."""
+
+    id: str
+    hash: str
+    name: str
+    namespaces: tuple[str, ...]
+    role: str
+    created_at: float
+    revoked_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +154,18 @@ class Store(Protocol):
 
     def reset(self) -> None:
         """Erase everything: records, history, caches. Only ``Memory.reset`` calls this."""
+
+    def put_key(self, key: ApiKey) -> None:
+        """Store an API key record (its secret only as a hash). A duplicate id raises Conflict."""
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        """The key record with that id (revoked ones too), or None."""
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key record, oldest first."""
+
+    def revoke_key(self, key_id: str, *, at: float) -> bool:
+        """Mark a key revoked; False when there is no such key."""
 
     def get_meta(self, key: str) -> str | None:
         """A value saved with the data (schema version, resolved config)."""

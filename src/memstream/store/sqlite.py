@@ -25,7 +25,7 @@ from ..filters import Selection
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
-from .protocol import Patch, Signals, StoreStats
+from .protocol import ApiKey, Patch, Signals, StoreStats
 
 _SELECT = "SELECT " + ", ".join(f"r.{c}" for c in COLUMNS) + " FROM records r"
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
@@ -429,6 +429,31 @@ class SQLiteStore:
         with self._read() as db:
             return [r[0] for r in db.execute(
                 "SELECT DISTINCT namespace FROM records ORDER BY namespace")]
+
+    def put_key(self, key: ApiKey) -> None:
+        with self._write() as db:
+            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (key.id, key.hash, key.name, _dumps(list(key.namespaces)), key.role,
+                        key.created_at, key.revoked_at))
+
+    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
+        with self._read() as db:
+            rows = db.execute("SELECT id, hash, name, namespaces, role, created_at, revoked_at "
+                              f"FROM api_keys {where}", params).fetchall()
+        return [ApiKey(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6])
+                for r in rows]
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        found = self._keys("WHERE id = ?", (key_id,))
+        return found[0] if found else None
+
+    def list_keys(self) -> list[ApiKey]:
+        return self._keys("ORDER BY created_at, id", ())
+
+    def revoke_key(self, key_id: str, *, at: float) -> bool:
+        with self._write() as db:
+            return db.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) "
+                              "WHERE id = ?", (at, key_id)).rowcount > 0
 
     def get_meta(self, key: str) -> str | None:
         with self._read() as db:

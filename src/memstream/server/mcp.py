@@ -1,0 +1,187 @@
+"""The MCP server: the engine's verbs as tools, with the same keys and namespaces as REST.
+
+Over streamable HTTP each call is authenticated from its ``Authorization: Bearer <key>``
+header; over stdio (what desktop agents and IDE assistants launch) the process acts for the
+key in ``MEMSTREAM_API_KEY`` when keys exist, and openly otherwise. Errors come back as tool
+errors whose text starts with the error type and its HTTP status (see ``errors.HTTP_STATUS``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+from .. import __version__
+from ..episodes import EpisodeMemory
+from ..errors import MemstreamError
+from ..learning import Learner
+from ..memory import Memory
+from .auth import Principal, authenticate, keys_enabled
+from .errors import status_for
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+INSTRUCTIONS = (
+    "Long-term memory. Call search_memories before answering questions about the user, earlier "
+    "sessions or past work; call add_memory for facts, preferences, decisions and outcomes "
+    "worth keeping. memory_context returns the best memories that fit a token budget."
+)
+
+
+def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    @functools.wraps(fn)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except MemstreamError as exc:
+            raise ToolError(f"{type(exc).__name__} ({status_for(exc)}): {exc}") from exc
+    return run
+
+
+def build_mcp(memory: Memory, *, stdio_key: str | None = None) -> MCPServer:
+    """An MCP server over ``memory``."""
+    server = MCPServer(name="memstream", instructions=INSTRUCTIONS, version=__version__)
+    env_key = stdio_key if stdio_key is not None else os.environ.get("MEMSTREAM_API_KEY")
+
+    def principal(ctx: Context) -> Principal:
+        try:
+            headers = ctx.headers
+        except ValueError:
+            headers = None
+        if headers is None:  # stdio
+            return authenticate(memory.store, env_key, required=keys_enabled(memory.store))
+        auth = headers.get("authorization") or headers.get("x-api-key")
+        return authenticate(memory.store, auth, required=keys_enabled(memory.store))
+
+    def scope(ctx: Context, namespace: str | None, need: str) -> str:
+        who = principal(ctx)
+        ns = who.namespace_for(namespace, memory.config.namespace)
+        who.authorize(ns, need)
+        return ns
+
+    async def call(fn: Callable[[], R]) -> R:
+        return await anyio.to_thread.run_sync(fn)
+
+    @server.tool(description="Store a memory (a fact, preference, observation, decision or "
+                 "outcome). Returns the stored record with its id.")
+    @_tool_errors
+    async def add_memory(content: str, ctx: Context, namespace: str | None = None,
+                         user_id: str | None = None, agent_id: str | None = None,
+                         kind: str = "observation", importance: float | None = None,
+                         data: dict[str, Any] | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "write")
+        rec = await call(lambda: memory.add(content, namespace=ns, user_id=user_id,
+                                            agent_id=agent_id, kind=kind,
+                                            importance=importance, data=data))
+        return rec.to_dict()
+
+    @server.tool(description="Find the memories most relevant to a query. Each hit has a score "
+                 "and its recency, importance and relevance components.")
+    @_tool_errors
+    async def search_memories(query: str, ctx: Context, k: int = 10,
+                              namespace: str | None = None, user_id: str | None = None,
+                              agent_id: str | None = None, kinds: list[str] | None = None,
+                              filters: dict[str, Any] | None = None,
+                              weights: str | None = None) -> list[dict[str, Any]]:
+        ns = scope(ctx, namespace, "read")
+        hits = await call(lambda: memory.search(query, k=k, namespace=ns, user_id=user_id,
+                                                agent_id=agent_id, kinds=kinds, filters=filters,
+                                                weights=weights))
+        return [h.to_dict() for h in hits]
+
+    @server.tool(description="Read one memory by id.")
+    @_tool_errors
+    async def get_memory(memory_id: str, ctx: Context,
+                         namespace: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "read")
+        return (await call(lambda: memory.get(memory_id, namespace=ns))).to_dict()
+
+    @server.tool(description="Change a memory's text, importance, data or metadata; the old "
+                 "values are kept in its history.")
+    @_tool_errors
+    async def update_memory(memory_id: str, ctx: Context, text: str | None = None,
+                            importance: float | None = None,
+                            data: dict[str, Any] | None = None,
+                            namespace: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "write")
+        rec = await call(lambda: memory.update(memory_id, text=text, importance=importance,
+                                               data=data, namespace=ns))
+        return rec.to_dict()
+
+    @server.tool(description="Delete a memory from every index (its history stays).")
+    @_tool_errors
+    async def delete_memory(memory_id: str, ctx: Context,
+                            namespace: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "write")
+        await call(lambda: memory.delete(memory_id, namespace=ns))
+        return {"deleted": memory_id}
+
+    @server.tool(description="The best memories for a query that fit in a token budget, as "
+                 "text ready for a prompt.")
+    @_tool_errors
+    async def memory_context(query: str, ctx: Context, budget: int = 512,
+                             namespace: str | None = None, user_id: str | None = None,
+                             agent_id: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "read")
+        result = await call(lambda: memory.context(query, budget=budget, namespace=ns,
+                                                   user_id=user_id, agent_id=agent_id))
+        return {"text": result.text, "tokens": result.tokens,
+                "ids": [h.record.id for h in result.hits]}
+
+    @server.tool(description="Record a finished training episode: task_id, score (0-1), steps, "
+                 "trajectory_summary, mistakes, successes, mistake_cards.")
+    @_tool_errors
+    async def record_episode(episode: dict[str, Any], ctx: Context, agent_id: str = "default",
+                             namespace: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "write")
+        em = EpisodeMemory(memory, agent_id=agent_id, namespace=ns)
+        return (await call(lambda: em.record(episode))).to_dict()
+
+    @server.tool(description="Lessons from past episodes, for the top of a system prompt.")
+    @_tool_errors
+    async def episode_context(ctx: Context, agent_id: str = "default",
+                              task_id: str | None = None, max_tokens: int | None = None,
+                              namespace: str | None = None) -> str:
+        ns = scope(ctx, namespace, "read")
+        em = EpisodeMemory(memory, agent_id=agent_id, namespace=ns)
+        return await call(lambda: em.context(task_id, max_tokens=max_tokens))
+
+    @server.tool(description="Record how an attempt at a task went (outcome true or false) and "
+                 "the strategy used; repeated outcomes become heuristics and anti-patterns.")
+    @_tool_errors
+    async def learn_outcome(agent: str, project_id: str, task: str, outcome: bool,
+                            strategy_used: str, ctx: Context, error_message: str | None = None,
+                            namespace: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "write")
+        learner = Learner(memory, namespace=ns)
+        out = await call(lambda: learner.learn(agent, project_id, task, outcome, strategy_used,
+                                               error_message=error_message))
+        return {"id": out.id, **out.payload()}
+
+    @server.tool(description="Advice for a task from learned heuristics, anti-patterns, "
+                 "knowledge and preferences, as a compact prompt section.")
+    @_tool_errors
+    async def task_advice(task: str, agent: str, ctx: Context, user_id: str | None = None,
+                          namespace: str | None = None) -> str:
+        ns = scope(ctx, namespace, "read")
+        learner = Learner(memory, namespace=ns)
+        return (await call(lambda: learner.retrieve(task, agent, user_id=user_id))).to_prompt()
+
+    @server.resource("memstream://{namespace}/stats", mime_type="application/json",
+                     description="Counts of a namespace's records by kind.")
+    async def namespace_stats(namespace: str, ctx: Context) -> str:
+        try:
+            ns = scope(ctx, namespace, "read")
+            return json.dumps(await call(lambda: memory.stats(namespace=ns)))
+        except MemstreamError as exc:
+            raise ResourceError(f"{type(exc).__name__} ({status_for(exc)}): {exc}") from exc
+
+    return server

@@ -1,0 +1,142 @@
+"""A real MCP client session against the server, over streamable HTTP and over stdio."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from .conftest import Server
+
+TOOLS = {"add_memory", "search_memories", "get_memory", "update_memory", "delete_memory",
+         "memory_context", "record_episode", "episode_context", "learn_outcome", "task_advice"}
+
+
+@contextlib.asynccontextmanager
+async def _http(server: Server, key: str | None) -> AsyncIterator[Client]:
+    """A client session over streamable HTTP that sends the key (the SDK leaves a given HTTP
+    client open, so it is closed here)."""
+    headers = {"Authorization": f"Bearer {server.keys[key]}"} if key else {}
+    async with httpx2.AsyncClient(headers=headers) as http, Client(
+            streamable_http_client(server.url + "/mcp", http_client=http)) as client:
+        yield client
+
+
+def _result(result: Any) -> Any:
+    """The structured result of a tool call (a list comes wrapped as {"result": [...]})."""
+    assert not result.is_error, result.content
+    out = result.structured_content
+    return out["result"] if isinstance(out, dict) and set(out) == {"result"} else out
+
+
+async def _exercise(client: Client, namespace: str | None = None) -> dict[str, Any]:
+    ns = {"namespace": namespace} if namespace else {}
+    tools = await client.list_tools()
+    listed = {t.name: t for t in tools.tools}
+    assert set(listed) >= TOOLS
+    assert all(t.description and t.input_schema.get("type") == "object" for t in tools.tools)
+    assert "content" in listed["add_memory"].input_schema["properties"]
+    rec = _result(await client.call_tool("add_memory", {"content": "Lena keeps bees", **ns}))
+    rid = rec["id"]
+    hits = _result(await client.call_tool("search_memories", {"query": "bees", **ns}))
+    assert hits[0]["record"]["id"] == rid and "explain" in hits[0]
+    assert _result(await client.call_tool("get_memory", {"memory_id": rid, **ns}))["text"] \
+        == "Lena keeps bees"
+    updated = _result(await client.call_tool("update_memory", {"memory_id": rid,
+                                                               "importance": 0.8, **ns}))
+    assert updated["importance"] == 0.8
+    ctx = _result(await client.call_tool("memory_context", {"query": "bees", **ns}))
+    assert rid in ctx["ids"]
+    _result(await client.call_tool("record_episode", {
+        "episode": {"task_id": "t", "score": 0.95, "successes": ["smoked the hive first"]},
+        **ns}))
+    block = await client.call_tool("episode_context", {"task_id": "t", **ns})
+    assert "[WORKS] smoked the hive first" in block.content[0].text
+    for _ in range(3):
+        _result(await client.call_tool("learn_outcome", {
+            "agent": "keeper", "project_id": "apiary", "task": "test the hive sensor",
+            "outcome": True, "strategy_used": "calibrate the sensor at dawn", **ns}))
+    advice = await client.call_tool("task_advice", {"task": "test the hive sensor",
+                                                    "agent": "keeper", **ns})
+    assert "calibrate the sensor at dawn" in advice.content[0].text
+    stats = await client.read_resource(f"memstream://{namespace or 'default'}/stats")
+    assert json.loads(stats.contents[0].text)["records"] >= 1
+    missing = await client.call_tool("get_memory", {"memory_id": "01NOPE", **ns})
+    assert missing.is_error and "NotFound (404)" in missing.content[0].text
+    bad = await client.call_tool("add_memory", {"content": "", **ns})
+    assert bad.is_error and "InvalidInput (422)" in bad.content[0].text
+    deleted = _result(await client.call_tool("delete_memory", {"memory_id": rid, **ns}))
+    return {"deleted": deleted, "id": rid}
+
+
+def test_streamable_http_session_every_tool(server: Server):
+    async def main() -> None:
+        async with _http(server, "admin") as client:
+            out = await _exercise(client, "team-a")
+            assert out["deleted"] == {"deleted": out["id"]}
+    anyio.run(main)
+
+
+def test_streamable_http_auth_and_isolation(server: Server):
+    async def main() -> None:
+        async with _http(server, "admin") as admin:
+            secret = _result(await admin.call_tool("add_memory", {
+                "content": "team-a mcp secret", "namespace": "team-a"}))
+        async with _http(server, None) as anonymous:
+            r = await anonymous.call_tool("search_memories", {"query": "secret"})
+            assert r.is_error and "Unauthenticated (401)" in r.content[0].text
+        async with _http(server, "reader") as reader:
+            r = await reader.call_tool("add_memory", {"content": "x", "namespace": "team-a"})
+            assert r.is_error and "ScopeViolation (403)" in r.content[0].text
+        async with _http(server, "other") as other:
+            calls = [
+                ("add_memory", {"content": "x"}),
+                ("search_memories", {"query": "secret"}),
+                ("get_memory", {"memory_id": secret["id"]}),
+                ("update_memory", {"memory_id": secret["id"], "text": "pwned"}),
+                ("delete_memory", {"memory_id": secret["id"]}),
+                ("memory_context", {"query": "secret"}),
+                ("record_episode", {"episode": {"score": 1}}),
+                ("episode_context", {}),
+                ("learn_outcome", {"agent": "a", "project_id": "p", "task": "t",
+                                   "outcome": True, "strategy_used": "s"}),
+                ("task_advice", {"task": "t", "agent": "a"}),
+            ]
+            assert {name for name, _ in calls} == TOOLS
+            for name, args in calls:
+                r = await other.call_tool(name, {**args, "namespace": "team-a"})
+                assert r.is_error and "ScopeViolation (403)" in r.content[0].text, name
+            with pytest.raises(Exception, match="ScopeViolation"):
+                await other.read_resource("memstream://team-a/stats")
+            own = _result(await other.call_tool("search_memories", {"query": "mcp secret"}))
+            assert own == []  # its default namespace is team-b
+            r = await other.call_tool("get_memory", {"memory_id": secret["id"]})
+            assert r.is_error and "NotFound" in r.content[0].text
+        async with _http(server, "admin") as admin:
+            kept = _result(await admin.call_tool("get_memory", {"memory_id": secret["id"],
+                                                                "namespace": "team-a"}))
+            assert kept["text"] == "team-a mcp secret"
+    anyio.run(main)
+
+
+def test_stdio_session(tmp_path: Path):
+    exe = str(Path(sys.executable).parent / "memstream")
+    params = StdioServerParameters(command=exe, args=["--db", str(tmp_path / "stdio.db"),
+                                                      "--embedder", "none", "mcp"],
+                                   env={"MEMSTREAM_REFLECTION_THRESHOLD": "0"})
+
+    async def main() -> None:
+        async with Client(params) as client:
+            out = await _exercise(client)
+            assert out["deleted"] == {"deleted": out["id"]}
+    anyio.run(main)

@@ -1,0 +1,207 @@
+"""Every route, every error mapping and every key role, against the real server over HTTP."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memstream import Client, NotFound, ScopeViolation, Unauthenticated
+
+from .conftest import Server, start, stop
+
+
+def test_health_metrics_openapi(server: Server):
+    with server.client() as http:
+        assert http.get("/healthz").json()["status"] == "ok"
+        spec = http.get("/openapi.json").json()
+        assert "/v1/search" in spec["paths"] and "/v1/memories/{record_id}" in spec["paths"]
+        http.get("/v1/stats")  # a counted request (401 without a key)
+        assert "memstream_requests_total" in http.get("/metrics").text
+
+
+def test_every_route_with_an_admin_key(server: Server):
+    with server.client("admin") as http:
+        rec = http.post("/v1/memories", json={"content": "Ana prefers window seats",
+                                              "user_id": "ana", "kind": "preference",
+                                              "data": {"seat": "window"}})
+        assert rec.status_code == 201 and rec.json()["namespace"] == "team-a"
+        rid = rec.json()["id"]
+        batch = http.post("/v1/memories/batch", json={"items": [
+            {"content": "Ana flies to Oslo on Monday", "user_id": "ana"},
+            {"content": "Ana is vegetarian", "user_id": "ana", "kind": "fact"}]})
+        assert batch.status_code == 201 and len(batch.json()) == 2
+        msgs = http.post("/v1/memories/messages", json={
+            "messages": [{"role": "user", "content": "hello there"}], "infer": False})
+        assert msgs.json()[0]["event"] == "add"
+        listed = http.post("/v1/memories/list", json={"user_id": "ana", "kinds": ["fact"]})
+        assert [r["text"] for r in listed.json()] == ["Ana is vegetarian"]
+        assert http.get(f"/v1/memories/{rid}").json()["data"] == {"seat": "window"}
+        patched = http.patch(f"/v1/memories/{rid}", json={"importance": 0.9})
+        assert patched.json()["importance"] == 0.9
+        assert [h["event"] for h in http.get(f"/v1/memories/{rid}/history").json()] == [
+            "add", "update"]
+        hits = http.post("/v1/search", json={"query": "seat preference", "user_id": "ana"})
+        assert hits.json()[0]["record"]["id"] == rid
+        assert set(hits.json()[0]["explain"]) >= {"recency", "importance", "relevance"}
+        ctx = http.post("/v1/context", json={"query": "Ana", "budget": 30}).json()
+        assert 0 < ctx["tokens"] <= 30 and ctx["text"].startswith("- ")
+        assert http.get("/v1/stats").json()["records"] == 4
+        dump = http.get("/v1/export").text
+        assert len(dump.splitlines()) == 4
+        again = http.post("/v1/import", content=dump.encode())
+        assert again.status_code == 409
+        assert http.post("/v1/import", content=dump.encode(),
+                         params={"skip_existing": True}).json() == {"imported": 0}
+        assert http.post("/v1/reflect").status_code == 200
+        assert http.post("/v1/consolidate").status_code == 200
+        ep = http.post("/v1/episodes", json={"agent_id": "bot", "episode": {
+            "task_id": "t", "score": 0.9, "successes": ["planned first"]}})
+        assert ep.status_code == 201
+        assert "[WORKS] planned first" in http.get(
+            "/v1/episodes/context", params={"agent_id": "bot", "task_id": "t"}).json()["context"]
+        assert http.get("/v1/episodes/summary", params={"agent_id": "bot"}).json()[
+            "total_episodes"] == 1
+        for _ in range(3):
+            out = http.post("/v1/learning/outcomes", json={
+                "agent": "bot", "project_id": "p", "task": "test the login form",
+                "outcome": True, "strategy_used": "fill valid credentials first"})
+            assert out.status_code == 201
+        advice = http.post("/v1/learning/advice", json={"task": "test the login form",
+                                                        "agent": "bot"}).json()
+        assert advice["heuristics"][0]["confidence"] == 1.0
+        assert http.delete(f"/v1/memories/{rid}").json() == {"deleted": rid}
+        gone = http.post("/v1/memories/delete", json={"user_id": "ana"})
+        assert gone.json() == {"deleted": 2}
+
+
+@pytest.mark.parametrize(("key", "method", "path", "body", "status", "error"), [
+    (None, "GET", "/v1/stats", None, 401, "Unauthenticated"),
+    ("bogus", "GET", "/v1/stats", None, 401, "Unauthenticated"),
+    ("reader", "POST", "/v1/memories", {"content": "x"}, 403, "ScopeViolation"),
+    ("writer", "POST", "/v1/memories/delete", {}, 403, "ScopeViolation"),
+    ("admin", "GET", "/v1/stats?namespace=team-b", None, 403, "ScopeViolation"),
+    ("admin", "GET", "/v1/memories/01NOSUCHRECORD", None, 404, "NotFound"),
+    ("admin", "POST", "/v1/memories", {"content": ""}, 422, "InvalidInput"),
+    ("admin", "POST", "/v1/memories", {"content": "x", "importance": 3}, 422, "InvalidInput"),
+    ("admin", "POST", "/v1/search", {"query": "x", "filters": {"a": {"like": 1}}}, 422,
+     "InvalidFilter"),
+    ("admin", "POST", "/v1/search", {"query": "x", "surprise": 1}, 422, "InvalidInput"),
+    ("admin", "POST", "/v1/memories", {"content": "x", "namespace": "bad ns!"}, 422,
+     "InvalidInput"),
+])
+def test_error_mapping(server: Server, key, method, path, body, status, error):
+    headers = {"Authorization": "Bearer ms_nope_nope"} if key == "bogus" else {}
+    with server.client(key if key != "bogus" else None) as http:
+        resp = http.request(method, path, json=body, headers=headers)
+    assert resp.status_code == status, resp.text
+    assert resp.json()["error"]["type"] == error
+    assert resp.json()["error"]["message"]
+
+
+def test_conflict_and_payload_limits(server: Server):
+    with server.client("admin") as http:
+        rec = http.post("/v1/memories", json={"content": "unique"}).json()
+        line = json.dumps(rec)
+        assert http.post("/v1/import", content=line.encode()).status_code == 409
+        big = http.post("/v1/memories", content=b'{"content": "' + b"x" * (6 * 2**20) + b'"}',
+                        headers={"content-type": "application/json"})
+        assert big.status_code == 413 and big.json()["error"]["type"] == "PayloadTooLarge"
+        bad_utf8 = http.post("/v1/import", content=b"\xff\xfe")
+        assert bad_utf8.status_code == 422
+
+
+def test_key_roles(server: Server):
+    with server.client("reader") as http:
+        assert http.post("/v1/search", json={"query": "anything"}).status_code == 200
+        assert http.get("/v1/stats").status_code == 200
+        assert http.post("/v1/memories", json={"content": "no"}).status_code == 403
+    with server.client("writer") as http:
+        rid = http.post("/v1/memories", json={"content": "writer note"}).json()["id"]
+        assert http.patch(f"/v1/memories/{rid}", json={"text": "edited"}).status_code == 200
+        assert http.post("/v1/reflect").status_code == 403
+        assert http.post("/v1/import", content=b"").status_code in (200, 403)
+        assert http.delete(f"/v1/memories/{rid}").status_code == 200
+
+
+def test_isolation_every_route_with_another_namespace_key(server: Server):
+    with server.client("admin") as http:
+        secret = http.post("/v1/memories", json={"content": "team-a secret launch code"}).json()
+    sid = secret["id"]
+    attempts = [
+        ("POST", "/v1/memories", {"content": "x", "namespace": "team-a"}, None),
+        ("POST", "/v1/memories/batch", {"namespace": "team-a", "items": [{"content": "x"}]},
+         None),
+        ("POST", "/v1/memories/messages", {"namespace": "team-a", "infer": False,
+                                           "messages": [{"content": "x"}]}, None),
+        ("POST", "/v1/memories/list", {"namespace": "team-a"}, None),
+        ("GET", f"/v1/memories/{sid}", None, {"namespace": "team-a"}),
+        ("PATCH", f"/v1/memories/{sid}", {"text": "pwned"}, {"namespace": "team-a"}),
+        ("DELETE", f"/v1/memories/{sid}", None, {"namespace": "team-a"}),
+        ("POST", "/v1/memories/delete", {"namespace": "team-a"}, None),
+        ("GET", f"/v1/memories/{sid}/history", None, {"namespace": "team-a"}),
+        ("POST", "/v1/search", {"query": "secret", "namespace": "team-a"}, None),
+        ("POST", "/v1/context", {"query": "secret", "namespace": "team-a"}, None),
+        ("GET", "/v1/stats", None, {"namespace": "team-a"}),
+        ("GET", "/v1/export", None, {"namespace": "team-a"}),
+        ("POST", "/v1/reflect", None, {"namespace": "team-a"}),
+        ("POST", "/v1/consolidate", None, {"namespace": "team-a"}),
+        ("POST", "/v1/episodes", {"namespace": "team-a", "episode": {"score": 1}}, None),
+        ("GET", "/v1/episodes/context", None, {"namespace": "team-a"}),
+        ("GET", "/v1/episodes/summary", None, {"namespace": "team-a"}),
+        ("POST", "/v1/learning/outcomes", {"namespace": "team-a", "agent": "a",
+                                           "project_id": "p", "task": "t", "outcome": True,
+                                           "strategy_used": "s"}, None),
+        ("POST", "/v1/learning/advice", {"namespace": "team-a", "task": "t", "agent": "a"},
+         None),
+    ]
+    with server.client("other") as http:
+        for method, path, body, params in attempts:
+            resp = http.request(method, path, json=body, params=params)
+            assert resp.status_code == 403, (method, path, resp.text)
+            assert "team-a" not in resp.text or "may not use namespace" in resp.text
+        line = json.dumps({**secret, "id": "01AAAAAAAAAAAAAAAAAAAAAAAA"})
+        assert http.post("/v1/import", content=line.encode()).status_code == 403
+        # without naming a namespace, the key's own namespace is used: nothing of team-a shows
+        assert http.post("/v1/search", json={"query": "secret launch code"}).json() == []
+        assert http.get(f"/v1/memories/{sid}").status_code == 404
+        assert http.get("/v1/export").text == ""
+    with server.client("admin") as http:
+        assert http.get(f"/v1/memories/{sid}").json()["text"] == "team-a secret launch code"
+
+
+def test_python_client(server: Server):
+    with Client(server.url, api_key=server.keys["both"]) as client:
+        rec = client.add("Client-made memory about kayaks", namespace="team-b", user_id="k")
+        assert client.get(rec.id, namespace="team-b").text == rec.text
+        hits = client.search("kayaks", namespace="team-b", k=3)
+        assert hits[0].record.id == rec.id and hits[0].explain.weights == (1.0, 1.0, 1.0)
+        assert client.update(rec.id, namespace="team-b", importance=0.7).importance == 0.7
+        assert [h.event for h in client.history(rec.id, namespace="team-b")] == ["add", "update"]
+        assert len(client.add_many(["one", {"content": "two"}], namespace="team-b")) == 2
+        assert client.context("kayaks", namespace="team-b", budget=50).tokens > 0
+        assert client.stats(namespace="team-b")["records"] >= 3
+        assert client.get_all(namespace="team-b", kinds="observation")
+        client.delete(rec.id, namespace="team-b")
+        with pytest.raises(NotFound):
+            client.get(rec.id, namespace="team-b")
+        with pytest.raises(ScopeViolation):
+            client.search("x", namespace="team-c")
+    with pytest.raises(Unauthenticated), Client(server.url) as anonymous:
+        anonymous.stats()
+
+
+def test_rate_limit_and_graceful_shutdown(tmp_path):
+    srv = start(tmp_path / "rl.db", "--rate", "2")
+    try:
+        with srv.client() as http:
+            codes = [http.get("/v1/stats").status_code for _ in range(12)]
+        assert 429 in codes and codes[0] == 200
+        with srv.client() as http:
+            limited = next(r for r in (http.get("/v1/stats") for _ in range(10))
+                           if r.status_code == 429)
+        assert limited.json()["error"]["type"] == "RateLimited"
+        assert int(limited.headers["Retry-After"]) >= 1
+    finally:
+        assert stop(srv) in (0, -15)  # uvicorn re-raises SIGTERM once it has shut down
+    assert "Application shutdown complete" in (tmp_path / "rl.log").read_text()
