@@ -32,7 +32,7 @@ Rater = Callable[[str, str], float]
 class EnrichmentWorker:
     def __init__(self, store: Store, embedder: Embedder | None, *, rater: Rater | None = None,
                  after: Callable[[], None] | None = None, clock: Callable[[], float] = time.time,
-                 batch_size: int = 64) -> None:
+                 batch_size: int = 16) -> None:
         self._store = store
         self._embedder = embedder
         self._rater = rater

