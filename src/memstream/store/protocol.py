@@ -119,6 +119,10 @@ class Store(Protocol):
         """(id, cosine) of the records with embeddings nearest to a unit vector, best first,
         ties broken by insertion order."""
 
+    def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
+        """(ids, matrix) of the embeddings of every record a selection matches (for small
+        selections, such as one agent's records)."""
+
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored embeddings of these records (records without one are left out)."""
 

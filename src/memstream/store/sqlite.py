@@ -382,6 +382,20 @@ class SQLiteStore:
                     out[key] = np.frombuffer(blob, dtype=np.float32)
         return out
 
+    def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
+        where, params = selection_sql(sel)
+        with self._read() as db:
+            rows = db.execute(f"SELECT r.id, r.embedding FROM records r WHERE {where} "
+                              "AND r.embedding IS NOT NULL ORDER BY r.rowid", params).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        dims = {len(blob) for _, blob in rows}
+        if len(dims) > 1:  # vectors of several models: keep the most common size
+            size = max(dims, key=lambda d: sum(1 for _, b in rows if len(b) == d))
+            rows = [r for r in rows if len(r[1]) == size]
+        mat = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+        return [r[0] for r in rows], mat.reshape(len(rows), -1)
+
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         return self._vectors_by_key(
             "SELECT id, embedding FROM records WHERE +namespace = ? AND id IN ({q}) "

@@ -1,0 +1,187 @@
+"""Where the short-term and intermediate tiers live: Redis (shared by every process that uses
+the same server and prefix) or this process. Both keep whole entries (JSON-able dicts) with a
+time-to-live and, per agent, an index ordered by step."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from ..errors import BackendUnavailable, MissingDependency
+
+__all__ = ["InProcessTier", "RedisTier", "TierBackend"]
+
+
+class TierBackend(Protocol):
+    name: str
+
+    def put(self, entries: Sequence[dict[str, Any]]) -> None:
+        """Store or replace entries (each has memory_id, agent_id, step_number)."""
+
+    def get(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The live entries among ``ids``."""
+
+    def index(self, agent_id: str) -> list[tuple[int, str]]:
+        """(step, id) of the agent's live entries, ordered by step then id."""
+
+    def remove(self, agent_id: str, ids: Iterable[str]) -> None: ...
+
+    def agents(self) -> list[str]: ...
+
+    def clear(self, agent_id: str | None = None) -> None: ...
+
+    def memory_bytes(self) -> int | None:
+        """What the backend uses, when it can tell."""
+
+
+class InProcessTier:
+    """A tier in this process's memory."""
+
+    def __init__(self, name: str, ttl: float | None) -> None:
+        self.name, self.ttl = name, ttl
+        self._entries: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._by_agent: dict[str, list[tuple[int, str]]] = {}
+        self._lock = threading.RLock()
+
+    def _alive(self, until: float) -> bool:
+        return until == 0 or until > time.monotonic()
+
+    def put(self, entries: Sequence[dict[str, Any]]) -> None:
+        until = time.monotonic() + self.ttl if self.ttl else 0.0
+        with self._lock:
+            for e in entries:
+                rid, agent = e["memory_id"], e["agent_id"]
+                if rid not in self._entries:
+                    bisect.insort(self._by_agent.setdefault(agent, []),
+                                  (int(e["step_number"]), rid))
+                self._entries[rid] = (until, e)
+
+    def get(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            found = {i: self._entries.get(i) for i in ids}
+        return {i: v[1] for i, v in found.items() if v is not None and self._alive(v[0])}
+
+    def index(self, agent_id: str) -> list[tuple[int, str]]:
+        with self._lock:
+            rows = list(self._by_agent.get(agent_id, []))
+            dead = [rid for _, rid in rows if not self._alive(self._entries[rid][0])]
+        if dead:
+            self.remove(agent_id, dead)
+            gone = set(dead)
+            rows = [r for r in rows if r[1] not in gone]
+        return rows
+
+    def remove(self, agent_id: str, ids: Iterable[str]) -> None:
+        gone = set(ids)
+        with self._lock:
+            for rid in gone:
+                self._entries.pop(rid, None)
+            if agent_id in self._by_agent:
+                self._by_agent[agent_id] = [r for r in self._by_agent[agent_id]
+                                            if r[1] not in gone]
+
+    def agents(self) -> list[str]:
+        with self._lock:
+            return sorted(a for a, rows in self._by_agent.items() if rows)
+
+    def clear(self, agent_id: str | None = None) -> None:
+        with self._lock:
+            if agent_id is None:
+                self._entries.clear()
+                self._by_agent.clear()
+            else:
+                self.remove(agent_id, [rid for _, rid in self._by_agent.get(agent_id, [])])
+
+    def memory_bytes(self) -> int | None:
+        return None
+
+
+class RedisTier:
+    """A tier in Redis: one JSON string per entry (with the TTL) and one sorted set per agent
+    (score = step), under ``<prefix>:<tier>:``."""
+
+    def __init__(self, name: str, url: str, ttl: float | None, prefix: str = "memstream"
+                 ) -> None:
+        try:
+            import redis
+        except ImportError as exc:
+            raise MissingDependency("Redis tiers need: pip install 'memstream[redis]'") from exc
+        self.name, self.ttl = name, ttl
+        self._r = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+        self._errors = (redis.RedisError, OSError)
+        self._k = f"{prefix}:{name}"
+
+    def _call(self, fn: Any) -> Any:
+        try:
+            return fn()
+        except self._errors as exc:
+            raise BackendUnavailable(f"Redis ({self.name} tier) failed: {exc}") from exc
+
+    def ping(self) -> None:
+        self._call(self._r.ping)
+
+    def put(self, entries: Sequence[dict[str, Any]]) -> None:
+        ttl = int(self.ttl) if self.ttl else None
+
+        def run() -> None:
+            pipe = self._r.pipeline(transaction=False)
+            agents: dict[str, dict[str, float]] = {}
+            for e in entries:
+                pipe.set(f"{self._k}:e:{e['memory_id']}", json.dumps(e), ex=ttl)
+                agents.setdefault(e["agent_id"], {})[e["memory_id"]] = float(e["step_number"])
+            for agent, members in agents.items():
+                pipe.zadd(f"{self._k}:a:{agent}", members)
+                pipe.sadd(f"{self._k}:agents", agent)
+                if ttl:
+                    pipe.expire(f"{self._k}:a:{agent}", ttl)
+            pipe.execute()
+        self._call(run)
+
+    def get(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        raw = self._call(lambda: self._r.mget([f"{self._k}:e:{i}" for i in ids]))
+        return {i: json.loads(v) for i, v in zip(ids, raw, strict=True) if v is not None}
+
+    def index(self, agent_id: str) -> list[tuple[int, str]]:
+        rows = self._call(lambda: self._r.zrange(f"{self._k}:a:{agent_id}", 0, -1,
+                                                 withscores=True))
+        pairs = [(int(score), member.decode()) for member, score in rows]
+        if self.ttl and pairs:  # entries expire on their own; drop their index rows
+            alive = self._call(lambda: self._r.mget([f"{self._k}:e:{i}" for _, i in pairs]))
+            dead = [i for (_, i), v in zip(pairs, alive, strict=True) if v is None]
+            if dead:
+                self.remove(agent_id, dead)
+                gone = set(dead)
+                pairs = [p for p in pairs if p[1] not in gone]
+        pairs.sort()
+        return pairs
+
+    def remove(self, agent_id: str, ids: Iterable[str]) -> None:
+        ids = list(ids)
+        if not ids:
+            return
+
+        def run() -> None:
+            pipe = self._r.pipeline(transaction=False)
+            pipe.delete(*[f"{self._k}:e:{i}" for i in ids])
+            pipe.zrem(f"{self._k}:a:{agent_id}", *ids)
+            pipe.execute()
+        self._call(run)
+
+    def agents(self) -> list[str]:
+        return sorted(a.decode() for a in self._call(lambda: self._r.smembers(
+            f"{self._k}:agents")))
+
+    def clear(self, agent_id: str | None = None) -> None:
+        agents = [agent_id] if agent_id is not None else self.agents()
+        for agent in agents:
+            self.remove(agent, [i for _, i in self.index(agent)])
+            self._call(lambda a=agent: self._r.srem(f"{self._k}:agents", a))
+
+    def memory_bytes(self) -> int | None:
+        return int(self._call(lambda: self._r.info("memory"))["used_memory"])

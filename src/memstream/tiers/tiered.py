@@ -1,0 +1,460 @@
+"""``TieredMemory``: short-term, intermediate and long-term memory for agents in simulations.
+
+Every state, action and interaction is written durably first: one record of the store (kind
+state / action / interaction, the agent id, the step, the contents as payload, the priority
+as importance, the long-term vector as embedding) in the namespace ``<namespace>.agents``, so
+that field-hashed vectors never mix with text embeddings. The tiers are views at different
+resolutions and costs:
+
+* STM (Redis when ``redis_url`` is set, else this process): the full entry, ``stm_limit``
+  entries per agent, ``stm_ttl`` seconds;
+* IM (same place): the compressed entry, ``im_limit`` per agent, ``im_ttl``;
+* LTM: the durable records, whole history, read in their long-term (abstract) form.
+
+Maintenance runs every ``cleanup_interval`` insertions and on demand: per agent, entries past
+the STM capacity or older than ``stm_max_age`` steps move to IM (compressed), choosing the
+lowest effective priority (priority × decay^(age in steps / cleanup_interval)) among the oldest
+candidates; IM entries past its capacity or ``im_max_age`` leave the caches (they stay in
+LTM). An entry read from IM or LTM ``promote_after`` times is restored in full to STM.
+Results from several tiers are merged in order with a heap merge of sorted lists, each record
+once, in its most detailed form. When Redis fails, writes still reach the durable store and
+queries use it, with a warning.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import json
+import logging
+import threading
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _validate as v
+from .._ids import new_id
+from .._types import Record
+from ..errors import BackendUnavailable, InvalidInput
+from ..filters import Selection, parse_filter
+from ..retrieval.keywords import query_terms
+from .backends import InProcessTier, RedisTier, TierBackend
+from .features import DIM, compress, leaves, state_vector
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+__all__ = ["MEMORY_TYPES", "TierConfig", "TierDegradedWarning", "TieredMemory"]
+
+log = logging.getLogger("memstream.tiers")
+MEMORY_TYPES = ("state", "action", "interaction")
+MODEL = f"memstream-state-hash-{DIM}"
+LEVEL_OF = {"stm": 0, "im": 1, "ltm": 2}
+
+
+class TierDegradedWarning(UserWarning):
+    """A tier backend (Redis) failed: the durable store serves instead."""
+
+
+@dataclass(frozen=True)
+class TierConfig:
+    stm_limit: int = 1000
+    im_limit: int = 10000
+    stm_ttl: float | None = 3600.0
+    im_ttl: float | None = None
+    stm_max_age: int = 1000
+    im_max_age: int = 10000
+    cleanup_interval: int = 100
+    priority_decay: float = 0.95
+    promote_after: int = 3
+
+
+def _pack(vec: np.ndarray) -> str:
+    return base64.b64encode(vec.astype(np.float16).tobytes()).decode()
+
+
+def _unpack(raw: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(raw), dtype=np.float16).astype(np.float32)
+
+
+def _text(kind: str, step: int, contents: Mapping[str, Any]) -> str:
+    parts = [f"{path}={val}" for path, val in leaves(contents) if val is not None]
+    return f"{kind} at step {step}: " + "; ".join(parts)[:1000]
+
+
+class TieredMemory:
+    """Agent memory in three tiers over one ``Memory`` (see the module docstring)."""
+
+    def __init__(self, memory: Memory, *, redis_url: str | None = None,
+                 config: TierConfig | None = None, namespace: str | None = None,
+                 prefix: str = "memstream") -> None:
+        self.memory = memory
+        self.config = config or TierConfig()
+        base = namespace if namespace is not None else memory.config.namespace
+        self.namespace = v.namespace(f"{base}.agents")
+        self.degraded = False
+        stm: TierBackend
+        im: TierBackend
+        if redis_url:
+            r_prefix = f"{prefix}:{self.namespace}"
+            stm = RedisTier("stm", redis_url, self.config.stm_ttl, r_prefix)
+            im = RedisTier("im", redis_url, self.config.im_ttl, r_prefix)
+            try:
+                stm.ping()
+            except BackendUnavailable as exc:
+                self._degrade(exc)
+        else:
+            stm = InProcessTier("stm", self.config.stm_ttl)
+            im = InProcessTier("im", self.config.im_ttl)
+        self.stm, self.im = stm, im
+        self._inserts = 0
+        self._touched: set[str] = set()
+        self._lock = threading.Lock()
+        self._ltm_reads: dict[str, int] = {}
+
+    # --- tier plumbing ---------------------------------------------------------------------
+
+    def _degrade(self, exc: Exception) -> None:
+        if not self.degraded:
+            warnings.warn(f"{exc}; serving from the durable store until it is back",
+                          TierDegradedWarning, stacklevel=3)
+            log.warning("tier backend failed (%s); using the durable store", exc)
+        self.degraded = True
+
+    def _tier(self, fn: Any, default: Any) -> Any:
+        if self.degraded:
+            return default
+        try:
+            return fn()
+        except BackendUnavailable as exc:
+            self._degrade(exc)
+            return default
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def store(self, agent_id: str, memory_type: str, contents: Mapping[str, Any], step: int,
+              priority: float = 1.0) -> dict[str, Any]:
+        """Store one entry durably and in STM; returns the entry."""
+        return self.store_many([(agent_id, memory_type, contents, step, priority)])[0]
+
+    def store_many(self, items: Iterable[tuple[str, str, Mapping[str, Any], int, float]]
+                   ) -> list[dict[str, Any]]:
+        """Store many entries in one transaction (e.g. every agent's state of one step)."""
+        now = self.memory.clock.now()
+        records: list[Record] = []
+        entries: list[dict[str, Any]] = []
+        for n, (agent_id, kind, contents, step, priority) in enumerate(items):
+            agent = v.scope_id(agent_id, "agent_id")
+            if agent is None:
+                raise InvalidInput(f"item {n}: agent_id is required")
+            if kind not in MEMORY_TYPES:
+                raise InvalidInput(f"item {n}: memory type must be one of {MEMORY_TYPES}")
+            step_n = v.step(step)
+            if step_n is None or step_n < 0:
+                raise InvalidInput(f"item {n}: step_number must be an integer >= 0")
+            prio = v.importance(priority)
+            if prio is None:
+                raise InvalidInput(f"item {n}: priority must be a number in [0, 1]")
+            data = v.json_object(contents, "state_data")
+            if data is None:
+                raise InvalidInput(f"item {n}: the data must be a dict")
+            full = state_vector(data)
+            im_form = compress(data, 1)
+            ltm_form = compress(data, 2)
+            rid = new_id(now)
+            records.append(Record(
+                id=rid, namespace=self.namespace, text=_text(kind, step_n, data), kind=kind,
+                data=data, agent_id=agent, step=step_n, importance=prio, created_at=now,
+                last_accessed_at=now, metadata={"compression": 0},
+                embedding=state_vector(ltm_form)))
+            entries.append({
+                "memory_id": rid, "agent_id": agent, "step_number": step_n, "timestamp": now,
+                "contents": data, "im_contents": im_form, "vec": _pack(full),
+                "im_vec": _pack(state_vector(im_form)),
+                "metadata": {"creation_time": now, "last_access_time": now,
+                             "compression_level": 0, "importance_score": prio,
+                             "retrieval_count": 0, "memory_type": kind}})
+        self.memory.store.insert(records, model=MODEL)  # durable before any cache
+        self._tier(lambda: self.stm.put(entries), None)
+        with self._lock:
+            self._touched.update(e["agent_id"] for e in entries)
+            self._inserts += len(entries)
+            due = self._inserts >= self.config.cleanup_interval
+            if due:
+                self._inserts = 0
+        if due:
+            self.maintain()
+        return [self._public(e, "stm") for e in entries]
+
+    # --- entries in their three forms --------------------------------------------------------
+
+    def _public(self, entry: Mapping[str, Any], tier: str) -> dict[str, Any]:
+        level = LEVEL_OF[tier]
+        meta = dict(entry["metadata"], compression_level=level, tier=tier)
+        contents = entry["contents"] if level == 0 else entry.get("im_contents") \
+            if level == 1 else compress(entry["contents"], 2)
+        vectors: dict[str, list[float]] = {}
+        if "vec" in entry and level == 0:
+            vectors["full_vector"] = _unpack(entry["vec"]).tolist()
+        if "im_vec" in entry and level <= 1:
+            vectors["compressed_vector"] = _unpack(entry["im_vec"]).tolist()
+        return {"memory_id": entry["memory_id"], "agent_id": entry["agent_id"],
+                "step_number": entry["step_number"], "timestamp": entry["timestamp"],
+                "contents": contents, "metadata": meta, "embeddings": vectors}
+
+    def _from_record(self, rec: Record) -> dict[str, Any]:
+        data = rec.data or {}
+        return {"memory_id": rec.id, "agent_id": rec.agent_id, "step_number": rec.step,
+                "timestamp": rec.created_at, "contents": compress(data, 2),
+                "metadata": {"creation_time": rec.created_at,
+                             "last_access_time": rec.last_accessed_at,
+                             "compression_level": 2, "importance_score": rec.importance,
+                             "retrieval_count": rec.access_count, "memory_type": rec.kind}}
+
+    def _select(self, agent_id: str, kind: str | None, **extra: Any) -> Selection:
+        kinds = None if kind is None else (self._kind(kind),)
+        return Selection(self.namespace, agent_id=v.scope_id(agent_id, "agent_id"),
+                         kinds=kinds, **extra)
+
+    @staticmethod
+    def _kind(kind: str) -> str:
+        if kind not in MEMORY_TYPES:
+            raise InvalidInput(f"memory_type must be one of {MEMORY_TYPES} or None, not {kind!r}")
+        return kind
+
+    def _tier_entries(self, agent_id: str, ids_steps: Sequence[tuple[int, str]], kind: str | None
+                      ) -> dict[str, dict[str, Any]]:
+        """The most detailed cached form of these ids: {id: public entry}."""
+        out: dict[str, dict[str, Any]] = {}
+        wanted = [i for _, i in ids_steps]
+        for tier, backend in (("stm", self.stm), ("im", self.im)):
+            missing = [i for i in wanted if i not in out]
+            found = self._tier(lambda b=backend, m=missing: b.get(m), {})
+            for rid, e in found.items():
+                if kind is None or e["metadata"]["memory_type"] == kind:
+                    out[rid] = self._public(e, tier)
+        return out
+
+    def _merge(self, agent_id: str, records: Sequence[Record], kind: str | None
+               ) -> list[dict[str, Any]]:
+        """LTM records (sorted by step) in their most detailed cached form, each once."""
+        cached = self._tier_entries(agent_id, [(r.step or 0, r.id) for r in records], kind)
+        out = [cached.get(r.id) or self._from_record(r) for r in records]
+        self._count_reads(out)
+        return out
+
+    def _count_reads(self, entries: Sequence[dict[str, Any]]) -> None:
+        """Promotion: entries read often from IM or LTM go back to STM in full."""
+        lower = [e for e in entries if e["metadata"]["compression_level"] > 0]
+        promote = []
+        with self._lock:
+            for e in lower:
+                n = self._ltm_reads.get(e["memory_id"], 0) + 1
+                self._ltm_reads[e["memory_id"]] = n
+                if n >= self.config.promote_after:
+                    promote.append(e["memory_id"])
+                    del self._ltm_reads[e["memory_id"]]
+        if promote:
+            self._promote(promote)
+
+    def _promote(self, ids: Sequence[str]) -> None:
+        records = self.memory.store.get(self.namespace, ids)
+        entries = []
+        for rec in records:
+            data = rec.data or {}
+            im_form = compress(data, 1)
+            entries.append({
+                "memory_id": rec.id, "agent_id": rec.agent_id, "step_number": rec.step,
+                "timestamp": rec.created_at, "contents": data, "im_contents": im_form,
+                "vec": _pack(state_vector(data)), "im_vec": _pack(state_vector(im_form)),
+                "metadata": {"creation_time": rec.created_at,
+                             "last_access_time": self.memory.clock.now(),
+                             "compression_level": 0, "importance_score": rec.importance,
+                             "retrieval_count": self.config.promote_after,
+                             "memory_type": rec.kind, "promoted": True}})
+        for e in entries:
+            self._tier(lambda a=e["agent_id"], i=e["memory_id"]: self.im.remove(a, [i]), None)
+        self._tier(lambda: self.stm.put(entries), None)
+
+    # --- queries -----------------------------------------------------------------------------
+
+    def recent(self, agent_id: str, count: int = 10, kind: str | None = None
+               ) -> list[dict[str, Any]]:
+        """The newest ``count`` entries, newest first."""
+        if count < 0:
+            raise InvalidInput("count must be >= 0")
+        recs = self.memory.store.select(self._select(agent_id, kind), limit=count,
+                                        order="-created")
+        return self._merge(agent_id, recs, kind)
+
+    def step_range(self, agent_id: str, start: int, end: int, kind: str | None = None
+                   ) -> list[dict[str, Any]]:
+        """Entries with start <= step <= end, oldest first."""
+        if not (isinstance(start, int) and isinstance(end, int)) or start < 0 or end < start:
+            raise InvalidInput(f"a step range needs 0 <= start_step <= end_step, got "
+                               f"({start!r}, {end!r})")
+        recs = self.memory.store.select(
+            self._select(agent_id, kind, step_min=start, step_max=end), order="step")
+        return self._merge(agent_id, recs, kind)
+
+    def by_attributes(self, agent_id: str, attributes: Mapping[str, Any],
+                      kind: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """Entries whose contents match every attribute (dotted keys reach nested values;
+        a value may also be an operator dict such as {"lt": 0.5})."""
+        if not isinstance(attributes, Mapping) or not attributes:
+            raise InvalidInput("attributes must be a non-empty dict")
+        where = parse_filter({k.replace("$", ""): (
+            {op.lstrip("$"): val for op, val in spec.items()} if isinstance(spec, Mapping)
+            else spec) for k, spec in attributes.items()})
+        recs = self.memory.store.select(self._select(agent_id, kind, where=where),
+                                        order="step", limit=limit)
+        return self._merge(agent_id, recs, kind)
+
+    def content_search(self, agent_id: str, text: str, k: int = 5) -> list[dict[str, Any]]:
+        """Entries whose text matches words of ``text`` (BM25), best first."""
+        hits = self.memory.store.keyword_search(self._select(agent_id, None), query_terms(text),
+                                                k)
+        recs = {r.id: r for r in self.memory.store.get(self.namespace, [h for h, _ in hits])}
+        return self._merge(agent_id, [recs[h] for h, _ in hits if h in recs], None)
+
+    def similar(self, agent_id: str, query: Mapping[str, Any] | Sequence[float], k: int = 5,
+                kind: str | None = None, tiers: Sequence[str] | None = None
+                ) -> list[tuple[dict[str, Any], float]]:
+        """(entry, cosine) of the entries most like a state dict or a raw vector, best first;
+        each tier compares at its own resolution."""
+        if k < 1:
+            raise InvalidInput("k must be >= 1")
+        tiers = list(tiers or ("stm", "im", "ltm"))
+        if set(tiers) - set(LEVEL_OF):
+            raise InvalidInput("memory_tiers may name only 'stm', 'im' and 'ltm'")
+        if isinstance(query, Mapping):
+            q = {"stm": state_vector(query), "im": state_vector(compress(query, 1)),
+                 "ltm": state_vector(compress(query, 2))}
+        else:
+            vec = v.vector(query, DIM, "query_embedding")
+            q = {t: vec for t in LEVEL_OF}
+        ranked: list[list[tuple[float, str, dict[str, Any]]]] = []
+        for tier in ("stm", "im"):
+            if tier not in tiers:
+                continue
+            backend = self.stm if tier == "stm" else self.im
+            ids = [i for _, i in self._tier(lambda b=backend: b.index(agent_id), [])]
+            entries = self._tier(lambda b=backend, i=ids: b.get(i), {})
+            key = "vec" if tier == "stm" else "im_vec"
+            rows = [(e, _unpack(e[key])) for e in entries.values()
+                    if kind is None or e["metadata"]["memory_type"] == kind]
+            if rows:
+                scores = np.vstack([r[1] for r in rows]) @ q[tier]
+                ranked.append(sorted(((-float(s), e["memory_id"], self._public(e, tier))
+                                      for (e, _), s in zip(rows, scores, strict=True)),
+                                     key=lambda t: (t[0], t[1]))[: k * 2])
+        if "ltm" in tiers:
+            ids, mat = self.memory.store.selection_vectors(self._select(agent_id, kind))
+            if len(ids):
+                scores = mat @ q["ltm"]
+                top = np.argsort(-scores, kind="stable")[: k * 2]
+                recs = {r.id: r for r in self.memory.store.get(self.namespace,
+                                                               [ids[i] for i in top])}
+                ranked.append([(-float(scores[i]), ids[i], self._from_record(recs[ids[i]]))
+                               for i in top if ids[i] in recs])
+        out: list[tuple[dict[str, Any], float]] = []
+        seen: set[str] = set()
+        for neg, rid, entry in heapq.merge(*ranked, key=lambda t: (t[0], t[1])):
+            if rid in seen:
+                continue
+            seen.add(rid)
+            out.append((entry, -neg))
+            if len(out) == k:
+                break
+        self._count_reads([e for e, _ in out])
+        return out
+
+    # --- maintenance and statistics ---------------------------------------------------------
+
+    def maintain(self, agent_id: str | None = None) -> dict[str, int]:
+        """Move entries down the tiers now; returns how many moved to IM and left IM."""
+        with self._lock:
+            agents = [agent_id] if agent_id is not None else sorted(self._touched)
+            if agent_id is None:
+                self._touched.clear()
+        moved = dropped = 0
+        for agent in agents:
+            moved += self._tier(lambda a=agent: self._stm_to_im(a), 0)
+            dropped += self._tier(lambda a=agent: self._drop_im(a), 0)
+        return {"moved_to_im": moved, "left_im": dropped}
+
+    def _choose(self, index: list[tuple[int, str]], limit: int, max_age: int,
+                backend: TierBackend) -> list[dict[str, Any]]:
+        if not index:
+            return []
+        newest = index[-1][0]
+        old = [i for step, i in index if newest - step > max_age]
+        over = max(0, len(index) - limit - len(old))
+        if not old and not over:
+            return []
+        rest = [pair for pair in index if pair[1] not in set(old)]
+        window = rest[: 2 * over]  # the oldest candidates; the least important of them go
+        entries = backend.get(old + [i for _, i in window])
+        c = self.config
+
+        def effective(e: Mapping[str, Any]) -> float:
+            age = newest - int(e["step_number"])
+            decay: float = c.priority_decay ** (age / max(1, c.cleanup_interval))
+            return float(e["metadata"]["importance_score"]) * decay
+
+        candidates = sorted((entries[i] for _, i in window if i in entries),
+                            key=lambda e: (effective(e), e["step_number"], e["memory_id"]))
+        return [entries[i] for i in old if i in entries] + candidates[:over]
+
+    def _stm_to_im(self, agent: str) -> int:
+        c = self.config
+        going = self._choose(self.stm.index(agent), c.stm_limit, c.stm_max_age, self.stm)
+        if going:
+            for e in going:
+                e["metadata"]["compression_level"] = 1
+            self.im.put(going)
+            self.stm.remove(agent, [e["memory_id"] for e in going])
+        return len(going)
+
+    def _drop_im(self, agent: str) -> int:
+        c = self.config
+        going = self._choose(self.im.index(agent), c.im_limit, c.im_max_age, self.im)
+        if going:
+            self.im.remove(agent, [e["memory_id"] for e in going])
+        return len(going)
+
+    def stats(self, agent_id: str) -> dict[str, Any]:
+        sel = self._select(agent_id, None)
+        total = self.memory.store.count(sel)
+        by_type = {t: self.memory.store.count(self._select(agent_id, t)) for t in MEMORY_TYPES}
+        stm = len(self._tier(lambda: self.stm.index(agent_id), []))
+        im = len(self._tier(lambda: self.im.index(agent_id), []))
+        steps = [r.step for r in (self.memory.store.select(sel, limit=1, order="step") +
+                                  self.memory.store.select(sel, limit=1, order="-created"))
+                 if r.step is not None]
+        return {"total_memories": total, "memory_type_distribution": by_type,
+                "tiers": {"stm": stm, "im": im, "ltm": total},
+                "oldest_step": min(steps) if steps else None,
+                "newest_step": max(steps) if steps else None, "degraded": self.degraded}
+
+    def clear(self, agent_id: str, tiers: Sequence[str] | None = None) -> None:
+        """Empty the caches of an agent (and with "ltm" in ``tiers``, delete its records)."""
+        tiers = list(tiers or ("stm", "im"))
+        if "stm" in tiers:
+            self._tier(lambda: self.stm.clear(agent_id), None)
+        if "im" in tiers:
+            self._tier(lambda: self.im.clear(agent_id), None)
+        if "ltm" in tiers:
+            ids = [r.id for r in self.memory.store.select(self._select(agent_id, None))]
+            self.memory.store.delete(self.namespace, ids, at=self.memory.clock.now())
+
+    def entries(self, agent_id: str) -> Iterator[dict[str, Any]]:
+        """Every entry of an agent, oldest first, in its most detailed form."""
+        yield from self.step_range(agent_id, 0, 2**62)
+
+    @staticmethod
+    def dumps(entry: Mapping[str, Any]) -> str:
+        return json.dumps(entry)

@@ -1,0 +1,130 @@
+"""Tier transitions, compression, promotion, TTLs, capacity, merged ordering, de-duplication,
+with the tiers in this process and in the real Redis server."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from memstream import InvalidInput, Memory
+from memstream.tiers import TierConfig, TieredMemory, compress, state_vector
+
+
+def state(i: int, **extra):
+    return {"health": 100 - i, "position": {"x": i, "y": i * 2, "location": "forest"},
+            "inventory": ["sword", "map", "gem", "rope"], "mood": "calm", **extra}
+
+
+def test_vectors_are_deterministic_and_similarity_follows_values():
+    a, b, c = state(1), state(2), {"health": 5, "position": {"location": "village"}}
+    va = state_vector(a)
+    assert np.array_equal(va, state_vector(dict(a)))
+    assert np.isclose(np.linalg.norm(va), 1.0)
+    assert float(va @ state_vector(b)) > float(va @ state_vector(c))
+
+
+def test_compression_levels():
+    full = {"health": 0.87654, "note": "x" * 100, "position": {"x": 1.23456, "deep": {"a": 1}},
+            "inventory": [1, 2, 3, 4, 5]}
+    im = compress(full, 1)
+    assert im == {"health": 0.88, "note": "x" * 64, "position": {"x": 1.23},
+                  "inventory": [1, 2, 3]}
+    ltm = compress(full, 2)
+    assert ltm["abstract"].startswith("health=0.9; note=" + "x" * 24)
+    assert ltm["health"] == 0.9 and len(ltm) <= 7
+
+
+def test_transitions_capacity_and_merged_order(store_memory: Memory, backend):
+    tm = TieredMemory(store_memory, config=TierConfig(stm_limit=5, im_limit=4,
+                                                      cleanup_interval=1000), **backend)
+    ids = [tm.store("a1", "state", state(i), step=i)["memory_id"] for i in range(12)]
+    assert tm.maintain("a1") == {"moved_to_im": 7, "left_im": 3}
+    stats = tm.stats("a1")
+    assert stats["tiers"] == {"stm": 5, "im": 4, "ltm": 12}
+    entries = tm.step_range("a1", 0, 100)
+    assert [e["memory_id"] for e in entries] == ids  # each once, oldest first
+    levels = [e["metadata"]["compression_level"] for e in entries]
+    assert levels == [2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0]
+    assert entries[3]["contents"]["inventory"] == ["sword", "map", "gem"]  # IM form
+    assert "abstract" in entries[0]["contents"]  # LTM form
+    assert entries[-1]["contents"] == state(11)  # full detail in STM
+    assert [e["step_number"] for e in tm.step_range("a1", 3, 5)] == [3, 4, 5]
+    assert [e["step_number"] for e in tm.recent("a1", 3)] == [11, 10, 9]
+    # the durable store kept every record in full
+    assert [r.data for r in store_memory.store.select(tm._select("a1", None), order="step")] \
+        == [state(i) for i in range(12)]
+
+
+def test_low_priority_moves_first(store_memory: Memory, backend):
+    tm = TieredMemory(store_memory, config=TierConfig(stm_limit=3, cleanup_interval=1000),
+                      **backend)
+    for i in range(5):
+        tm.store("a", "state", state(i), step=i, priority=0.1 if i == 3 else 0.9)
+    tm.maintain("a")
+    stm_steps = sorted(s for s, _ in tm.stm.index("a"))
+    assert 3 not in stm_steps and len(stm_steps) == 3  # the unimportant one left first
+
+
+def test_promotion_after_repeated_reads(store_memory: Memory, backend):
+    tm = TieredMemory(store_memory, config=TierConfig(stm_limit=2, cleanup_interval=1000,
+                                                      promote_after=3), **backend)
+    for i in range(4):
+        tm.store("a", "state", state(i), step=i)
+    tm.maintain("a")
+    assert tm.step_range("a", 0, 0)[0]["metadata"]["compression_level"] == 1
+    tm.step_range("a", 0, 0)
+    tm.step_range("a", 0, 0)  # the third read promotes it
+    entry = tm.step_range("a", 0, 0)[0]
+    assert entry["metadata"]["compression_level"] == 0 and entry["contents"] == state(0)
+
+
+def test_ttl_expires_cache_not_memory(store_memory: Memory, backend):
+    tm = TieredMemory(store_memory, config=TierConfig(stm_ttl=1), **backend)
+    tm.store("a", "action", {"action_type": "dig"}, step=1)
+    assert len(tm.stm.index("a")) == 1
+    time.sleep(1.3)
+    assert tm.stm.index("a") == []
+    (entry,) = tm.step_range("a", 0, 10)
+    assert entry["metadata"]["memory_type"] == "action"
+
+
+def test_queries_similar_attributes_content(store_memory: Memory, backend):
+    tm = TieredMemory(store_memory, config=TierConfig(stm_limit=10, cleanup_interval=1000),
+                      **backend)
+    for i in range(30):
+        loc = "village" if i % 3 == 0 else "forest"
+        tm.store("a", "state", {"health": i, "position": {"location": loc}}, step=i)
+    tm.store("a", "interaction", {"content": "traded wood for a shiny potion"}, step=30)
+    tm.store("b", "state", {"health": 7, "position": {"location": "village"}}, step=7)
+    tm.maintain("a")
+    hits = tm.similar("a", {"health": 7, "position": {"location": "forest"}}, k=3,
+                      kind="state")
+    assert hits[0][0]["step_number"] == 7 and hits[0][0]["agent_id"] == "a"
+    assert len({e["memory_id"] for e, _ in hits}) == 3
+    assert all(hits[i][1] >= hits[i + 1][1] for i in range(2))
+    vec = state_vector({"health": 25, "position": {"location": "forest"}})
+    for tiers in (["stm"], ["im"], ["ltm"]):
+        assert tm.similar("a", vec.tolist(), k=2, tiers=tiers)
+    village = tm.by_attributes("a", {"position.location": "village"})
+    assert [e["step_number"] for e in village] == list(range(0, 30, 3))
+    low = tm.by_attributes("a", {"health": {"$lt": 3}}, kind="state")
+    assert [e["step_number"] for e in low] == [0, 1, 2]
+    (found,) = tm.content_search("a", "potion", k=5)
+    assert found["metadata"]["memory_type"] == "interaction"
+
+
+def test_bad_input(store_memory: Memory):
+    tm = TieredMemory(store_memory)
+    tm.store("a", "state", {"x": 1}, step=1)
+    for bad in [("a", "state", {"x": 1}, -1, 1.0), ("a", "mood", {"x": 1}, 1, 1.0),
+                ("a", "state", {"x": {1, 2}}, 1, 1.0), ("", "state", {"x": 1}, 1, 1.0),
+                ("a", "state", {"x": 1}, 1, 2.0), ("a", "state", [1, 2], 1, 1.0)]:
+        with pytest.raises(InvalidInput):
+            tm.store(*bad)
+    for start, end in ((5, 2), (-1, 3)):
+        with pytest.raises(InvalidInput):
+            tm.step_range("a", start, end)
+    assert tm.step_range("nobody", 0, 10) == []
+    assert tm.stats("a")["total_memories"] == 1
