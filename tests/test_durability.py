@@ -52,9 +52,10 @@ def test_two_processes_write_one_file(tmp_path: Path):
         "    for i in range(150):\n"
         "        m.add(f'{sys.argv[2]} {i}', agent_id=sys.argv[2])\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(db), name])
-             for name in ("alpha", "beta")]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(db), name],
+                              stderr=subprocess.PIPE, text=True) for name in ("alpha", "beta")]
+    outcomes = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outcomes]
     with Memory(db, embedder="none") as mem:
         assert mem.count(agent_id="alpha") == 150
         assert mem.count(agent_id="beta") == 150

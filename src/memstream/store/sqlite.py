@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,16 +83,30 @@ class SQLiteStore:
             self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
                                        check_same_thread=False)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if self.path != ":memory:" and str(mode).lower() != "wal":
-                raise BackendUnavailable(f"cannot switch {self.path} to WAL mode (got {mode})")
+            self._open(busy_timeout)
             self._db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-            self._migrate()
         except sqlite3.DatabaseError as exc:
             self._db.close() if hasattr(self, "_db") else None
             raise self._map(exc) from exc
 
     # --- plumbing ----------------------------------------------------------------------------
+
+    def _open(self, busy_timeout: float) -> None:
+        """WAL mode and migrations. Switching a new file to WAL while another process creates
+        it can fail at once with "locked" (SQLite does not wait there): retry until the busy
+        timeout."""
+        deadline = time.monotonic() + busy_timeout
+        while True:
+            try:
+                mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if self.path != ":memory:" and str(mode).lower() != "wal":
+                    raise BackendUnavailable(f"cannot switch {self.path} to WAL mode ({mode})")
+                self._migrate()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _map(self, exc: sqlite3.Error) -> Exception:
         msg = str(exc)
