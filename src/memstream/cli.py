@@ -661,6 +661,23 @@ def bench_load(st: _State, clients: int, seconds: float, add_share: float) -> No
     _emit(report) if st.as_json else click.echo(load.render(report))
 
 
+@bench.command("agents")
+@click.option("--agents", default=1000, show_default=True)
+@click.option("--steps", default=1000, show_default=True)
+@click.option("--redis", "redis_url", default=None,
+              help="Keep STM and IM in this Redis (e.g. redis://127.0.0.1:6379/0).")
+@click.option("--queries", default=200, show_default=True)
+@click.pass_obj
+def bench_agents(st: _State, agents: int, steps: int, redis_url: str | None,
+                 queries: int) -> None:
+    """Agent states at scale: ingest rate, step-range, attribute and similar-state queries."""
+    from .bench import agents as agents_bench
+
+    report = agents_bench.run(agents=agents, steps=steps, redis_url=redis_url, queries=queries,
+                              echo=lambda s: click.echo(s, err=True))
+    _emit(report) if st.as_json else click.echo(agents_bench.render(report))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=list(argv) if argv is not None else None, prog_name="memstream")
 

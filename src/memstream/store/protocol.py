@@ -72,11 +72,14 @@ class Store(Protocol):
     url: str
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
-               model: str | None = None, rate: Collection[str] = ()) -> None:
+               model: str | None = None, rate: Collection[str] = (),
+               history: bool = True) -> None:
         """Store new records atomically: all or none. Each gets a history entry ``event``.
         A record's ``embedding`` (if set) is stored with it as made by ``model``; records
         without one are queued for embedding, and those whose id is in ``rate`` for an
-        importance rating. A duplicate id raises Conflict. Durable when the call returns."""
+        importance rating. A duplicate id raises Conflict. Durable when the call returns.
+        ``history=False`` writes no "add" history entry (bulk data such as agent states; their
+        later updates and deletes are still recorded)."""
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
         """The records with these ids in this namespace, in the order of ``ids``; unknown ids are

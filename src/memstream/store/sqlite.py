@@ -185,7 +185,8 @@ class SQLiteStore:
     # --- writes ------------------------------------------------------------------------------
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
-               model: str | None = None, rate: Collection[str] = ()) -> None:
+               model: str | None = None, rate: Collection[str] = (),
+               history: bool = True) -> None:
         if not records:
             return
         rows = [
@@ -197,14 +198,15 @@ class SQLiteStore:
             for r in records
         ]
         placeholders = ",".join("?" * (len(COLUMNS) + 4))
-        history = [(r.namespace, r.id, event, r.created_at, None, _dumps(r.to_dict()))
-                   for r in records]
+        rows_history = [(r.namespace, r.id, event, r.created_at, None, _dumps(r.to_dict()))
+                        for r in records] if history else []
         with self._write() as db:
             db.executemany(
                 f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
                 f"needs_embedding, needs_rating) VALUES ({placeholders})", rows)
-            db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
-                           "VALUES (?, ?, ?, ?, ?, ?)", history)
+            if history:
+                db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                               "VALUES (?, ?, ?, ?, ?, ?)", rows_history)
 
     def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
         with self._write() as db:

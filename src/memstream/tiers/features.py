@@ -14,6 +14,7 @@ abstract of them.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import zlib
@@ -28,6 +29,7 @@ DIM = 128
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _slot(key: str, dim: int) -> tuple[int, float]:
     h = zlib.crc32(key.encode())
     return h % dim, (1.0 if (h >> 16) & 1 else -1.0)
@@ -35,36 +37,40 @@ def _slot(key: str, dim: int) -> tuple[int, float]:
 
 def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
     """(dotted path, scalar) for every leaf; list items share their list's path."""
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from leaves(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value[:32]):
-            yield from leaves(v, f"{path}[{min(i, 3)}]")
-    else:
-        yield path, value
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        here, node = stack.pop()
+        if isinstance(node, Mapping):
+            for k, v in reversed(list(node.items())):
+                stack.append((f"{here}.{k}" if here else str(k), v))
+        elif isinstance(node, list | tuple):
+            for i in range(min(len(node), 32) - 1, -1, -1):
+                stack.append((f"{here}[{min(i, 3)}]", node[i]))
+        else:
+            yield here, node
 
 
 def state_vector(state: Mapping[str, Any], dim: int = DIM) -> np.ndarray:
-    vec = np.zeros(dim, dtype=np.float32)
+    acc = [0.0] * dim
     for path, value in leaves(state):
         if value is None:
             continue
         if isinstance(value, bool) or (isinstance(value, str) and len(value) <= 32):
             i, s = _slot(f"{path}={value}", dim)
-            vec[i] += s
+            acc[i] += s
         elif isinstance(value, int | float):
             if not math.isfinite(value):
                 continue
             i, s = _slot(path, dim)
-            vec[i] += s * math.copysign(math.log1p(abs(value)), value) / 4
+            acc[i] += s * math.copysign(math.log1p(abs(value)), value) / 4
             j, t = _slot(f"{path}~{int(math.log10(abs(value) + 1e-9)) if value else 0}", dim)
-            vec[j] += t * 0.5
+            acc[j] += t * 0.5
         elif isinstance(value, str):
             words = _WORD.findall(value.lower())[:64]
             for w in words:
                 i, s = _slot(f"{path}:{w}", dim)
-                vec[i] += s / math.sqrt(len(words))
+                acc[i] += s / math.sqrt(len(words))
+    vec = np.array(acc, dtype=np.float32)
     norm = float(np.linalg.norm(vec))
     return vec / norm if norm else vec
 

@@ -11,7 +11,8 @@ resolutions and costs:
 * IM (same place): the compressed entry, ``im_limit`` per agent, ``im_ttl``;
 * LTM: the durable records, whole history, read in their long-term (abstract) form.
 
-Maintenance runs every ``cleanup_interval`` insertions and on demand: per agent, entries past
+Maintenance runs for an agent after every ``cleanup_interval`` of its insertions, and on demand
+for one agent or all: per agent, entries past
 the STM capacity or older than ``stm_max_age`` steps move to IM (compressed), choosing the
 lowest effective priority (priority × decay^(age in steps / cleanup_interval)) among the oldest
 candidates; IM entries past its capacity or ``im_max_age`` leave the caches (they stay in
@@ -81,8 +82,11 @@ def _unpack(raw: str) -> np.ndarray:
 
 
 def _text(kind: str, step: int, contents: Mapping[str, Any]) -> str:
-    parts = [f"{path}={val}" for path, val in leaves(contents) if val is not None]
-    return f"{kind} at step {step}: " + "; ".join(parts)[:1000]
+    """What content search matches: the kind and the words of the string values (numbers
+    are found with attribute queries, not words)."""
+    words = [f"{path.rsplit('.', 1)[-1]} {val}" for path, val in leaves(contents)
+             if isinstance(val, str)]
+    return f"{kind}: " + "; ".join(words)[:1000] if words else kind
 
 
 class TieredMemory:
@@ -110,8 +114,7 @@ class TieredMemory:
             stm = InProcessTier("stm", self.config.stm_ttl)
             im = InProcessTier("im", self.config.im_ttl)
         self.stm, self.im = stm, im
-        self._inserts = 0
-        self._touched: set[str] = set()
+        self._pending: dict[str, int] = {}  # agent -> insertions since its last maintenance
         self._lock = threading.Lock()
         self._ltm_reads: dict[str, int] = {}
 
@@ -162,7 +165,6 @@ class TieredMemory:
             if data is None:
                 raise InvalidInput(f"item {n}: the data must be a dict")
             full = state_vector(data)
-            im_form = compress(data, 1)
             ltm_form = compress(data, 2)
             rid = new_id(now)
             records.append(Record(
@@ -172,21 +174,23 @@ class TieredMemory:
                 embedding=state_vector(ltm_form)))
             entries.append({
                 "memory_id": rid, "agent_id": agent, "step_number": step_n, "timestamp": now,
-                "contents": data, "im_contents": im_form, "vec": _pack(full),
-                "im_vec": _pack(state_vector(im_form)),
+                "contents": data, "vec": _pack(full),
                 "metadata": {"creation_time": now, "last_access_time": now,
                              "compression_level": 0, "importance_score": prio,
                              "retrieval_count": 0, "memory_type": kind}})
-        self.memory.store.insert(records, model=MODEL)  # durable before any cache
+        # durable before any cache; an add needs no history row (the record itself is it)
+        self.memory.store.insert(records, model=MODEL, history=False)
         self._tier(lambda: self.stm.put(entries), None)
+        due = []
         with self._lock:
-            self._touched.update(e["agent_id"] for e in entries)
-            self._inserts += len(entries)
-            due = self._inserts >= self.config.cleanup_interval
-            if due:
-                self._inserts = 0
-        if due:
-            self.maintain()
+            for e in entries:
+                n = self._pending.get(e["agent_id"], 0) + 1
+                if n >= self.config.cleanup_interval:
+                    due.append(e["agent_id"])
+                    n = 0
+                self._pending[e["agent_id"]] = n
+        for agent in due:  # every cleanup_interval insertions of an agent
+            self.maintain(agent)
         return [self._public(e, "stm") for e in entries]
 
     # --- entries in their three forms --------------------------------------------------------
@@ -265,11 +269,10 @@ class TieredMemory:
         entries = []
         for rec in records:
             data = rec.data or {}
-            im_form = compress(data, 1)
             entries.append({
                 "memory_id": rec.id, "agent_id": rec.agent_id, "step_number": rec.step,
-                "timestamp": rec.created_at, "contents": data, "im_contents": im_form,
-                "vec": _pack(state_vector(data)), "im_vec": _pack(state_vector(im_form)),
+                "timestamp": rec.created_at, "contents": data,
+                "vec": _pack(state_vector(data)),
                 "metadata": {"creation_time": rec.created_at,
                              "last_access_time": self.memory.clock.now(),
                              "compression_level": 0, "importance_score": rec.importance,
@@ -377,9 +380,7 @@ class TieredMemory:
     def maintain(self, agent_id: str | None = None) -> dict[str, int]:
         """Move entries down the tiers now; returns how many moved to IM and left IM."""
         with self._lock:
-            agents = [agent_id] if agent_id is not None else sorted(self._touched)
-            if agent_id is None:
-                self._touched.clear()
+            agents = [agent_id] if agent_id is not None else sorted(self._pending)
         moved = dropped = 0
         for agent in agents:
             moved += self._tier(lambda a=agent: self._stm_to_im(a), 0)
@@ -413,8 +414,10 @@ class TieredMemory:
         c = self.config
         going = self._choose(self.stm.index(agent), c.stm_limit, c.stm_max_age, self.stm)
         if going:
-            for e in going:
+            for e in going:  # the intermediate form and its vector are made on the way down
                 e["metadata"]["compression_level"] = 1
+                e["im_contents"] = compress(e["contents"], 1)
+                e["im_vec"] = _pack(state_vector(e["im_contents"]))
             self.im.put(going)
             self.stm.remove(agent, [e["memory_id"] for e in going])
         return len(going)

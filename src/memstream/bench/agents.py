@@ -1,0 +1,92 @@
+"""Agents at scale: ``agents`` agents each write one state per step for ``steps`` steps (one
+``store_many`` call per step), then step-range, attribute and similar-state queries are timed
+on random agents. Run with the tiers in Redis and in this process."""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..memory import Memory
+from ..tiers import TierConfig, TieredMemory
+from .metrics import percentile
+
+
+def _state(rng: random.Random, agent: int, step: int) -> dict[str, Any]:
+    return {"health": round(rng.random(), 3), "energy": round(rng.random(), 3),
+            "position": {"x": rng.randint(0, 99), "y": rng.randint(0, 99),
+                         "zone": f"z{(agent + step // 50) % 10}"},
+            "inventory": ["wood", "stone", "gem"][: step % 4],
+            "status": rng.choice(("idle", "foraging", "fighting", "trading"))}
+
+
+def _ms(values: list[float]) -> dict[str, float]:
+    return {"p50": round(percentile(values, 50), 2), "p95": round(percentile(values, 95), 2)}
+
+
+def run(*, agents: int = 1000, steps: int = 1000, redis_url: str | None = None,
+        queries: int = 200, echo: Callable[[str], Any] = print) -> dict[str, Any]:
+    folder = tempfile.mkdtemp(prefix="memstream-agents-")
+    prefix = f"bench-{os.getpid()}"
+    report: dict[str, Any] = {"agents": agents, "steps": steps,
+                              "tiers": "redis" if redis_url else "in-process"}
+    rng = random.Random(7)
+    with Memory(Path(folder) / "agents.db", embedder="none") as mem:
+        tm = TieredMemory(mem, redis_url=redis_url, prefix=prefix,
+                          config=TierConfig(stm_ttl=None))
+        redis_before = tm.stm.memory_bytes() if redis_url else None
+        started = time.perf_counter()
+        for step in range(steps):
+            tm.store_many([(f"agent{a}", "state", _state(rng, a, step), step,
+                            0.3 + 0.7 * rng.random()) for a in range(agents)])
+            if (step + 1) % max(1, steps // 10) == 0:
+                done = (step + 1) * agents
+                echo(f"  {done:,} states, {done / (time.perf_counter() - started):,.0f}/s")
+        elapsed = time.perf_counter() - started
+        report["states"] = agents * steps
+        report["ingest_per_s"] = round(agents * steps / elapsed)
+        if redis_url:
+            report["redis_mib"] = round(((tm.stm.memory_bytes() or 0) - (redis_before or 0))
+                                        / 2**20, 1)
+        timings: dict[str, list[float]] = {"step_range": [], "attributes": [], "similar": []}
+        for _ in range(queries):
+            agent = f"agent{rng.randrange(agents)}"
+            start = rng.randrange(max(1, steps - 100))
+            t = time.perf_counter()
+            tm.step_range(agent, start, start + 99)
+            timings["step_range"].append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            tm.by_attributes(agent, {"position.zone": f"z{rng.randrange(10)}",
+                                     "status": "trading"})
+            timings["attributes"].append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            tm.similar(agent, _state(rng, 0, rng.randrange(steps)), k=5)
+            timings["similar"].append((time.perf_counter() - t) * 1000)
+        for name, values in timings.items():
+            report[f"{name}_ms"] = _ms(values)
+        report["db_mib"] = round(os.path.getsize(Path(folder) / "agents.db") / 2**20, 1)
+        if redis_url:
+            tm.stm.clear()
+            tm.im.clear()
+    return report
+
+
+def render(r: dict[str, Any]) -> str:
+    def pp(d: dict[str, float]) -> str:
+        return f"p50 {d['p50']} ms, p95 {d['p95']} ms"
+
+    lines = [f"agents: {r['agents']:,} agents x {r['steps']:,} steps = {r['states']:,} states, "
+             f"tiers {r['tiers']}",
+             f"ingest:              {r['ingest_per_s']:,} states/s",
+             f"step-range (100):    {pp(r['step_range_ms'])}",
+             f"attribute query:     {pp(r['attributes_ms'])}",
+             f"similar state (k=5): {pp(r['similar_ms'])}",
+             f"database:            {r['db_mib']} MiB"]
+    if "redis_mib" in r:
+        lines.append(f"redis memory:        {r['redis_mib']} MiB")
+    return "\n".join(lines)
