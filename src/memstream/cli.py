@@ -508,9 +508,11 @@ def episodes_export(st: _State, path: str) -> None:
 @click.option("--max-body-mb", default=5.0, show_default=True)
 @click.option("--rate", default=100.0, show_default=True, help="Requests/s per key (0: off).")
 @click.option("--log-level", default="info", show_default=True)
+@click.option("--redis", "redis_url", envvar="MEMSTREAM_REDIS_URL",
+              help="Keep agents' short-term tiers in this Redis. Env: MEMSTREAM_REDIS_URL.")
 @click.pass_obj
 def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
-          log_level: str) -> None:
+          log_level: str, redis_url: str | None) -> None:
     """Serve REST (/v1, OpenAPI at /docs), MCP (/mcp), /healthz and /metrics."""
     try:
         import uvicorn
@@ -528,7 +530,7 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
         click.echo("no API keys exist: serving 127.0.0.1 only, without authentication", err=True)
     settings = ServerSettings(max_body_bytes=int(max_body_mb * 2**20), rate_per_key=rate,
                               burst_per_key=max(1, int(rate * 2)))
-    app = create_app(mem, settings, host=host)
+    app = create_app(mem, settings, host=host, redis_url=redis_url)
     logging.basicConfig(level=log_level.upper(), format="%(message)s")
     click.echo(f"memstream {__version__} on http://{host}:{port} (db: {mem.store.url})",
                err=True)

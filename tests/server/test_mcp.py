@@ -19,7 +19,8 @@ from mcp.client.streamable_http import streamable_http_client
 from .conftest import Server
 
 TOOLS = {"add_memory", "search_memories", "get_memory", "update_memory", "delete_memory",
-         "memory_context", "record_episode", "episode_context", "learn_outcome", "task_advice"}
+         "memory_context", "record_episode", "episode_context", "learn_outcome", "task_advice",
+         "store_agent_memory", "similar_agent_states"}
 
 
 @contextlib.asynccontextmanager
@@ -69,6 +70,13 @@ async def _exercise(client: Client, namespace: str | None = None) -> dict[str, A
     advice = await client.call_tool("task_advice", {"task": "test the hive sensor",
                                                     "agent": "keeper", **ns})
     assert "calibrate the sensor at dawn" in advice.content[0].text
+    for step in range(3):
+        _result(await client.call_tool("store_agent_memory", {
+            "agent_id": "bee", "contents": {"nectar": step, "flower": "clover"}, "step": step,
+            **ns}))
+    like = _result(await client.call_tool("similar_agent_states", {
+        "agent_id": "bee", "state": {"nectar": 1, "flower": "clover"}, "k": 1, **ns}))
+    assert like[0]["step_number"] == 1
     stats = await client.read_resource(f"memstream://{namespace or 'default'}/stats")
     assert json.loads(stats.contents[0].text)["records"] >= 1
     missing = await client.call_tool("get_memory", {"memory_id": "01NOPE", **ns})
@@ -111,6 +119,8 @@ def test_streamable_http_auth_and_isolation(server: Server):
                 ("learn_outcome", {"agent": "a", "project_id": "p", "task": "t",
                                    "outcome": True, "strategy_used": "s"}),
                 ("task_advice", {"task": "t", "agent": "a"}),
+                ("store_agent_memory", {"agent_id": "a", "contents": {"x": 1}, "step": 1}),
+                ("similar_agent_states", {"agent_id": "a", "state": {"x": 1}}),
             ]
             assert {name for name, _ in calls} == TOOLS
             for name, args in calls:

@@ -70,6 +70,15 @@ def test_every_route_with_an_admin_key(server: Server):
         advice = http.post("/v1/learning/advice", json={"task": "test the login form",
                                                         "agent": "bot"}).json()
         assert advice["heuristics"][0]["confidence"] == 1.0
+        for step in range(3):
+            entry = http.post("/v1/agents/entries", json={
+                "agent_id": "fox", "contents": {"food": step, "zone": "meadow"}, "step": step})
+            assert entry.status_code == 201
+        window = http.get("/v1/agents/fox/range", params={"start": 1, "end": 2}).json()
+        assert [e["step_number"] for e in window] == [1, 2]
+        like = http.post("/v1/agents/fox/similar", json={"state": {"food": 2, "zone": "meadow"},
+                                                         "k": 1}).json()
+        assert like[0]["step_number"] == 2 and like[0]["similarity"] > 0.9
         assert http.delete(f"/v1/memories/{rid}").json() == {"deleted": rid}
         gone = http.post("/v1/memories/delete", json={"user_id": "ana"})
         assert gone.json() == {"deleted": 2}
@@ -154,6 +163,10 @@ def test_isolation_every_route_with_another_namespace_key(server: Server):
                                            "strategy_used": "s"}, None),
         ("POST", "/v1/learning/advice", {"namespace": "team-a", "task": "t", "agent": "a"},
          None),
+        ("POST", "/v1/agents/entries", {"namespace": "team-a", "agent_id": "fox",
+                                        "contents": {"x": 1}, "step": 1}, None),
+        ("GET", "/v1/agents/fox/range", None, {"namespace": "team-a", "start": 0, "end": 9}),
+        ("POST", "/v1/agents/fox/similar", {"namespace": "team-a", "state": {"x": 1}}, None),
     ]
     with server.client("other") as http:
         for method, path, body, params in attempts:

@@ -64,11 +64,11 @@ def _error(exc: MemstreamError) -> JSONResponse:
 
 
 def create_app(memory: Memory, settings: ServerSettings | None = None, *,
-               host: str = "127.0.0.1") -> FastAPI:
+               host: str = "127.0.0.1", redis_url: str | None = None) -> FastAPI:
     """The ASGI app over one ``Memory`` (closed by the app's shutdown). ``host`` is where the
     server listens: on a loopback address MCP also checks Host and Origin headers."""
     settings = settings or ServerSettings()
-    mcp = build_mcp(memory)
+    mcp = build_mcp(memory, redis_url=redis_url)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
                                       json_response=True, host=host)
     registry = CollectorRegistry()
@@ -90,6 +90,8 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
     app = FastAPI(title="memstream", version=__version__, lifespan=lifespan,
                   description="Long-term memory for LLM agents: REST API (MCP at /mcp).")
     app.state.memory = memory
+    app.state.tiers = {}
+    app.state.redis_url = redis_url
     keys = _Keys(memory)
     limiter = RateLimiter(settings.rate_per_key, settings.burst_per_key)
 

@@ -23,6 +23,7 @@ from ..episodes import EpisodeMemory
 from ..errors import MemstreamError
 from ..learning import Learner
 from ..memory import Memory
+from ..tiers import TieredMemory
 from .auth import Principal, authenticate, keys_enabled
 from .errors import status_for
 
@@ -46,8 +47,9 @@ def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     return run
 
 
-def build_mcp(memory: Memory, *, stdio_key: str | None = None) -> MCPServer:
-    """An MCP server over ``memory``."""
+def build_mcp(memory: Memory, *, stdio_key: str | None = None,
+              redis_url: str | None = None) -> MCPServer:
+    """An MCP server over ``memory`` (agent tiers in Redis when ``redis_url`` is given)."""
     server = MCPServer(name="memstream", instructions=INSTRUCTIONS, version=__version__)
     env_key = stdio_key if stdio_key is not None else os.environ.get("MEMSTREAM_API_KEY")
 
@@ -174,6 +176,34 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None) -> MCPServer:
         ns = scope(ctx, namespace, "read")
         learner = Learner(memory, namespace=ns)
         return (await call(lambda: learner.retrieve(task, agent, user_id=user_id))).to_prompt()
+
+    tiers: dict[str, TieredMemory] = {}
+
+    def tiers_for(ns: str) -> TieredMemory:
+        if ns not in tiers:
+            tiers[ns] = TieredMemory(memory, namespace=ns, redis_url=redis_url)
+        return tiers[ns]
+
+    @server.tool(description="Store an agent's state, action or interaction (a dict) at a "
+                 "simulation step, with a priority in [0, 1].")
+    @_tool_errors
+    async def store_agent_memory(agent_id: str, contents: dict[str, Any], step: int,
+                                 ctx: Context, memory_type: str = "state",
+                                 priority: float = 1.0,
+                                 namespace: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "write")
+        return await call(lambda: tiers_for(ns).store(agent_id, memory_type, contents, step,
+                                                      priority))
+
+    @server.tool(description="An agent's memories most similar to a state (a dict), with "
+                 "their cosine similarity, across its short, intermediate and long-term tiers.")
+    @_tool_errors
+    async def similar_agent_states(agent_id: str, state: dict[str, Any], ctx: Context,
+                                   k: int = 5, namespace: str | None = None
+                                   ) -> list[dict[str, Any]]:
+        ns = scope(ctx, namespace, "read")
+        hits = await call(lambda: tiers_for(ns).similar(agent_id, state, k=k))
+        return [dict(entry, similarity=score) for entry, score in hits]
 
     @server.resource("memstream://{namespace}/stats", mime_type="application/json",
                      description="Counts of a namespace's records by kind.")

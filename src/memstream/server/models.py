@@ -171,3 +171,19 @@ class AdviceRequest(_Body):
     agent: str
     user_id: str | None = None
     top_k: int = Field(5, ge=1, le=100)
+
+
+class AgentEntryRequest(_Body):
+    namespace: str | None = Field(None, max_length=128)
+    agent_id: str
+    memory_type: str = "state"
+    contents: dict[str, Any]
+    step: int
+    priority: float = 1.0
+
+
+class AgentSimilarRequest(_Body):
+    namespace: str | None = Field(None, max_length=128)
+    state: dict[str, Any]
+    k: int = Field(5, ge=1, le=100)
+    memory_type: str | None = None

@@ -16,11 +16,14 @@ from .._types import Hit, MemoryChange, Record
 from ..episodes import EpisodeMemory
 from ..learning import Learner
 from ..memory import Memory
+from ..tiers import TieredMemory
 from .auth import Principal
 from .models import (
     AddManyRequest,
     AddRequest,
     AdviceRequest,
+    AgentEntryRequest,
+    AgentSimilarRequest,
     ChangeOut,
     ContextOut,
     ContextRequest,
@@ -251,3 +254,38 @@ def advice(request: Request, body: AdviceRequest) -> dict[str, Any]:
     return {"heuristics": section(ctx.heuristics), "anti_patterns": section(ctx.anti_patterns),
             "outcomes": section(ctx.outcomes), "preferences": section(ctx.preferences),
             "knowledge": section(ctx.knowledge), "prompt": ctx.to_prompt()}
+
+
+# --- agents (tiers) --------------------------------------------------------------------------
+
+def _tiers(request: Request, namespace: str | None, need: str) -> TieredMemory:
+    """The namespace's tiers: kept on the app so STM and IM persist between requests."""
+    mem, ns = _ns(request, namespace, need)
+    cache: dict[str, TieredMemory] = request.app.state.tiers
+    if ns not in cache:
+        cache[ns] = TieredMemory(mem, namespace=ns, redis_url=request.app.state.redis_url)
+    return cache[ns]
+
+
+@router.post("/agents/entries", status_code=201, tags=["agents"])
+def store_agent_entry(request: Request, body: AgentEntryRequest) -> dict[str, Any]:
+    """Store an agent's state, action or interaction at a step (durable, then STM)."""
+    tm = _tiers(request, body.namespace, "write")
+    return tm.store(body.agent_id, body.memory_type, body.contents, body.step, body.priority)
+
+
+@router.get("/agents/{agent_id}/range", tags=["agents"])
+def agent_range(request: Request, agent_id: str, start: int = Query(..., ge=0),
+                end: int = Query(..., ge=0), memory_type: str | None = None,
+                namespace: str | None = None) -> list[dict[str, Any]]:
+    """The agent's entries with start <= step <= end, oldest first, each once."""
+    return _tiers(request, namespace, "read").step_range(agent_id, start, end, memory_type)
+
+
+@router.post("/agents/{agent_id}/similar", tags=["agents"])
+def agent_similar(request: Request, agent_id: str,
+                  body: AgentSimilarRequest) -> list[dict[str, Any]]:
+    """The agent's entries most like a state, with their cosine similarity."""
+    tm = _tiers(request, body.namespace, "read")
+    return [dict(entry, similarity=score) for entry, score in
+            tm.similar(agent_id, body.state, k=body.k, kind=body.memory_type)]
