@@ -20,9 +20,10 @@ _DEFAULTS: dict[str, Any] = {
     "weights": "balanced",
     "decay": 0.99,
     "fusion": "rrf",
-    "rrf_k": 60,
+    "rrf_k": 10,
     "alpha": 0.5,
     "candidates": 100,
+    "context": 40,
     "min_spread": 1e-3,
     "max_text_bytes": 1_000_000,
     "busy_timeout": 30.0,
@@ -43,7 +44,8 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 _ENV_TYPES: dict[str, type] = {
-    "decay": float, "rrf_k": int, "alpha": float, "candidates": int, "min_spread": float,
+    "decay": float, "rrf_k": int, "context": int, "alpha": float, "candidates": int,
+    "min_spread": float,
     "max_text_bytes": int, "busy_timeout": float, "embed_dim": int, "llm_timeout": float,
     "llm_max_tokens_per_call": int, "llm_daily_token_budget": int,
     "reflection_threshold": float, "consolidation_threshold": float, "consolidate_every": int,
@@ -61,6 +63,8 @@ class Config:
     weights: a profile name ("balanced", "recall", "recent") for the score weights.
     decay: recency decay per hour (0.99). fusion: "rrf" or "convex"; rrf_k; alpha (vector share
         of the convex fusion). candidates: how many records each index proposes per search.
+    context: how many of each index's best candidates get their stream neighbours' relevance
+        (retrieval.context; 0 turns it off).
     min_spread: a signal whose spread over the candidates is at most this counts as equal.
     max_text_bytes: the largest text accepted, in UTF-8 bytes.
     llm_base_url, llm_model, llm_api_key, llm_timeout: an OpenAI-compatible chat endpoint
@@ -83,6 +87,7 @@ class Config:
     rrf_k: int | None = None
     alpha: float | None = None
     candidates: int | None = None
+    context: int | None = None
     min_spread: float | None = None
     max_text_bytes: int | None = None
     busy_timeout: float | None = None
@@ -135,6 +140,7 @@ class ResolvedConfig:
     rrf_k: int
     alpha: float
     candidates: int
+    context: int
     min_spread: float
     max_text_bytes: int
     busy_timeout: float

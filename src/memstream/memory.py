@@ -424,7 +424,8 @@ class Memory:
         params = SearchParams(
             k=k, weights=resolve_weights(weights, self.config.weights), decay=self.config.decay,
             fusion=fusion or self.config.fusion, rrf_k=self.config.rrf_k, alpha=self.config.alpha,
-            candidates=self.config.candidates, min_spread=self.config.min_spread)
+            candidates=self.config.candidates, min_spread=self.config.min_spread,
+            context=self.config.context)
         when = self._now(now)
         if vector is not None:
             qvec: np.ndarray | None = v.vector(

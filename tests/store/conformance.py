@@ -251,6 +251,16 @@ class StoreConformance:
         assert store.cached_vectors("m", ["h1", "h2"])["h1"] == pytest.approx(unit(0, 1))
         assert store.cached_vectors("other-model", ["h1"]) == {}
 
+    def test_neighbours_in_creation_order(self, store):
+        recs = [rec(f"t{i}", at=T0 + i, user_id="u" if i != 2 else "v") for i in range(6)]
+        store.insert(recs)
+        ids = [r.id for r in recs]
+        got = store.neighbours(Selection("ns", user_id="u"), [ids[3]], before=2, after=1)
+        assert got == {ids[3]: ([ids[1], ids[0]], [ids[4]])}
+        edge = store.neighbours(Selection("ns"), [ids[0], ids[5]], before=2, after=2)
+        assert edge == {ids[0]: ([], [ids[1], ids[2]]), ids[5]: ([ids[4], ids[3]], [])}
+        assert store.neighbours(Selection("other"), [ids[0]], before=1, after=1) == {}
+
     def test_api_keys(self, store):
         from memstream.store import ApiKey
 

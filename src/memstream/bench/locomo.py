@@ -23,6 +23,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import InvalidInput
+from ..filters import Selection
 from ..memory import Memory
 from .metrics import ndcg_at, percentile, recall_any_at, recall_frac_at
 
@@ -123,16 +124,44 @@ def _accumulate(sums: dict[str, dict[str, float]], counts: dict[str, int], categ
             bucket[f"ndcg@{k}"] += ndcg_at(ranked, relevant, k)
 
 
+class _Only:
+    """A store whose keyword or vector index answers nothing: one source at a time."""
+
+    def __init__(self, store: Any, drop: str) -> None:
+        self._store, self._drop = store, drop
+
+    def __getattr__(self, name: str) -> Any:
+        if name == self._drop:
+            return lambda *a, **k: []
+        return getattr(self._store, name)
+
+
+#: (name, which index to silence, SearchParams changes) for --ablate; "recall" weights.
+ABLATIONS: list[tuple[str, str | None, dict[str, Any]]] = [
+    ("keyword only", "vector_search", {"context": 0}),
+    ("vector only", "keyword_search", {"context": 0}),
+    ("fused, RRF k=60", None, {"context": 0, "rrf_k": 60}),
+    ("fused, RRF k=10", None, {"context": 0}),
+    ("keyword + context", "vector_search", {}),
+    ("vector + context", "keyword_search", {}),
+    ("fused + context (default)", None, {}),
+]
+
+
 def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":memory:",
-        embedder: str | None = None, limit: int | None = None,
+        embedder: str | None = None, limit: int | None = None, ablate: bool = False,
         progress: Callable[[str, int], Any] | None = None) -> dict[str, Any]:
-    """Index every conversation, ask every question under each weight profile, and return
-    the figures (also what ``memstream bench locomo`` prints)."""
+    """Index every conversation, ask every question under each weight profile (and, with
+    ``ablate``, under each stage of ``ABLATIONS``), and return the figures."""
+    from ..retrieval.pipeline import SearchParams, run_search
+    from ..retrieval.scoring import resolve_weights
+
     conversations = load(path)[:limit]
     profiles = list(profiles)
-    sums = {p: {} for p in profiles}  # type: dict[str, dict[str, dict[str, float]]]
-    counts: dict[str, dict[str, int]] = {p: {} for p in profiles}
-    latencies: dict[str, list[float]] = {p: [] for p in profiles}
+    variants = [name for name, _, _ in ABLATIONS] if ablate else []
+    sums = {p: {} for p in profiles + variants}  # type: dict[str, dict[str, dict[str, float]]]
+    counts: dict[str, dict[str, int]] = {p: {} for p in profiles + variants}
+    latencies: dict[str, list[float]] = {p: [] for p in profiles + variants}
     embed_ms: list[float] = []
     index_seconds = 0.0
     turns = 0
@@ -163,6 +192,19 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
                     ranked = [by_id[h.record.id] for h in hits]
                     _accumulate(sums[profile], counts[profile], CATEGORIES[q.category], ranked,
                                 q.evidence)
+                for name, drop, changes in ABLATIONS if ablate else []:
+                    c = mem.config
+                    params = SearchParams(
+                        k=max(KS), weights=resolve_weights("recall"), decay=c.decay,
+                        fusion=c.fusion, rrf_k=changes.get("rrf_k", c.rrf_k),
+                        candidates=c.candidates, min_spread=c.min_spread,
+                        context=changes.get("context", c.context))
+                    store = mem.store if drop is None else _Only(mem.store, drop)
+                    t1 = time.perf_counter()
+                    hits = run_search(store, Selection(ns), q.text, vector, now, params)
+                    latencies[name].append((time.perf_counter() - t1) * 1000)
+                    _accumulate(sums[name], counts[name], CATEGORIES[q.category],
+                                [by_id[h.record.id] for h in hits], q.evidence)
             if progress:
                 progress(conv.sample_id, len(conv.questions))
     report: dict[str, Any] = {
@@ -177,7 +219,7 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
                                "p95": round(percentile(embed_ms, 95), 2)},
         "profiles": {},
     }
-    for profile in profiles:
+    for profile in profiles + variants:
         table = {cat: {m: round(s / counts[profile][cat], 4) for m, s in metrics.items()}
                  for cat, metrics in sums[profile].items()}
         report["profiles"][profile] = {

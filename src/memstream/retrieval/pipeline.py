@@ -17,12 +17,15 @@ from .._types import Explanation, Hit
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..store.protocol import Store
+from .context import smooth
 from .keywords import query_terms
 from .scoring import Weights, convex_fusion, minmax, recency, rrf_fusion
 
 __all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
 
 FUSIONS = ("rrf", "convex")
+#: Context smoothing applies to namespaces of at most this many records (see context.py).
+LARGE_STREAM = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +40,7 @@ class SearchParams:
     alpha: float = 0.5
     candidates: int = 100
     min_spread: float = 1e-3
+    context: int = 40
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or isinstance(self.k, bool) or not 1 <= self.k <= 1000:
@@ -56,16 +60,22 @@ def run_search(store: Store, sel: Selection, text: str, vector: np.ndarray | Non
     pool = max(p.candidates, p.k)
     keyword = store.keyword_search(sel, query_terms(text), pool)
     dense = store.vector_search(sel, vector, pool) if vector is not None else []
-    ids = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
-    if not ids:
+    if not dense and not keyword:
         return []
-    candidates = store.signals(sel.namespace, ids)
     kw_score = dict(keyword)
-    kw_rank = {rid: n for n, (rid, _) in enumerate(keyword, start=1)}
-    vec_rank = {rid: n for n, (rid, _) in enumerate(dense, start=1)}
     cosine = dict(dense)
+    dense_ids, kw_ids = [i for i, _ in dense], [i for i, _ in keyword]
+    # context needs vectors (a keyword search keeps plain keyword semantics) and a stream small
+    # enough to read in order at once (counted on the covering index: well under 1 ms)
+    if p.context > 0 and dense and store.count(
+            Selection(sel.namespace, include_invalid=True), limit=LARGE_STREAM) <= LARGE_STREAM:
+        dense_ids, kw_ids = _with_context(store, sel, vector, dense, keyword, cosine, p)
+    ids = list(dict.fromkeys(dense_ids + kw_ids))
+    candidates = store.signals(sel.namespace, ids)
+    kw_rank = {rid: n for n, rid in enumerate(kw_ids, start=1)}
+    vec_rank = {rid: n for n, rid in enumerate(dense_ids, start=1)}
     if p.fusion == "rrf":
-        fused = rrf_fusion([[i for i, _ in dense], [i for i, _ in keyword]], k=p.rrf_k)
+        fused = rrf_fusion([dense_ids, kw_ids], k=p.rrf_k)
     else:
         fused = convex_fusion(cosine, kw_score, alpha=p.alpha if dense else 0.0)
     top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now, p=p)
@@ -81,6 +91,33 @@ def run_search(store: Store, sel: Selection, text: str, vector: np.ndarray | Non
             vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id)))
         for s in top if s.item.id in records
     ]
+
+
+def _with_context(store: Store, sel: Selection, vector: np.ndarray | None,
+                  dense: list[tuple[str, float]], keyword: list[tuple[str, float]],
+                  cosine: dict[str, float], p: SearchParams) -> tuple[list[str], list[str]]:
+    """Both rankings after context smoothing (see retrieval.context); ``cosine`` gains the
+    cosines of the neighbours it had to read."""
+    seeds = list(dict.fromkeys([i for i, _ in dense[: p.context]] +
+                               [i for i, _ in keyword[: p.context]]))
+    nb = store.neighbours(sel, seeds, before=2, after=1)
+    fresh = {n for prev, nxt in nb.values() for n in prev + nxt} - set(nb)
+    nb.update(store.neighbours(sel, sorted(fresh), before=2, after=1))
+    everyone = set(nb) | {n for prev, nxt in nb.values() for n in prev + nxt}
+    if vector is not None:
+        missing = [i for i in everyone if i not in cosine]
+        for rid, emb in store.embeddings(sel.namespace, missing).items():
+            if emb.shape == vector.shape:
+                cosine[rid] = float(emb @ vector)
+    centre = float(np.mean([s for _, s in dense])) if dense else 0.0
+    d_smooth = smooth({i: c - centre for i, c in cosine.items()}, nb)
+    k_smooth = smooth(dict(keyword), nb)
+    rest_d = [i for i, _ in dense if i not in d_smooth]  # outside the smoothed window
+    rest_k = [i for i, _ in keyword if i not in k_smooth]
+    d_ids = sorted(d_smooth, key=lambda i: (-d_smooth[i], i))
+    k_ids = [i for i in sorted(k_smooth, key=lambda i: (-k_smooth[i], i)) if k_smooth[i] > 0]
+    pool = max(p.candidates, p.k)
+    return (d_ids + rest_d)[:pool] if dense else [], (k_ids + rest_k)[:pool]
 
 
 class Scorable(Protocol):

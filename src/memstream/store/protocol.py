@@ -94,8 +94,9 @@ class Store(Protocol):
         """Records matching a selection. ``order``: "created" (oldest first, then id), "-created"
         (newest first), "step" (step ascending, then created)."""
 
-    def count(self, sel: Selection) -> int:
-        """How many records match a selection."""
+    def count(self, sel: Selection, *, limit: int | None = None) -> int:
+        """How many records match a selection; with ``limit``, counting stops after
+        ``limit + 1`` (enough to tell "more than limit")."""
 
     def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
         """Apply a patch, record the old and new values in history, set ``updated_at``; a text
@@ -121,6 +122,12 @@ class Store(Protocol):
                       ) -> list[tuple[str, float]]:
         """(id, cosine) of the records with embeddings nearest to a unit vector, best first,
         ties broken by insertion order."""
+
+    def neighbours(self, sel: Selection, ids: Sequence[str], *, before: int, after: int
+                   ) -> dict[str, tuple[list[str], list[str]]]:
+        """For each id, the ids of the ``before`` records just before it (nearest first) and
+        the ``after`` records just after it, in creation order among the records the
+        selection admits (its stream neighbours, such as the turns around a turn)."""
 
     def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
         """(ids, matrix) of the embeddings of every record a selection matches (for small

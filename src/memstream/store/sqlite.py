@@ -32,6 +32,7 @@ _SELECT = "SELECT " + ", ".join(f"r.{c}" for c in COLUMNS) + " FROM records r"
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
 # walk the namespace index, which costs a scan of the whole namespace (100 ms at 100k rows).
 _CHUNK = 500  # parameters per IN (...) list, well under SQLite's limit
+SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
 MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
 MAX_DF_RATIO = 0.02
 
@@ -343,11 +344,14 @@ class SQLiteStore:
             rows = db.execute(sql, (*params, -1 if limit is None else limit, offset)).fetchall()
         return [_row_to_record(row) for row in rows]
 
-    def count(self, sel: Selection) -> int:
+    def count(self, sel: Selection, *, limit: int | None = None) -> int:
         where, params = selection_sql(sel)
+        sql = f"SELECT count(*) FROM records r WHERE {where}"
+        if limit is not None:  # stop counting early: "more than limit" is all the caller needs
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)"
+            params = [*params, limit + 1]
         with self._read() as db:
-            return int(db.execute(f"SELECT count(*) FROM records r WHERE {where}",
-                                  params).fetchone()[0])
+            return int(db.execute(sql, params).fetchone()[0])
 
     def history(self, namespace: str, record_id: str) -> list[HistoryEntry]:
         with self._read() as db:
@@ -397,6 +401,43 @@ class SQLiteStore:
                 for key, blob in db.execute(sql.format(q=",".join("?" * len(chunk))),
                                             (first, *chunk)):
                     out[key] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def neighbours(self, sel: Selection, ids: Sequence[str], *, before: int, after: int
+                   ) -> dict[str, tuple[list[str], list[str]]]:
+        where, params = selection_sql(sel)
+        out: dict[str, tuple[list[str], list[str]]] = {}
+        with self._read() as db:
+            total = db.execute(  # an upper bound, from the covering namespace index
+                "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = ? LIMIT ?)",
+                (sel.namespace, SMALL_SELECTION + 1)).fetchone()[0]
+            if total <= SMALL_SELECTION:  # read the whole stream once
+                order = [r[0] for r in db.execute(
+                    f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id",
+                    params)]
+                pos = {rid: n for n, rid in enumerate(order)}
+                for rid in dict.fromkeys(ids):
+                    n = pos.get(rid)
+                    if n is not None:
+                        out[rid] = (order[max(0, n - before):n][::-1], order[n + 1:n + 1 + after])
+                return out
+            keys = {}
+            for chunk in _chunks(list(dict.fromkeys(ids))):
+                q = ",".join("?" * len(chunk))
+                keys.update({r[0]: (r[1], r[0]) for r in db.execute(
+                    f"SELECT id, created_at FROM records WHERE +namespace = ? AND id IN ({q})",
+                    (sel.namespace, *chunk))})
+            # row values keep both lookups an index range (an OR would walk the stream)
+            sql = (f"SELECT * FROM (SELECT 0, r.id FROM records r WHERE {where} AND "
+                   "(r.created_at, r.id) < (?, ?) ORDER BY r.created_at DESC, r.id DESC "
+                   f"LIMIT ?) UNION ALL SELECT * FROM (SELECT 1, r.id FROM records r WHERE "
+                   f"{where} AND (r.created_at, r.id) > (?, ?) ORDER BY r.created_at, r.id "
+                   "LIMIT ?)")
+            for rid, (at, _) in keys.items():
+                rows = db.execute(sql, (*params, at, rid, before,
+                                        *params, at, rid, after)).fetchall()
+                out[rid] = ([i for side, i in rows if side == 0],
+                            [i for side, i in rows if side == 1])
         return out
 
     def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
