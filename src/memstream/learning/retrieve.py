@@ -1,9 +1,11 @@
 """What an agent should know before a task: ranked advice, and its compact prompt rendering.
 
-Each candidate's rank = its normalised relevance to the task (the engine's fused vector and
-keyword relevance, min-max over the candidates) + its confidence + its normalised recency
-(decay since last access). Confidence is a heuristic's effective (decayed) confidence, a
-fact's or preference's stored confidence, 1 - 0.5 ** occurrences for an anti-pattern (0.75
+Each candidate's rank = its relevance to the task + its confidence + its recency (decay **
+hours since last access, in [0, 1]). Relevance is the calibrated cosine similarity when vectors
+exist (so that a few near-identical candidates are not stretched apart by min-max and
+confidence can decide between them), else the engine's normalised keyword relevance.
+Confidence is a heuristic's effective (decayed) confidence, a fact's or preference's stored
+confidence, 1 - 0.5 ** occurrences for an anti-pattern (0.75
 after 2 failures), and 0.5 for a plain outcome.
 """
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._types import Hit
+from ..embed.protocol import calibrated_similarity
 from .models import AntiPattern, DomainKnowledge, Heuristic, Outcome, UserPreference
 
 if TYPE_CHECKING:
@@ -77,7 +80,10 @@ def _ranked(learner: Learner, hits: list[Hit], out: LearnedContext) -> list[Any]
     scored = []
     for hit in hits:
         model = _MODELS[hit.record.kind].from_record(hit.record.id, hit.record.data or {})
-        score = hit.explain.relevance + _confidence(learner, model) + hit.explain.recency
+        e = hit.explain
+        relevance = e.relevance if e.cosine is None else \
+            calibrated_similarity(e.cosine, learner.memory.embedder)
+        score = relevance + _confidence(learner, model) + e.raw_recency
         out.scores[hit.record.id] = score
         scored.append((score, hit.record.created_at, hit.record.id, model))
     scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
@@ -94,16 +100,13 @@ def retrieve(learner: Learner, task: str, agent: str, user_id: str | None = None
     if project_id is not None:
         filters["project_id"] = project_id
     pool = max(20, 4 * top_k)
-    hits = learner.memory.search(task, k=pool, namespace=learner.namespace,
-                                 kinds=("heuristic", "anti_pattern", "outcome", "fact"),
-                                 filters=filters, touch=False)
-    for item in _ranked(learner, hits, out):
-        buckets: dict[type, list[Any]] = {
-            Heuristic: out.heuristics, AntiPattern: out.anti_patterns, Outcome: out.outcomes,
-            DomainKnowledge: out.knowledge}
-        bucket = buckets[type(item)]
-        if len(bucket) < top_k:
-            bucket.append(item)
+    buckets: dict[str, list[Any]] = {"heuristic": out.heuristics,
+                                     "anti_pattern": out.anti_patterns,
+                                     "outcome": out.outcomes, "fact": out.knowledge}
+    for kind, bucket in buckets.items():  # one search per kind: many outcomes never crowd
+        hits = learner.memory.search(task, k=pool, namespace=learner.namespace, kinds=kind,
+                                     filters=filters, touch=False)  # out the rarer heuristics
+        bucket.extend(_ranked(learner, hits, out)[:top_k])
     if user_id is not None:
         prefs = learner.memory.search(task, k=pool, namespace=learner.namespace,
                                       kinds="preference", user_id=user_id,
