@@ -9,7 +9,7 @@ import json
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from ..errors import BackendUnavailable, MissingDependency
 
@@ -30,12 +30,22 @@ class TierBackend(Protocol):
 
     def remove(self, agent_id: str, ids: Iterable[str]) -> None: ...
 
+    def vectors(self, agent_id: str) -> dict[str, str]:
+        """{id: packed vector} of the agent's entries at this tier's resolution (may include
+        entries that just expired: intersect with ``index``)."""
+
     def agents(self) -> list[str]: ...
 
     def clear(self, agent_id: str | None = None) -> None: ...
 
     def memory_bytes(self) -> int | None:
         """What the backend uses, when it can tell."""
+
+
+def _vec_of(name: str, entry: dict[str, Any]) -> str | None:
+    """The packed vector a tier searches: the full one in STM, the compressed one in IM."""
+    value = entry.get("im_vec" if name == "im" else "vec")
+    return value if isinstance(value, str) else None
 
 
 class InProcessTier:
@@ -45,6 +55,7 @@ class InProcessTier:
         self.name, self.ttl = name, ttl
         self._entries: dict[str, tuple[float, dict[str, Any]]] = {}
         self._by_agent: dict[str, list[tuple[int, str]]] = {}
+        self._vecs: dict[str, dict[str, str]] = {}
         self._lock = threading.RLock()
 
     def _alive(self, until: float) -> bool:
@@ -59,6 +70,9 @@ class InProcessTier:
                     bisect.insort(self._by_agent.setdefault(agent, []),
                                   (int(e["step_number"]), rid))
                 self._entries[rid] = (until, e)
+                vec = _vec_of(self.name, e)
+                if vec is not None:
+                    self._vecs.setdefault(agent, {})[rid] = vec
 
     def get(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -78,11 +92,17 @@ class InProcessTier:
     def remove(self, agent_id: str, ids: Iterable[str]) -> None:
         gone = set(ids)
         with self._lock:
+            vecs = self._vecs.get(agent_id, {})
             for rid in gone:
                 self._entries.pop(rid, None)
+                vecs.pop(rid, None)
             if agent_id in self._by_agent:
                 self._by_agent[agent_id] = [r for r in self._by_agent[agent_id]
                                             if r[1] not in gone]
+
+    def vectors(self, agent_id: str) -> dict[str, str]:
+        with self._lock:
+            return dict(self._vecs.get(agent_id, {}))
 
     def agents(self) -> list[str]:
         with self._lock:
@@ -93,6 +113,7 @@ class InProcessTier:
             if agent_id is None:
                 self._entries.clear()
                 self._by_agent.clear()
+                self._vecs.clear()
             else:
                 self.remove(agent_id, [rid for _, rid in self._by_agent.get(agent_id, [])])
 
@@ -130,14 +151,22 @@ class RedisTier:
         def run() -> None:
             pipe = self._r.pipeline(transaction=False)
             agents: dict[str, dict[str, float]] = {}
+            vecs: dict[str, dict[str, str]] = {}
             for e in entries:
                 pipe.set(f"{self._k}:e:{e['memory_id']}", json.dumps(e), ex=ttl)
                 agents.setdefault(e["agent_id"], {})[e["memory_id"]] = float(e["step_number"])
+                vec = _vec_of(self.name, e)
+                if vec is not None:
+                    vecs.setdefault(e["agent_id"], {})[e["memory_id"]] = vec
             for agent, members in agents.items():
                 pipe.zadd(f"{self._k}:a:{agent}", members)
                 pipe.sadd(f"{self._k}:agents", agent)
                 if ttl:
                     pipe.expire(f"{self._k}:a:{agent}", ttl)
+            for agent, mapping in vecs.items():
+                pipe.hset(f"{self._k}:v:{agent}", mapping=cast(Any, mapping))
+                if ttl:
+                    pipe.expire(f"{self._k}:v:{agent}", ttl)
             pipe.execute()
         self._call(run)
 
@@ -170,8 +199,13 @@ class RedisTier:
             pipe = self._r.pipeline(transaction=False)
             pipe.delete(*[f"{self._k}:e:{i}" for i in ids])
             pipe.zrem(f"{self._k}:a:{agent_id}", *ids)
+            pipe.hdel(f"{self._k}:v:{agent_id}", *ids)
             pipe.execute()
         self._call(run)
+
+    def vectors(self, agent_id: str) -> dict[str, str]:
+        raw = self._call(lambda: self._r.hgetall(f"{self._k}:v:{agent_id}"))
+        return {k.decode(): v.decode() for k, v in raw.items()}
 
     def agents(self) -> list[str]:
         return sorted(a.decode() for a in self._call(lambda: self._r.smembers(

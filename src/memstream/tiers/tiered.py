@@ -344,16 +344,27 @@ class TieredMemory:
             if tier not in tiers:
                 continue
             backend = self.stm if tier == "stm" else self.im
-            ids = [i for _, i in self._tier(lambda b=backend: b.index(agent_id), [])]
-            entries = self._tier(lambda b=backend, i=ids: b.get(i), {})
-            key = "vec" if tier == "stm" else "im_vec"
-            rows = [(e, _unpack(e[key])) for e in entries.values()
-                    if kind is None or e["metadata"]["memory_type"] == kind]
-            if rows:
-                scores = np.vstack([r[1] for r in rows]) @ q[tier]
-                ranked.append(sorted(((-float(s), e["memory_id"], self._public(e, tier))
-                                      for (e, _), s in zip(rows, scores, strict=True)),
-                                     key=lambda t: (t[0], t[1]))[: k * 2])
+            live = {i for _, i in self._tier(lambda b=backend: b.index(agent_id), [])}
+            packed = self._tier(lambda b=backend: b.vectors(agent_id), {})
+            ids = [i for i in packed if i in live]
+            if not ids:
+                continue
+            # score the packed vectors; read whole entries only for the best ones
+            raw = b"".join(base64.b64decode(packed[i]) for i in ids)
+            scores = np.frombuffer(raw, dtype=np.float16).reshape(len(ids), -1).astype(
+                np.float32) @ q[tier]
+            order = np.argsort(-scores, kind="stable")
+            chosen: list[tuple[float, str, dict[str, Any]]] = []
+            for start in range(0, len(order), k * 4):
+                block = [ids[j] for j in order[start : start + k * 4]]
+                got = self._tier(lambda b=backend, i=block: b.get(i), {})
+                for j in order[start : start + k * 4]:
+                    e = got.get(ids[j])
+                    if e is not None and (kind is None or e["metadata"]["memory_type"] == kind):
+                        chosen.append((-float(scores[j]), ids[j], self._public(e, tier)))
+                if len(chosen) >= k * 2:
+                    break
+            ranked.append(sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2])
         if "ltm" in tiers:
             ids, mat = self.memory.store.selection_vectors(self._select(agent_id, kind))
             if len(ids):
