@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import base64
 import heapq
-import json
 import logging
 import threading
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -464,11 +463,3 @@ class TieredMemory:
         if "ltm" in tiers:
             ids = [r.id for r in self.memory.store.select(self._select(agent_id, None))]
             self.memory.store.delete(self.namespace, ids, at=self.memory.clock.now())
-
-    def entries(self, agent_id: str) -> Iterator[dict[str, Any]]:
-        """Every entry of an agent, oldest first, in its most detailed form."""
-        yield from self.step_range(agent_id, 0, 2**62)
-
-    @staticmethod
-    def dumps(entry: Mapping[str, Any]) -> str:
-        return json.dumps(entry)
