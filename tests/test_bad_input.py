@@ -38,6 +38,7 @@ def _intact(mem: Memory) -> None:
     ({"content": "ok", "data": {"x": float("nan")}}, "JSON values"),
     ({"content": "ok", "data": {"x": {1, 2}}}, "JSON values"),
     ({"content": "ok", "step": 1.5}, "step"),
+    ({"content": "ok", "step": 2**70}, "64 bits"),
     ({"content": "ok", "at": "last tuesday"}, "ISO 8601"),
     ({"content": "ok", "user_id": "a\nb"}, "user_id"),
     ({"content": "ok", "embedding": [1.0, float("nan")]}, "NaN"),
@@ -67,6 +68,7 @@ def test_wrong_dimension_vector_with_real_model(tmp_path: Path, e5):
     ({"query": "x", "weights": "fastest"}, InvalidInput),
     ({"query": "x", "namespace": "bad ns"}, InvalidInput),
     ({"query": "x", "now": "soon"}, InvalidInput),
+    ({"query": "x", "step_range": (-(2**70), 3)}, InvalidInput),
 ])
 def test_bad_search_is_refused(seeded: Memory, kwargs, exc):
     with pytest.raises(exc):

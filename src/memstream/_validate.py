@@ -105,6 +105,8 @@ def step(value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise InvalidInput(f"step must be an integer, got {value!r}")
+    if not -(2**63) <= int(value) < 2**63:
+        raise InvalidInput(f"step must fit in 64 bits (|step| < 2**63), got {value!r}")
     return int(value)
 
 

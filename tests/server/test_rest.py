@@ -167,8 +167,18 @@ def test_isolation_every_route_with_another_namespace_key(server: Server):
                                         "contents": {"x": 1}, "step": 1}, None),
         ("GET", "/v1/agents/fox/range", None, {"namespace": "team-a", "start": 0, "end": 9}),
         ("POST", "/v1/agents/fox/similar", {"namespace": "team-a", "state": {"x": 1}}, None),
+        ("POST", "/v1/inspect/records", {"namespace": "team-a"}, None),
+        ("GET", f"/v1/inspect/records/{sid}", None, {"namespace": "team-a"}),
+        ("GET", "/v1/inspect/overview", None, {"namespace": "team-a"}),
     ]
-    with server.client("other") as http:
+    with server.client("other") as http:  # every namespaced route of the API is tried
+        spec = http.get("/openapi.json").json()
+        routes = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops
+                  if p.startswith("/v1/")}
+        tried = {(m, p.replace(sid, "{record_id}").replace("/fox/", "/{agent_id}/"))
+                 for m, p, _, _ in attempts}
+        assert routes - tried == {("POST", "/v1/import"), ("GET", "/v1/namespaces")}
+        assert http.get("/v1/namespaces").json()["namespaces"] == ["team-b"]
         for method, path, body, params in attempts:
             resp = http.request(method, path, json=body, params=params)
             assert resp.status_code == 403, (method, path, resp.text)

@@ -11,11 +11,13 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -29,11 +31,17 @@ from ..errors import InvalidInput, MemstreamError, RateLimited
 from ..memory import Memory
 from .auth import authenticate, keys_enabled
 from .errors import error_body, status_for
+from .inspect import router as inspect_router
 from .limits import BodyLimit, RateLimiter
 from .mcp import build_mcp
 from .routes import router
 
 access_log = logging.getLogger("memstream.access")
+STATIC = Path(__file__).parent / "static"
+# The inspector loads nothing from elsewhere and talks only to this server's API.
+PAGE_HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+                "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+                "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 
 @dataclass(frozen=True)
@@ -144,7 +152,14 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
     def metrics() -> Response:
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
+    @app.get("/", include_in_schema=False)
+    def inspector() -> FileResponse:
+        """The memory inspector: a static page that uses the /v1 API with the user's key."""
+        return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
+
     app.include_router(router)
+    app.include_router(inspect_router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.router.routes.extend(mcp_app.routes)  # POST /mcp: MCP over streamable HTTP
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

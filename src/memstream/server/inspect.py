@@ -1,0 +1,196 @@
+"""The read-only routes behind the memory inspector (the page at ``/``).
+
+They live under /v1 like every other route, so the page goes through the same key, role and
+namespace checks as any client: it holds no privilege of its own. Aggregates (the plots) are
+computed over the newest ``window`` records of a namespace so that a large memory still answers
+quickly; the answer says how many records it covered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import Field
+
+from .._types import Record
+from ..errors import InvalidInput
+from ..filters import Selection
+from ..memory import Memory
+from ..tiers import TieredMemory
+from .models import ListRequest
+from .routes import _ctx, _ns
+
+router = APIRouter(prefix="/v1")
+
+TIERS = ("stm", "im", "ltm")
+BUCKETS = (60, 3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)
+MAX_BUCKETS = 60
+HEURISTIC_SERIES = 12
+
+
+class InspectListRequest(ListRequest):
+    tiers: list[str] | None = Field(None, description="Keep records in these tiers "
+                                    "(stm, im, ltm); tiers apply to `<ns>.agents` namespaces.")
+
+
+@router.get("/namespaces", tags=["inspect"])
+def namespaces(request: Request) -> dict[str, Any]:
+    """The namespaces this key may read (for an open server: every namespace in the store)."""
+    mem, who = _ctx(request)
+    if who.namespaces is not None:
+        return {"namespaces": list(who.namespaces), "default": who.namespaces[0]}
+    stored = mem.store.namespaces()
+    default = mem.config.namespace
+    return {"namespaces": sorted(set(stored) | {default}), "default": default}
+
+
+def _tier_sets(request: Request, mem: Memory, ns: str) -> tuple[set[str], set[str]] | None:
+    """Ids cached in STM and IM for an agents namespace (None for other namespaces)."""
+    if not ns.endswith(".agents"):
+        return None
+    base = ns.removesuffix(".agents")
+    cache: dict[str, TieredMemory] = request.app.state.tiers
+    if base not in cache:
+        cache[base] = TieredMemory(mem, namespace=base, redis_url=request.app.state.redis_url)
+    tm = cache[base]
+    out: list[set[str]] = []
+    for backend in (tm.stm, tm.im):
+        ids: set[str] = set()
+        for agent in tm._tier(backend.agents, []):
+            ids.update(i for _, i in tm._tier(lambda b=backend, a=agent: b.index(a), []))
+        out.append(ids)
+    return out[0], out[1]
+
+
+def _tier_of(rid: str, sets: tuple[set[str], set[str]] | None) -> str:
+    if sets is not None:
+        if rid in sets[0]:
+            return "stm"
+        if rid in sets[1]:
+            return "im"
+    return "ltm"
+
+
+def _selection(mem: Memory, ns: str, body: ListRequest) -> Selection:
+    return mem._selection(ns, body.user_id, body.agent_id, body.run_id, body.kinds,
+                          body.filters, body.since, body.until, body.step_range,
+                          body.include_invalid, body.as_of)
+
+
+@router.post("/inspect/records", tags=["inspect"])
+def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any]:
+    """A page of records, newest first, each with its tier; filter by tier as well."""
+    mem, ns = _ns(request, body.namespace, "read")
+    wanted = set(body.tiers or TIERS)
+    if not wanted <= set(TIERS):
+        raise InvalidInput(f"tiers must be among {', '.join(TIERS)}")
+    sel = _selection(mem, ns, body)
+    sets = _tier_sets(request, mem, ns)
+    out: list[dict[str, Any]] = []
+    offset, skipped = 0, 0
+    while len(out) < body.limit:  # tier filtering happens after the page is read
+        page = mem.store.select(sel, limit=500, offset=offset, order="-created")
+        if not page:
+            break
+        offset += len(page)
+        for rec in page:
+            tier = _tier_of(rec.id, sets)
+            if tier not in wanted:
+                continue
+            if skipped < body.offset:
+                skipped += 1
+                continue
+            out.append(dict(rec.to_dict(), tier=tier))
+            if len(out) == body.limit:
+                break
+        if wanted == set(TIERS):
+            break
+    # with a tier filter the total would need a scan of every record: it is left unknown
+    total = mem.store.count(sel) if wanted == set(TIERS) else None
+    return {"namespace": ns, "total": total, "records": out}
+
+
+@router.get("/inspect/records/{record_id}", tags=["inspect"])
+def inspect_record(request: Request, record_id: str, namespace: str | None = None
+                   ) -> dict[str, Any]:
+    """One record with its tier, history, the records it rests on (its provenance) and the
+    records that cite it."""
+    mem, ns = _ns(request, namespace, "read")
+    rec = mem.get(record_id, namespace=ns)
+    sets = _tier_sets(request, mem, ns)
+    evidence = mem.store.get(ns, list(rec.provenance))
+    missing = [i for i in rec.provenance if i not in {e.id for e in evidence}]
+    cited_by = [r for r in _newest(mem, ns, 20_000) if record_id in r.provenance]
+    return {"record": dict(rec.to_dict(), tier=_tier_of(rec.id, sets)),
+            "history": [h.to_dict() for h in mem.history(record_id, namespace=ns)],
+            "evidence": [_brief(r) for r in evidence], "missing_evidence": missing,
+            "cited_by": [_brief(r) for r in cited_by[:100]]}
+
+
+def _brief(r: Record) -> dict[str, Any]:
+    return {"id": r.id, "kind": r.kind, "text": r.text[:300], "created_at": r.created_at,
+            "invalidated_at": r.invalidated_at}
+
+
+def _newest(mem: Memory, ns: str, window: int, kinds: Sequence[str] | None = None
+            ) -> list[Record]:
+    sel = Selection(namespace=ns, kinds=tuple(kinds) if kinds else None, include_invalid=True)
+    return mem.store.select(sel, limit=window, order="-created")
+
+
+def _bucket(span: float) -> int:
+    return next((b for b in BUCKETS if span / b <= MAX_BUCKETS), BUCKETS[-1])
+
+
+def _timeline(records: Sequence[Record], key: Iterable[str]) -> dict[str, Any]:
+    """Counts per time bucket for each label in ``key`` (one label per record)."""
+    labels = list(key)
+    if not records:
+        return {"bucket_seconds": BUCKETS[0], "starts": [], "series": {}}
+    lo = min(r.created_at for r in records)
+    hi = max(r.created_at for r in records)
+    size = _bucket(hi - lo)
+    first = math.floor(lo / size) * size
+    n = int((hi - first) // size) + 1
+    series: dict[str, list[int]] = defaultdict(lambda: [0] * n)
+    for rec, label in zip(records, labels, strict=True):
+        series[label][int((rec.created_at - first) // size)] += 1
+    return {"bucket_seconds": size, "starts": [first + i * size for i in range(n)],
+            "series": dict(sorted(series.items()))}
+
+
+@router.get("/inspect/overview", tags=["inspect"])
+def overview(request: Request, namespace: str | None = None,
+             window: int = Query(20_000, ge=1, le=200_000)) -> dict[str, Any]:
+    """What the plots show, over the newest ``window`` records: records over time by kind and
+    by tier, episode scores per task, and the confidence of heuristics over time."""
+    mem, ns = _ns(request, namespace, "read")
+    records = _newest(mem, ns, window)
+    sets = _tier_sets(request, mem, ns)
+    tiers = [_tier_of(r.id, sets) for r in records]
+    episodes: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for r in reversed(records):
+        if r.kind == "episode" and r.data and "score" in r.data:
+            episodes[str(r.data.get("task_id", "unknown"))].append(
+                {"at": r.created_at, "score": float(r.data["score"])})
+    heuristics = []
+    for r in [r for r in records if r.kind == "heuristic"][:HEURISTIC_SERIES]:
+        points = []
+        for h in mem.history(r.id, namespace=ns):
+            conf = ((h.new or {}).get("data") or {}).get("confidence")
+            if conf is not None:
+                points.append({"at": h.at, "confidence": float(conf)})
+        heuristics.append({"id": r.id, "label": r.text[:80], "points": points})
+    return {"namespace": ns, "total": mem.store.count(Selection(namespace=ns,
+                                                                 include_invalid=True)),
+            "covered": len(records),
+            "kinds": dict(Counter(r.kind for r in records).most_common()),
+            "agents": sorted({r.agent_id for r in records if r.agent_id})[:500],
+            "tiers": dict(Counter(tiers)), "has_tiers": sets is not None,
+            "by_kind": _timeline(records, (r.kind for r in records)),
+            "by_tier": _timeline(records, tiers),
+            "episodes": dict(sorted(episodes.items())), "heuristics": heuristics}

@@ -1,0 +1,303 @@
+"""The memory inspector, end to end: headless Chromium (Debian's, driven by Playwright) against a
+real server over seeded data. Screenshots go to ``test-artifacts/inspector/``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstream import Memory
+from memstream.clock import FixedClock
+from memstream.episodes import EpisodeMemory
+from memstream.learning import Learner
+from memstream.tiers import TieredMemory
+
+from .conftest import Server, start, stop
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(os.environ.get("MEMSTREAM_TEST_ARTIFACTS",
+                                Path(__file__).parents[2] / "test-artifacts")) / "inspector"
+KEYS = {"inspector": (["team-a", "team-a.agents"], "read"), "writer": (["team-a"], "write"),
+        "other": (["team-b"], "admin")}
+DAY = 86_400.0
+
+
+def seed(db: Path) -> dict[str, Any]:
+    """Observations over ten days, a reflection citing two of them, a superseded fact,
+    episodes of two tasks and a heuristic whose confidence changes."""
+    clock = FixedClock(time.time() - 10 * DAY)
+    ids: dict[str, Any] = {}
+    with Memory(db, embedder="none", clock=clock) as mem:
+        topics = ["Alice adopted a beagle called Biscuit", "Bob is training for a marathon",
+                  "Alice started learning the cello", "Bob moved to Lisbon in spring",
+                  "The team deploys on Tuesdays", "Alice prefers tea to coffee"]
+        obs = []
+        for i, text in enumerate(topics * 2):
+            clock.advance(hours=18)
+            obs.append(mem.add(f"{text} (note {i})", namespace="team-a",
+                               agent_id="alice" if i % 2 == 0 else "bob",
+                               importance=0.2 + 0.05 * i))
+        ids["evidence"] = [obs[0].id, obs[2].id]
+        ids["reflection"] = mem.add("Alice spends her free time on pets and music",
+                                    kind="reflection", namespace="team-a",
+                                    provenance=ids["evidence"], importance=0.9).id
+        old = mem.add("Bob lives in Porto", kind="fact", namespace="team-a")
+        new = mem.add("Bob lives in Lisbon", kind="fact", namespace="team-a")
+        mem.invalidate(old.id, superseded_by=new.id, namespace="team-a")
+        ids["superseded"], ids["successor"] = old.id, new.id
+        episodes = EpisodeMemory(mem, agent_id="alice", namespace="team-a", llm=None)
+        for i in range(6):
+            clock.advance(hours=3)
+            for task, base in (("sorting", 0.3), ("parsing", 0.6)):
+                episodes.record({"task_id": task, "score": min(1.0, base + 0.08 * i),
+                                 "trajectory_summary": f"run {i}"})
+        # agent states written by an earlier process: durable (LTM), not in this server's STM
+        TieredMemory(mem, namespace="team-a").store_many(
+            ("robot-1", "state", {"position": [-s, 0], "mood": "tired"}, s, 0.5)
+            for s in range(100, 120))
+        learner = Learner(mem, namespace="team-a", embedder=None)
+        for ok in (True, True, True, False, True, False):
+            clock.advance(hours=5)
+            learner.learn("alice", "proj", "refactor the parser", ok, "write tests first")
+    return ids
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, Any]]]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("the inspector tests need Chromium: apt-get install chromium "
+                    "(.ci/run installs it)")
+    db = tmp_path_factory.mktemp("inspector") / "inspect.db"
+    ids = seed(db)
+    srv = start(db, keys=KEYS)
+    with srv.client("writer") as http:  # agent states go through the API into the tiers
+        for step in range(30):
+            r = http.post("/v1/agents/entries", json={
+                "namespace": "team-a", "agent_id": "robot-1", "memory_type": "state",
+                "contents": {"position": [step, 2 * step], "mood": "calm"}, "step": step})
+            assert r.status_code == 201, r.text
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    yield srv, ids
+    stop(srv)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any, seeded: tuple[Server, dict[str, Any]]) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and
+          "status of 40" not in m.text else None)
+    pg.goto(seeded[0].url + "/")
+    yield pg
+    context.close()
+    assert errors == [], errors
+
+
+def open_namespace(pg: Any, key: str, namespace: str) -> None:
+    """Keyboard only: type the key and the namespace, press Enter."""
+    pg.locator("#api-key").focus()
+    pg.keyboard.type(key)
+    pg.keyboard.press("Tab")
+    pg.keyboard.press("Control+a")
+    pg.keyboard.type(namespace)
+    pg.keyboard.press("Enter")
+
+
+def test_browse_filter_and_follow_provenance(page: Any,
+                                             seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv, ids = seeded
+    open_namespace(page, srv.keys["inspector"], "team-a")
+    rows = page.locator("#records tbody tr")
+    sync_api.expect(page.locator("#records-count")).to_contain_text("matching records")
+    # 12 observations, a reflection, a valid fact, 12 episodes, 6 outcomes, a heuristic
+    sync_api.expect(page.locator("#records-count")).to_have_text(
+        "Showing 33 of 33 matching records.")
+    assert rows.count() == 33 and page.locator("#more").is_hidden()
+    newest = page.locator("#records tbody tr td.when").first.inner_text()
+    assert newest >= page.locator("#records tbody tr td.when").nth(10).inner_text()
+
+    page.select_option("#f-kind", "reflection")  # filter by kind, then by agent
+    page.locator("#filters button[type=submit]").press("Enter")
+    sync_api.expect(rows).to_have_count(1)
+    page.screenshot(path=ARTIFACTS / "records-filtered.png", full_page=True)
+
+    rows.first.locator("button").focus()  # open it with the keyboard
+    page.keyboard.press("Enter")
+    detail = page.locator("#detail")
+    sync_api.expect(detail).to_be_visible()
+    sync_api.expect(detail).to_contain_text("Alice spends her free time")
+    evidence = page.locator("#evidence li")
+    sync_api.expect(evidence).to_have_count(2)
+    assert "adopted a beagle" in evidence.first.inner_text()
+    page.screenshot(path=ARTIFACTS / "record-provenance.png", full_page=True)
+
+    evidence.first.locator("button").click()  # follow the link to the evidence...
+    sync_api.expect(detail).to_contain_text(ids["evidence"][0])
+    cited = page.locator("#cited-by li")  # ...which links back to the reflection
+    sync_api.expect(cited).to_have_count(1)
+    assert "reflection" in cited.first.inner_text()
+    sync_api.expect(page.locator("#history li")).to_have_count(1)
+
+    page.fill("#f-agent", "bob")
+    page.select_option("#f-kind", "")
+    page.locator("#filters button[type=submit]").click()
+    sync_api.expect(page.locator("#records-count")).to_contain_text("of 6 matching")
+    for text in page.locator("#records tbody tr td:nth-child(3)").all_inner_texts():
+        assert text == "bob"
+
+
+def test_validity_and_history(page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv = seeded[0]
+    open_namespace(page, srv.keys["inspector"], "team-a")
+    page.check("#f-invalid")
+    page.select_option("#f-kind", "fact")
+    page.locator("#filters button[type=submit]").click()
+    sync_api.expect(page.locator("#records tbody tr")).to_have_count(2)
+    page.locator("#records tbody tr button.invalid").click()
+    sync_api.expect(page.locator("#validity")).to_contain_text("invalidated")
+    sync_api.expect(page.locator("#history li")).to_have_count(2)
+    assert "invalidate" in page.locator("#history li").nth(1).inner_text()
+    page.locator("#validity button").click()  # to the record that replaced it
+    sync_api.expect(page.locator("#detail-body")).to_contain_text("Bob lives in Lisbon")
+    sync_api.expect(page.locator("#validity")).to_have_text("valid")
+    page.keyboard.press("Escape")
+    sync_api.expect(page.locator("#detail")).to_be_hidden()
+
+
+def test_search_shows_score_bars_without_touching(page: Any,
+                                                  seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv, _ = seeded
+    open_namespace(page, srv.keys["inspector"], "team-a")
+    with srv.client("inspector") as http:
+        before = {r["id"]: r["access_count"] for r in http.post(
+            "/v1/memories/list", json={"namespace": "team-a", "limit": 1000}).json()}
+    page.locator("#tab-records").focus()
+    page.keyboard.press("ArrowRight")  # tabs move with the arrow keys
+    sync_api.expect(page.locator("#view-search")).to_be_visible()
+    page.locator("#q").focus()
+    page.keyboard.type("marathon training")
+    page.keyboard.press("Enter")
+    hits = page.locator("#hits li")
+    sync_api.expect(hits.first).to_contain_text("marathon")
+    assert hits.count() == 2  # keyword-only server: the two notes about the marathon
+    meters = hits.first.locator("[role=meter]")
+    assert meters.count() == 3
+    values = [float(meters.nth(i).get_attribute("aria-valuenow")) for i in range(3)]
+    assert all(0.0 <= x <= 1.0 for x in values)
+    with srv.client("inspector") as http:  # the bars are the scores the API explains
+        explain = http.post("/v1/search", json={"namespace": "team-a", "touch": False,
+                                                "query": "marathon training"}).json()[0]
+    assert hits.first.get_attribute("data-id") == explain["record"]["id"]
+    expected = [explain["explain"][n] for n in ("recency", "importance", "relevance")]
+    assert values == pytest.approx(expected, abs=1e-3)
+    widths = [meters.nth(i).locator("span").evaluate("e => e.style.width") for i in range(3)]
+    assert widths == [f"{round(x * 100)}%" for x in expected]
+    page.screenshot(path=ARTIFACTS / "search-bars.png", full_page=True)
+    with srv.client("inspector") as http:
+        after = {r["id"]: r["access_count"] for r in http.post(
+            "/v1/memories/list", json={"namespace": "team-a", "limit": 1000}).json()}
+    assert after == before  # looking does not change recency
+
+
+def test_plots(page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv, _ = seeded
+    open_namespace(page, srv.keys["inspector"], "team-a")
+    sync_api.expect(page.locator("#records tbody tr").first).to_be_visible()
+    page.locator("#tab-plots").click()
+    kinds = set(page.locator("#plot-kind rect").evaluate_all(
+        "rs => rs.map(r => r.dataset.series)"))
+    assert {"observation", "reflection", "episode", "heuristic", "outcome", "fact"} <= kinds
+    episode_lines = page.locator("#plot-episodes polyline")
+    assert sorted(episode_lines.evaluate_all("ls => ls.map(l => l.dataset.series)")) == [
+        "parsing", "sorting"]
+    points = episode_lines.first.get_attribute("points").split()
+    assert len(points) == 6
+    ys = [float(p.split(",")[1]) for p in points]
+    assert ys == sorted(ys, reverse=True)  # scores rise, so the line climbs (y grows down)
+    heuristic = page.locator("#plot-heuristics polyline")
+    assert heuristic.count() == 1
+    assert len(heuristic.first.get_attribute("points").split()) >= 2
+    page.screenshot(path=ARTIFACTS / "plots.png", full_page=True)
+
+
+def test_tiers_of_agent_records(page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv, _ = seeded
+    open_namespace(page, srv.keys["inspector"], "team-a.agents")
+    sync_api.expect(page.locator("#records-count")).to_contain_text("of 50 matching")
+    tiers = page.locator("#records tbody tr td:nth-child(4)")
+    assert set(tiers.all_inner_texts()) == {"STM", "LTM"}
+    page.select_option("#f-tier", "stm")
+    page.locator("#filters button[type=submit]").click()
+    sync_api.expect(page.locator("#records-count")).to_have_text("Showing 30 records.")
+    assert set(tiers.all_inner_texts()) == {"STM"}
+    page.select_option("#f-tier", "ltm")
+    page.locator("#filters button[type=submit]").click()
+    sync_api.expect(page.locator("#records-count")).to_have_text("Showing 20 records.")
+    steps = page.locator("#records tbody tr td:nth-child(6)").all_inner_texts()
+    assert all("tired" in text for text in steps)
+    with srv.client("inspector") as http:
+        overview = http.get("/v1/inspect/overview", params={"namespace": "team-a.agents"}).json()
+    assert overview["has_tiers"] and overview["tiers"] == {"stm": 30, "ltm": 20}
+    page.locator("#tab-plots").click()
+    series = set(page.locator("#plot-tier rect").evaluate_all(
+        "rs => rs.map(r => r.dataset.series)"))
+    assert "stm" in series
+    page.screenshot(path=ARTIFACTS / "tiers.png", full_page=True)
+
+
+def test_the_page_goes_through_key_and_namespace_checks(
+        page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv, _ = seeded
+    seen: list[Any] = []
+    page.on("request", lambda r: seen.append(r))
+    sync_api.expect(page.locator("#error")).to_contain_text("needs an API key")
+    assert page.locator("#records tbody tr").count() == 0
+
+    open_namespace(page, srv.keys["other"], "team-a")  # a real key, another namespace
+    sync_api.expect(page.locator("#error")).to_contain_text("may not use namespace 'team-a'")
+    assert page.locator("#records tbody tr").count() == 0
+
+    page.fill("#api-key", "ms_0000000000000000_forged")
+    page.locator("#connect-button").click()
+    sync_api.expect(page.locator("#error")).to_contain_text("401")
+    api = [r for r in seen if "/v1/" in r.url]
+    assert api, "the page made no API request"
+    assert all(r.url.startswith(srv.url + "/") for r in seen)  # nothing leaves the server
+    for r in api:
+        assert r.headers.get("authorization", "").startswith("Bearer ms_"), r.url
+
+
+def test_narrow_window_is_readable(browser: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv = seeded[0]
+    context = browser.new_context(viewport={"width": 400, "height": 800})
+    pg = context.new_page()
+    pg.goto(srv.url + "/")
+    open_namespace(pg, srv.keys["inspector"], "team-a")
+    sync_api.expect(pg.locator("#records tbody tr").first).to_be_visible()
+    pg.locator("#records tbody tr button").first.click()
+    sync_api.expect(pg.locator("#detail")).to_be_visible()
+    overflow = pg.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1  # the page itself never scrolls sideways (the table may, inside)
+    pg.screenshot(path=ARTIFACTS / "narrow.png", full_page=True)
+    context.close()
