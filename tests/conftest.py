@@ -44,3 +44,23 @@ def chat():
 
     with chat_server() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def pg_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The admin URL of a real PostgreSQL server with pgvector, for the whole session."""
+    from .pg import start_server
+
+    server = start_server(tmp_path_factory.mktemp("pg"))
+    yield server.get_uri()
+    server.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg_admin: str) -> Iterator[str]:
+    """A fresh, empty database on that server (dropped afterwards)."""
+    from .pg import drop_database, new_database
+
+    url = new_database(pg_admin)
+    yield url
+    drop_database(pg_admin, url)

@@ -14,11 +14,14 @@ __all__ = ["STORES", "ApiKey", "Patch", "Signals", "Store", "StoreStats", "open_
 #: URL scheme -> (module:Class, extra that provides its dependencies). The one registration.
 STORES: dict[str, tuple[str, str | None]] = {
     "sqlite": ("memstream.store.sqlite:SQLiteStore", None),
+    "postgresql": ("memstream.store.postgres:PostgresStore", "postgres"),
+    "postgres": ("memstream.store.postgres:PostgresStore", "postgres"),
 }
 
 
 def open_store(url: str | Path | None, **options: Any) -> Store:
-    """A store from a path, ``":memory:"``, ``sqlite:///path`` or another registered URL."""
+    """A store from a path, ``":memory:"``, ``sqlite:///path``, ``postgresql://...`` or another
+    registered URL."""
     if url is None:
         url = "memstream.db"
     url = str(url)
@@ -27,11 +30,9 @@ def open_store(url: str | Path | None, **options: Any) -> Store:
         scheme, rest = "sqlite", url
     elif scheme == "sqlite":
         rest = rest[1:] if rest.startswith("/") else rest  # sqlite:///rel.db, sqlite:////abs.db
-    if scheme in ("postgresql", "postgres"):
-        raise InvalidInput("the PostgreSQL backend is not part of this version; use a SQLite path")
     if scheme not in STORES:
         raise InvalidInput(f"unknown store URL scheme {scheme!r} in {url!r}; use a file path, "
-                           "':memory:' or sqlite:///path")
+                           "':memory:', sqlite:///path or postgresql://user@host/db")
     target, extra = STORES[scheme]
     module_name, _, class_name = target.partition(":")
     try:
@@ -39,4 +40,5 @@ def open_store(url: str | Path | None, **options: Any) -> Store:
     except ImportError as exc:
         raise MissingDependency(f"the {scheme} store needs: pip install 'memstream[{extra}]'"
                                 ) from exc
-    return getattr(module, class_name)(rest or ":memory:", **options)  # type: ignore[no-any-return]
+    target_url = (rest or ":memory:") if scheme == "sqlite" else url  # servers get the whole URL
+    return getattr(module, class_name)(target_url, **options)  # type: ignore[no-any-return]

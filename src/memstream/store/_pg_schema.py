@@ -1,0 +1,84 @@
+"""The PostgreSQL schema and its migrations. ``SCHEMA_VERSION`` is saved in the ``meta`` table;
+migrations run in one transaction under an advisory lock, so servers starting together apply
+each one once.
+
+Vectors live in one ``vector`` column of any dimension; each dimension in use gets its own
+partial HNSW index (cosine) on ``embedding::vector(d)``, made the first time an embedding of
+that size is stored (``vector_index_sql``).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+LOCK_ID = 0x6D656D73  # "mems": the advisory lock migrations take
+
+COLUMNS = (
+    "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
+    "importance", "created_at", "updated_at", "last_accessed_at", "access_count", "provenance",
+    "invalidated_at", "superseded_by", "metadata",
+)
+
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        """CREATE TABLE records (
+            seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            id text COLLATE "C" PRIMARY KEY,
+            namespace text COLLATE "C" NOT NULL,
+            text text NOT NULL,
+            kind text COLLATE "C" NOT NULL,
+            data jsonb,
+            user_id text COLLATE "C",
+            agent_id text COLLATE "C",
+            run_id text COLLATE "C",
+            step bigint,
+            importance double precision NOT NULL,
+            created_at double precision NOT NULL,
+            updated_at double precision,
+            last_accessed_at double precision NOT NULL,
+            access_count integer NOT NULL DEFAULT 0,
+            provenance text[] NOT NULL DEFAULT '{}',
+            invalidated_at double precision,
+            superseded_by text,
+            metadata jsonb NOT NULL DEFAULT '{}',
+            embedding vector,
+            embed_model text,
+            needs_embedding boolean NOT NULL DEFAULT true,
+            needs_rating boolean NOT NULL DEFAULT false,
+            tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
+        )""",
+        "CREATE INDEX records_ns_created ON records(namespace, created_at, id)",
+        "CREATE INDEX records_ns_agent_step ON records(namespace, agent_id, step)",
+        "CREATE INDEX records_ns_user ON records(namespace, user_id, created_at)",
+        "CREATE INDEX records_ns_kind ON records(namespace, kind, created_at)",
+        "CREATE INDEX records_tsv ON records USING gin(tsv)",
+        "CREATE INDEX records_pending ON records(seq) WHERE needs_embedding",
+        "CREATE INDEX records_rating ON records(seq) WHERE needs_rating",
+        """CREATE TABLE history (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            namespace text COLLATE "C" NOT NULL,
+            record_id text COLLATE "C" NOT NULL,
+            event text NOT NULL,
+            at double precision NOT NULL,
+            old jsonb,
+            new jsonb
+        )""",
+        "CREATE INDEX history_record ON history(namespace, record_id, seq)",
+        """CREATE TABLE embedding_cache (
+            model text NOT NULL, hash text NOT NULL, vector bytea NOT NULL,
+            PRIMARY KEY (model, hash)
+        )""",
+        """CREATE TABLE api_keys (
+            id text PRIMARY KEY, hash text NOT NULL, name text NOT NULL,
+            namespaces text[] NOT NULL, role text NOT NULL,
+            created_at double precision NOT NULL, revoked_at double precision
+        )""",
+    ],
+}
+
+
+def vector_index_sql(dim: int) -> str:
+    """The HNSW index for embeddings of ``dim`` dimensions (cosine distance)."""
+    return (f"CREATE INDEX IF NOT EXISTS records_vec_{dim} ON records USING hnsw "
+            f"((embedding::vector({dim})) vector_cosine_ops) WITH (m = 16, ef_construction = 64) "
+            f"WHERE vector_dims(embedding) = {dim}")

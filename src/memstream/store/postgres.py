@@ -1,0 +1,553 @@
+"""The PostgreSQL store: for several processes or machines sharing one memory.
+
+Records, history, keys and the embedding cache live in ordinary tables; keyword search uses a
+stored ``tsvector`` (English stemming) with a GIN index, ranked by ``ts_rank`` weighted with
+each term's rarity (an IDF, as BM25 does); vector search uses pgvector's HNSW index (cosine)
+with iterative scans, so filters narrow the results without losing them. Filters compile to
+SQL (``_pg_sql``). Every write is one transaction; a connection pool (psycopg 3) serves the
+threads of a process. Select it with a URL: ``Memory("postgresql://user@host/db")``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from .._types import HistoryEntry, Record
+from ..errors import BackendUnavailable, Conflict, InvalidInput, NotFound
+from ..filters import Selection
+from ._pg_schema import COLUMNS, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
+from ._pg_sql import selection_sql
+from .protocol import ApiKey, Patch, Signals, StoreStats
+
+_SELECT = "SELECT " + ", ".join(f"r.{c}" for c in COLUMNS) + " FROM records r"
+SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
+MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
+MAX_DF_RATIO = 0.02
+STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _jsonb(value: Any) -> Jsonb | None:
+    return None if value is None else Jsonb(value, dumps=_dumps)
+
+
+def _row_to_record(row: Sequence[Any]) -> Record:
+    v = dict(zip(COLUMNS, row, strict=True))
+    v["provenance"] = tuple(v["provenance"] or ())
+    v["metadata"] = v["metadata"] or {}
+    return Record(**v)
+
+
+def _record_row(r: Record) -> list[Any]:
+    values = {c: getattr(r, c) for c in COLUMNS}
+    values["data"] = _jsonb(r.data)
+    values["metadata"] = _jsonb(r.metadata)
+    values["provenance"] = list(r.provenance)
+    return [values[c] for c in COLUMNS]
+
+
+def _vec(v: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(v, dtype=np.float32).ravel())
+
+
+def _scalar(cur: Any, sql: Any, params: Sequence[Any] = ()) -> Any:
+    """The first column of the one row a query returns."""
+    row = cur.execute(sql, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def _from_db(v: Any) -> np.ndarray:
+    """A vector read back (pgvector gives a ``Vector`` or a numpy array)."""
+    return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
+
+
+class PostgresStore:
+    """See ``memstream.store.protocol.Store`` for the contract of each method."""
+
+    def __init__(self, url: str, *, busy_timeout: float = 30.0, synchronous: str = "NORMAL",
+                 pool_size: int = 8) -> None:
+        self.url = url
+        self._display = url.split("@")[-1]  # never the password
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
+        self._commit = "off" if synchronous.upper() == "OFF" else "on"
+        self._closed = False
+        self._indexed_dims: set[int] = set()
+        self._stats: dict[tuple[str, str], tuple[float, int]] = {}
+        self._lock = threading.Lock()
+        try:
+            with psycopg.connect(url, connect_timeout=max(1, int(busy_timeout))) as conn:
+                self._migrate(conn)
+        except psycopg.OperationalError as exc:
+            raise BackendUnavailable(f"cannot reach PostgreSQL at {self._display}: {exc}; check "
+                                     "the URL and that the server runs") from exc
+        self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, timeout=busy_timeout,
+                                    configure=self._configure, open=True,
+                                    kwargs={"autocommit": True})
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        register_vector(conn)
+        conn.execute(f"SET synchronous_commit = {self._commit}")
+
+    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
+            conn.execute("CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, "
+                         "value text NOT NULL)")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            current = int(row[0]) if row else 0
+            if current > SCHEMA_VERSION:
+                raise BackendUnavailable(
+                    f"the database at {self._display} has schema version {current}, newer than "
+                    f"this memstream ({SCHEMA_VERSION}); upgrade memstream")
+            if current == 0 and _scalar(conn, "SELECT to_regclass('records') IS NOT NULL"):
+                raise BackendUnavailable(
+                    f"the database at {self._display} has a 'records' table that memstream did "
+                    "not make; use another database (or schema)")
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO meta VALUES ('schema_version', %s) ON CONFLICT (key) "
+                             "DO UPDATE SET value = excluded.value", (str(version),))
+        with conn.cursor() as cur:
+            cur.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'records' AND "
+                        "indexname LIKE 'records_vec_%%'")
+            self._indexed_dims = {int(r[0].rsplit("_", 1)[1]) for r in cur.fetchall()}
+
+    def _map(self, exc: Exception) -> Exception:
+        if isinstance(exc, pg_errors.UniqueViolation):
+            return Conflict(f"the write conflicts with a stored record: {exc}")
+        if isinstance(exc, pg_errors.DataError | pg_errors.UntranslatableCharacter):
+            return InvalidInput(f"PostgreSQL refused a value ({exc}); text and JSON may not "
+                                "contain NUL characters, numbers must fit in 64 bits")
+        if isinstance(exc, PoolTimeout):
+            return BackendUnavailable(f"no free connection to {self._display} within the busy "
+                                      "timeout; raise pool_size or busy_timeout")
+        if isinstance(exc, psycopg.OperationalError):
+            return BackendUnavailable(f"PostgreSQL at {self._display} failed: {exc}; retry")
+        return BackendUnavailable(f"PostgreSQL error on {self._display}: {exc}")
+
+    @contextmanager
+    def _conn(self, write: bool) -> Iterator[psycopg.Cursor[Any]]:
+        """A cursor; with ``write``, inside one transaction (retried once on a deadlock)."""
+        if self._closed:
+            raise BackendUnavailable("this store is closed; open a new Memory")
+        try:
+            with self._pool.connection() as conn:
+                if write:
+                    with conn.transaction(), conn.cursor() as cur:
+                        yield cur
+                else:
+                    with conn.cursor() as cur:
+                        yield cur
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self._map(exc) from exc
+
+    def _ensure_vector_index(self, dims: Collection[int]) -> None:
+        """Make the HNSW index for each new dimension (once, under the advisory lock)."""
+        for dim in set(dims) - self._indexed_dims:
+            with self._conn(write=True) as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
+                cur.execute(vector_index_sql(int(dim)))
+            self._indexed_dims.add(dim)
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def insert(self, records: Sequence[Record], *, event: str = "add",
+               model: str | None = None, rate: Collection[str] = (),
+               history: bool = True) -> None:
+        if not records:
+            return
+        dims = {len(_vec(r.embedding)) for r in records if r.embedding is not None}
+        self._ensure_vector_index(dims)
+        rows = [[*_record_row(r),
+                 None if r.embedding is None else _vec(r.embedding),
+                 None if r.embedding is None else model,
+                 r.embedding is None, r.id in rate] for r in records]
+        placeholders = ", ".join(["%s"] * (len(COLUMNS) + 4))
+        with self._conn(write=True) as cur:
+            cur.executemany(
+                f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
+                f"needs_embedding, needs_rating) VALUES ({placeholders})", rows)
+            if history:
+                cur.executemany(
+                    "INSERT INTO history(namespace, record_id, event, at, old, new) "
+                    "VALUES (%s, %s, %s, %s, NULL, %s)",
+                    [(r.namespace, r.id, event, r.created_at, _jsonb(r.to_dict()))
+                     for r in records])
+
+    def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
+        with self._conn(write=True) as cur:
+            row = cur.execute(_SELECT + " WHERE r.namespace = %s AND r.id = %s FOR UPDATE",
+                              (namespace, record_id)).fetchone()
+            if row is None:
+                raise NotFound(f"no record {record_id!r} in namespace {namespace!r}")
+            before = _row_to_record(row)
+            changes: dict[str, Any] = {}
+            for name in ("text", "data", "importance", "metadata", "invalidated_at",
+                         "superseded_by", "provenance"):
+                value = getattr(patch, name)
+                if value is not None and value != getattr(before, name):
+                    changes[name] = value
+            if not changes:
+                return before
+            sets: dict[str, Any] = {
+                k: _jsonb(v) if k in ("data", "metadata") else list(v) if k == "provenance"
+                else v for k, v in changes.items()}
+            sets["updated_at"] = at
+            if "text" in changes:
+                sets.update(embedding=None, embed_model=None, needs_embedding=True)
+            row = cur.execute(
+                f"UPDATE records r SET {', '.join(f'{k} = %s' for k in sets)} "
+                f"WHERE r.namespace = %s AND r.id = %s RETURNING "
+                + ", ".join(f"r.{c}" for c in COLUMNS),
+                (*sets.values(), namespace, record_id)).fetchone()
+            old = {k: list(v) if k == "provenance" else v
+                   for k, v in ((k, getattr(before, k)) for k in changes)}
+            new = {k: list(v) if k == "provenance" else v for k, v in changes.items()}
+            event = ("invalidate" if set(changes) <= {"invalidated_at", "superseded_by"}
+                     else "update")
+            cur.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                        "VALUES (%s, %s, %s, %s, %s, %s)",
+                        (namespace, record_id, event, at, _jsonb(old), _jsonb(new)))
+        assert row is not None
+        return _row_to_record(row)
+
+    def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
+        if not ids:
+            return 0
+        with self._conn(write=True) as cur:
+            rows = cur.execute(
+                "DELETE FROM records r WHERE r.namespace = %s AND r.id = ANY(%s) RETURNING "
+                + ", ".join(f"r.{c}" for c in COLUMNS),
+                (namespace, sorted(set(ids)))).fetchall()
+            if rows:
+                cur.executemany(
+                    "INSERT INTO history(namespace, record_id, event, at, old, new) "
+                    "VALUES (%s, %s, 'delete', %s, %s, NULL)",
+                    [(namespace, row[0], at, _jsonb(_row_to_record(row).to_dict()))
+                     for row in rows])
+        return len(rows)
+
+    def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
+        if not ids:
+            return
+        with self._conn(write=True) as cur:  # rows locked in id order: no deadlocks
+            cur.execute("UPDATE records SET last_accessed_at = greatest(last_accessed_at, %s), "
+                        "access_count = access_count + 1 WHERE id IN (SELECT id FROM records "
+                        "WHERE namespace = %s AND id = ANY(%s) ORDER BY id FOR UPDATE)",
+                        (at, namespace, list(ids)))
+
+    def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
+                       model: str) -> None:
+        if not items:
+            return
+        vectors = [(rid, _vec(v)) for rid, v in items]
+        self._ensure_vector_index({len(v) for _, v in vectors})
+        with self._conn(write=True) as cur:
+            cur.executemany(
+                "UPDATE records SET embedding = %s, embed_model = %s, needs_embedding = false "
+                "WHERE namespace = %s AND id = %s",
+                [(v, model, namespace, rid) for rid, v in sorted(vectors, key=lambda x: x[0])])
+
+    def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        if not items:
+            return
+        with self._conn(write=True) as cur:
+            cur.executemany("INSERT INTO embedding_cache VALUES (%s, %s, %s) "
+                            "ON CONFLICT DO NOTHING",
+                            [(model, h, _vec(v).tobytes()) for h, v in sorted(items)])
+
+    def clear_embeddings(self) -> int:
+        with self._conn(write=True) as cur:
+            cur.execute("UPDATE records SET embedding = NULL, embed_model = NULL, "
+                        "needs_embedding = true")
+            return int(cur.rowcount)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._conn(write=True) as cur:
+            cur.execute("INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+                        "SET value = excluded.value", (key, value))
+
+    def reset(self) -> None:
+        with self._conn(write=True) as cur:
+            cur.execute("TRUNCATE records, history, embedding_cache")
+            cur.execute("DELETE FROM meta WHERE key <> 'schema_version'")
+        self._stats.clear()
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
+        if not ids:
+            return []
+        with self._conn(write=False) as cur:
+            rows = cur.execute(_SELECT + " WHERE r.namespace = %s AND r.id = ANY(%s)",
+                               (namespace, list(dict.fromkeys(ids)))).fetchall()
+        found = {row[0]: _row_to_record(row) for row in rows}
+        return [found[i] for i in ids if i in found]
+
+    def signals(self, namespace: str, ids: Sequence[str]) -> list[Signals]:
+        if not ids:
+            return []
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT id, importance, created_at, last_accessed_at FROM records "
+                               "WHERE namespace = %s AND id = ANY(%s)",
+                               (namespace, list(dict.fromkeys(ids)))).fetchall()
+        found = {row[0]: Signals(*row) for row in rows}
+        return [found[i] for i in ids if i in found]
+
+    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+               order: str = "created") -> list[Record]:
+        orders = {"created": "r.created_at, r.id", "-created": "r.created_at DESC, r.id DESC",
+                  "step": "r.step, r.created_at, r.id"}
+        if order not in orders:
+            raise InvalidInput(f"order must be one of {sorted(orders)}, not {order!r}")
+        where, params = selection_sql(sel)
+        with self._conn(write=False) as cur:
+            rows = cur.execute(f"{_SELECT} WHERE {where} ORDER BY {orders[order]} "
+                               "LIMIT %s OFFSET %s", (*params, limit, offset)).fetchall()
+        return [_row_to_record(row) for row in rows]
+
+    def count(self, sel: Selection, *, limit: int | None = None) -> int:
+        where, params = selection_sql(sel)
+        sql = f"SELECT count(*) FROM records r WHERE {where}"
+        if limit is not None:
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT %s) t"
+            params = [*params, limit + 1]
+        with self._conn(write=False) as cur:
+            return int(_scalar(cur, sql, params))
+
+    def history(self, namespace: str, record_id: str) -> list[HistoryEntry]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT record_id, namespace, event, at, old, new FROM history "
+                               "WHERE namespace = %s AND record_id = %s ORDER BY seq",
+                               (namespace, record_id)).fetchall()
+        return [HistoryEntry(*row) for row in rows]
+
+    def _cached(self, key: tuple[str, str], compute: Any) -> int:
+        """A namespace size or term frequency, reused for ``STATS_TTL`` seconds (zero is never
+        kept: a term nobody used may appear with the next record)."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._stats.get(key)
+        if hit is not None and now - hit[0] < STATS_TTL:
+            return hit[1]
+        value = int(compute())
+        with self._lock:
+            if len(self._stats) > 10_000:
+                self._stats.clear()
+            if value:
+                self._stats[key] = (now, value)
+        return value
+
+    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
+                       ) -> list[tuple[str, float]]:
+        """Records matching any term, scored by the sum over terms of idf x ts_rank. Terms in
+        more than ``max(MAX_DF_FLOOR, MAX_DF_RATIO * namespace size)`` records are dropped
+        (their idf is near zero but they would make every such record a candidate), unless
+        every term is that common: then the rarest stays."""
+        words = [t.replace('"', " ").strip() for t in terms]
+        words = list(dict.fromkeys(w for w in words if w))
+        if not words or limit <= 0:
+            return []
+        where, params = selection_sql(sel)
+        ns = sel.namespace
+        with self._conn(write=False) as cur:
+            total = self._cached((ns, ""), lambda: _scalar(
+                cur, "SELECT count(*) FROM records WHERE namespace = %s", (ns,)))
+            cap = max(MAX_DF_FLOOR, int(MAX_DF_RATIO * total))
+            freq = {w: self._cached((ns, w), lambda w=w: _scalar(
+                cur, "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = %s AND "
+                "tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (ns, w, cap + 1)))
+                for w in words}
+            kept = [w for w in words if freq[w] <= cap] or [min(words, key=lambda w: freq[w])]
+            idf = [math.log(1 + (total - freq[w] + 0.5) / (freq[w] + 0.5)) for w in kept]
+            score = " + ".join("%s * ts_rank(r.tsv, plainto_tsquery('english', %s), 1)"
+                               for _ in kept)
+            match = " || ".join("plainto_tsquery('english', %s)" for _ in kept)
+            score_params = [x for pair in zip(idf, kept, strict=True) for x in pair]
+            rows = cur.execute(
+                f"SELECT r.id, {score} AS s FROM records r WHERE r.tsv @@ ({match}) AND {where} "
+                "ORDER BY s DESC, r.seq LIMIT %s",
+                (*score_params, *kept, *params, limit)).fetchall()
+        return [(rid, float(s)) for rid, s in rows]
+
+    def vector_search(self, sel: Selection, vector: np.ndarray, limit: int
+                      ) -> list[tuple[str, float]]:
+        query = _vec(vector)
+        if limit <= 0:
+            return []
+        dim = int(query.shape[0])
+        where, params = selection_sql(sel)
+        distance = f"(r.embedding::vector({dim}) <=> %s::vector({dim}))"
+        with self._conn(write=True) as cur:  # a transaction, for the SET LOCALs
+            cur.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * limit))}")
+            cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = cur.execute(
+                f"SELECT r.id, r.seq, 1 - {distance} FROM records r WHERE {where} "
+                f"AND vector_dims(r.embedding) = {dim} ORDER BY {distance} LIMIT %s",
+                (query, *params, query, limit)).fetchall()
+        rows.sort(key=lambda row: (-row[2], row[1]))  # relaxed order: settle it exactly
+        return [(rid, float(score)) for rid, _, score in rows]
+
+    def neighbours(self, sel: Selection, ids: Sequence[str], *, before: int, after: int
+                   ) -> dict[str, tuple[list[str], list[str]]]:
+        where, params = selection_sql(sel)
+        out: dict[str, tuple[list[str], list[str]]] = {}
+        wanted = list(dict.fromkeys(ids))
+        with self._conn(write=False) as cur:
+            total = _scalar(
+                cur, "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = %s LIMIT %s) t",
+                (sel.namespace, SMALL_SELECTION + 1))
+            if total <= SMALL_SELECTION:  # read the whole stream once
+                order = [r[0] for r in cur.execute(
+                    f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id",
+                    params)]
+                pos = {rid: n for n, rid in enumerate(order)}
+                for rid in wanted:
+                    n = pos.get(rid)
+                    if n is not None:
+                        out[rid] = (order[max(0, n - before):n][::-1], order[n + 1:n + 1 + after])
+                return out
+            keys = dict(cur.execute("SELECT id, created_at FROM records WHERE namespace = %s "
+                                    "AND id = ANY(%s)", (sel.namespace, wanted)).fetchall())
+            sql = (f"(SELECT 0, r.id FROM records r WHERE {where} AND (r.created_at, r.id) < "
+                   "(%s, %s) ORDER BY r.created_at DESC, r.id DESC LIMIT %s) UNION ALL "
+                   f"(SELECT 1, r.id FROM records r WHERE {where} AND (r.created_at, r.id) > "
+                   "(%s, %s) ORDER BY r.created_at, r.id LIMIT %s)")
+            for rid in wanted:
+                if rid not in keys:
+                    continue
+                rows = cur.execute(sql, (*params, keys[rid], rid, before,
+                                         *params, keys[rid], rid, after)).fetchall()
+                out[rid] = ([i for side, i in rows if side == 0],
+                            [i for side, i in rows if side == 1])
+        return out
+
+    def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
+        where, params = selection_sql(sel)
+        with self._conn(write=False) as cur:
+            rows = cur.execute(f"SELECT r.id, r.embedding FROM records r WHERE {where} "
+                               "AND r.embedding IS NOT NULL ORDER BY r.seq", params).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        vectors = [(rid, _from_db(v)) for rid, v in rows]
+        dims = [len(v) for _, v in vectors]
+        if len(set(dims)) > 1:  # vectors of several models: keep the most common size
+            size = max(set(dims), key=dims.count)
+            vectors = [r for r in vectors if len(r[1]) == size]
+        return [r[0] for r in vectors], np.vstack([r[1] for r in vectors])
+
+    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT id, embedding FROM records WHERE namespace = %s AND "
+                               "id = ANY(%s) AND embedding IS NOT NULL",
+                               (namespace, list(ids))).fetchall()
+        return {rid: _from_db(v) for rid, v in rows}
+
+    def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT namespace, id, text, kind FROM records WHERE needs_rating "
+                               "ORDER BY seq LIMIT %s", (limit,)).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def set_rating(self, namespace: str, record_id: str, importance: float | None, *,
+                   at: float) -> None:
+        if importance is not None:
+            try:
+                self.update(namespace, record_id, Patch(importance=importance), at=at)
+            except NotFound:
+                return
+        with self._conn(write=True) as cur:
+            cur.execute("UPDATE records SET needs_rating = false WHERE namespace = %s AND id = %s",
+                        (namespace, record_id))
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT namespace, id, text FROM records WHERE needs_embedding "
+                               "ORDER BY seq LIMIT %s", (limit,)).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        if not hashes:
+            return {}
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT hash, vector FROM embedding_cache WHERE model = %s AND "
+                               "hash = ANY(%s)", (model, list(hashes))).fetchall()
+        return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
+
+    def stats(self, namespace: str) -> StoreStats:
+        with self._conn(write=False) as cur:
+            row = cur.execute(
+                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
+                "count(embedding), min(created_at), max(created_at) FROM records "
+                "WHERE namespace = %s", (namespace,)).fetchone()
+            assert row is not None
+            total, valid, embedded, oldest, newest = row
+            kinds = dict(cur.execute("SELECT kind, count(*) FROM records WHERE namespace = %s "
+                                     "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
+        return StoreStats(total, valid, embedded, kinds, oldest, newest)
+
+    def namespaces(self) -> list[str]:
+        with self._conn(write=False) as cur:
+            return [r[0] for r in cur.execute(
+                "SELECT DISTINCT namespace FROM records ORDER BY namespace").fetchall()]
+
+    def put_key(self, key: ApiKey) -> None:
+        with self._conn(write=True) as cur:
+            cur.execute("INSERT INTO api_keys VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (key.id, key.hash, key.name, list(key.namespaces), key.role,
+                         key.created_at, key.revoked_at))
+
+    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT id, hash, name, namespaces, role, created_at, "
+                               f"revoked_at FROM api_keys {where}", params).fetchall()
+        return [ApiKey(r[0], r[1], r[2], tuple(r[3]), r[4], r[5], r[6]) for r in rows]
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        found = self._keys("WHERE id = %s", (key_id,))
+        return found[0] if found else None
+
+    def list_keys(self) -> list[ApiKey]:
+        return self._keys("ORDER BY created_at, id", ())
+
+    def revoke_key(self, key_id: str, *, at: float) -> bool:
+        with self._conn(write=True) as cur:
+            cur.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, %s) WHERE id = %s",
+                        (at, key_id))
+            return cur.rowcount > 0
+
+    def get_meta(self, key: str) -> str | None:
+        with self._conn(write=False) as cur:
+            row = cur.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._pool.close()
+
+
+__all__ = ["PostgresStore"]
