@@ -118,7 +118,8 @@ def _scope_options(fn: F) -> F:
 
 @click.group(cls=_Group)
 @click.option("--db", envvar="MEMSTREAM_DB", default="memstream.db", show_default=True,
-              help="The store: a SQLite path, sqlite:///path or :memory:. Env: MEMSTREAM_DB.")
+              help="The store: a SQLite path, sqlite:///path, :memory: or "
+              "postgresql://user@host/db. Env: MEMSTREAM_DB.")
 @click.option("--namespace", "-n", default=None,
               help="The namespace (tenant). Default: MEMSTREAM_NAMESPACE or 'default'.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
@@ -654,13 +655,22 @@ def bench_scale(st: _State, n: int, queries: int, path: str | None) -> None:
 @click.option("--clients", default=50, show_default=True)
 @click.option("--seconds", default=60.0, show_default=True)
 @click.option("--add-share", default=0.5, show_default=True, help="Share of adds vs searches.")
+@click.option("--servers", default=1, show_default=True,
+              help="Server processes sharing the database (clients spread over them).")
+@click.option("--db", "target", default=None,
+              help="The database they share, e.g. postgresql://... (default: a fresh SQLite "
+              "file).")
+@click.option("--kill-after", type=float, default=None,
+              help="SIGKILL one server this many seconds in; its writes must survive.")
 @click.pass_obj
-def bench_load(st: _State, clients: int, seconds: float, add_share: float) -> None:
-    """Concurrent adds and searches against a local server; checks no write is lost."""
+def bench_load(st: _State, clients: int, seconds: float, add_share: float, servers: int,
+               target: str | None, kill_after: float | None) -> None:
+    """Concurrent adds and searches against local servers; checks no write is lost."""
     from .bench import load
 
     report = load.run(clients=clients, seconds=seconds, add_share=add_share,
-                      embedder=st.embedder, echo=lambda s: click.echo(s, err=True))
+                      embedder=st.embedder, db=target, servers=servers, kill_after=kill_after,
+                      echo=lambda s: click.echo(s, err=True))
     _emit(report) if st.as_json else click.echo(load.render(report))
 
 

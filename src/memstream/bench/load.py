@@ -1,9 +1,12 @@
 """Load on the server over loopback: N concurrent clients mixing adds and searches.
 
-The benchmark starts its own ``memstream serve`` on a free 127.0.0.1 port with a fresh
-database, runs ``clients`` workers for ``seconds`` (and at most ``max_requests`` requests in
-all), then checks that every add the server acknowledged can be read back. Traffic never
-leaves the machine.
+The benchmark starts its own ``memstream serve`` processes (``servers`` of them, on free
+127.0.0.1 ports, over one database: a fresh SQLite file, or the PostgreSQL URL given), runs
+``clients`` workers for ``seconds`` (and at most ``max_requests`` requests in all), spreading
+them over the servers, then checks that every add any server acknowledged can be read back
+through another server. With ``kill_after`` it kills one server with SIGKILL that many seconds
+in: its clients move to the others, and its acknowledged writes must still be there. Traffic
+never leaves the machine.
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14)))
 
 
-def _start(db: Path, embedder: str | None, port: int) -> subprocess.Popen[bytes]:
+def _start(db: str, embedder: str | None, port: int) -> subprocess.Popen[bytes]:
     exe = str(Path(sys.executable).parent / "memstream")
-    args = [exe, "--db", str(db)]
+    args = [exe, "--db", db]
     if embedder:
         args += ["--embedder", embedder]
     args += ["serve", "--port", str(port), "--rate", "0", "--log-level", "warning"]
@@ -47,56 +50,88 @@ def _start(db: Path, embedder: str | None, port: int) -> subprocess.Popen[bytes]
                             env={**os.environ, "MEMSTREAM_REFLECTION_THRESHOLD": "0"})
 
 
-async def _run(url: str, clients: int, seconds: float, max_requests: int,
-               add_share: float) -> dict[str, Any]:
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server for {url} did not start") from None
+            time.sleep(0.2)
+
+
+async def _run(urls: list[str], procs: list[subprocess.Popen[bytes]], clients: int,
+               seconds: float, max_requests: int, add_share: float,
+               kill_after: float | None) -> dict[str, Any]:
     import httpx
 
     lat: dict[str, list[float]] = {"add": [], "search": []}
     errors: list[str] = []
-    acked: list[str] = []
+    acked: list[tuple[str, int]] = []  # (id, server that acknowledged it)
+    dead: set[int] = set()
     sent = 0
-    deadline = time.monotonic() + seconds
+    began = time.monotonic()
+    deadline = began + seconds
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
 
-    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+    async def killer() -> None:
+        if kill_after is None or len(procs) < 2:
+            return
+        await asyncio.sleep(kill_after)
+        dead.add(0)
+        procs[0].kill()  # SIGKILL: no graceful shutdown, no flush
+
+    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
         async def worker(n: int) -> None:
             nonlocal sent
             rng = random.Random(n)
+            home = n % len(urls)
             while time.monotonic() < deadline and sent < max_requests:
                 sent += 1
+                while home in dead:  # fail over to the next server
+                    home = (home + 1) % len(urls)
                 op = "add" if rng.random() < add_share else "search"
                 started = time.perf_counter()
                 try:
                     if op == "add":
-                        resp = await http.post("/v1/memories", json={
+                        resp = await http.post(urls[home] + "/v1/memories", json={
                             "content": _sentence(rng), "user_id": f"u{n % 10}"})
                     else:
-                        resp = await http.post("/v1/search", json={
+                        resp = await http.post(urls[home] + "/v1/search", json={
                             "query": " ".join(rng.sample(WORDS, 3)), "k": 10,
                             "user_id": f"u{n % 10}", "touch": False})
                 except httpx.HTTPError as exc:
-                    errors.append(f"{op}: {type(exc).__name__}")
+                    errors.append(f"{op} on server {home}: {type(exc).__name__}")
                     continue
                 lat[op].append((time.perf_counter() - started) * 1000)
                 if resp.status_code >= 400:
                     errors.append(f"{op}: HTTP {resp.status_code}")
                 elif op == "add":
-                    acked.append(resp.json()["id"])
+                    acked.append((resp.json()["id"], home))
 
-        began = time.perf_counter()
-        await asyncio.gather(*(worker(n) for n in range(clients)))
-        elapsed = time.perf_counter() - began
+        started = time.perf_counter()
+        await asyncio.gather(killer(), *(worker(n) for n in range(clients)))
+        elapsed = time.perf_counter() - started
+        live = [i for i in range(len(urls)) if i not in dead]
         missing = 0
-        for start in range(0, len(acked), clients):  # read every acknowledged add back
-            answers = await asyncio.gather(*(http.get(f"/v1/memories/{rid}")
-                                             for rid in acked[start : start + clients]))
+        for start in range(0, len(acked), clients):  # read every acknowledged add back,
+            batch = acked[start : start + clients]  # through another server when there is one
+            readers = [next((i for i in live if i != home), live[0]) for _, home in batch]
+            answers = await asyncio.gather(*(http.get(f"{urls[r]}/v1/memories/{rid}")
+                                             for (rid, _), r in zip(batch, readers, strict=True)))
             missing += sum(1 for a in answers if a.status_code != 200)
     every = lat["add"] + lat["search"]
     report: dict[str, Any] = {
-        "clients": clients, "seconds": round(elapsed, 1), "requests": len(every),
-        "throughput_per_s": round(len(every) / elapsed, 1), "errors": len(errors),
-        "error_kinds": sorted(set(errors))[:5], "acknowledged_adds": len(acked),
-        "lost_writes": missing,
+        "clients": clients, "servers": len(urls), "seconds": round(elapsed, 1),
+        "requests": len(every), "throughput_per_s": round(len(every) / elapsed, 1),
+        "errors": len(errors), "error_kinds": sorted(set(errors))[:5],
+        "acknowledged_adds": len(acked), "lost_writes": missing,
+        "killed": sorted(dead),
+        "acknowledged_by_killed": sum(1 for _, home in acked if home in dead),
     }
     for name, values in (("all", every), ("add", lat["add"]), ("search", lat["search"])):
         report[f"{name}_ms"] = {f"p{q}": round(percentile(values, q), 1) for q in (50, 95, 99)}
@@ -104,35 +139,36 @@ async def _run(url: str, clients: int, seconds: float, max_requests: int,
 
 
 def run(*, clients: int = 50, seconds: float = 60.0, max_requests: int = 200_000,
-        add_share: float = 0.5, embedder: str | None = None,
+        add_share: float = 0.5, embedder: str | None = None, db: str | None = None,
+        servers: int = 1, kill_after: float | None = None,
         echo: Callable[[str], Any] = print) -> dict[str, Any]:
-    """Start a server, load it, verify every acknowledged add, stop it."""
-    import httpx
-
-    folder = tempfile.mkdtemp(prefix="memstream-load-")
-    port = _free_port()
-    proc = _start(Path(folder) / "load.db", embedder, port)
-    url = f"http://127.0.0.1:{port}"
+    """Start the servers, load them, verify every acknowledged add, stop them."""
+    if servers < 1:
+        raise ValueError("servers must be at least 1")
+    if db is None:
+        db = str(Path(tempfile.mkdtemp(prefix="memstream-load-")) / "load.db")
+    ports = [_free_port() for _ in range(servers)]
+    procs: list[subprocess.Popen[bytes]] = []
+    urls = [f"http://127.0.0.1:{p}" for p in ports]
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        echo(f"  loading {url} with {clients} clients for {seconds:g} s")
-        report = asyncio.run(_run(url, clients, seconds, max_requests, add_share))
+        for port, url in zip(ports, urls, strict=True):
+            procs.append(_start(db, embedder, port))
+            _wait_healthy(url, procs[-1])
+        echo(f"  loading {servers} server(s) with {clients} clients for {seconds:g} s")
+        report = asyncio.run(_run(urls, procs, clients, seconds, max_requests, add_share,
+                                  kill_after))
         report["embedder"] = embedder or "default"
+        report["db"] = db.split("@")[-1].split("?")[0]
         return report
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def render(r: dict[str, Any]) -> str:
@@ -140,11 +176,15 @@ def render(r: dict[str, Any]) -> str:
         return f"p50 {d['p50']} / p95 {d['p95']} / p99 {d['p99']} ms"
 
     return "\n".join([
-        f"load: {r['clients']} clients, {r['seconds']} s, embedder {r['embedder']}",
+        f"load: {r['clients']} clients, {r['servers']} server(s), {r['seconds']} s, "
+        f"embedder {r['embedder']}, db {r['db']}",
         f"requests:        {r['requests']:,} ({r['throughput_per_s']:,} /s)",
         f"all:             {ms(r['all_ms'])}",
         f"add:             {ms(r['add_ms'])}",
         f"search:          {ms(r['search_ms'])}",
         f"errors:          {r['errors']} {r['error_kinds'] or ''}",
         f"lost writes:     {r['lost_writes']} of {r['acknowledged_adds']:,} acknowledged adds",
+        *([f"killed:          server {r['killed']} (SIGKILL); it had acknowledged "
+           f"{r['acknowledged_by_killed']:,} adds, all read back through the others"]
+          if r["killed"] else []),
     ])
