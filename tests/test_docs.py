@@ -14,9 +14,17 @@ DOCS = [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
         if BLOCK.search(p.read_text())]
 
 
+# Examples that use PostgreSQL name this URL; the test runs them against a real server.
+PG_PLACEHOLDER = "postgresql://memstream:secret@db.internal:5432/memstream"
+
+
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
-def test_doc_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_doc_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                          request: pytest.FixtureRequest):
     blocks = BLOCK.findall(path.read_text())
+    if any(PG_PLACEHOLDER in b for b in blocks):
+        url = request.getfixturevalue("pg_url")
+        blocks = [b.replace(PG_PLACEHOLDER, url) for b in blocks]
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "__doc_example__"}
     for n, code in enumerate(blocks, start=1):

