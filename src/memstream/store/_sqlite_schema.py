@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
@@ -110,5 +110,15 @@ CREATE TABLE api_keys (
     created_at REAL NOT NULL,
     revoked_at REAL
 );
+""",
+    # Records without a user or run (agent states, most bulk data) skip those two indexes:
+    # a query for `user_id = ?` implies `user_id IS NOT NULL`, so SQLite still uses them.
+    4: """
+DROP INDEX records_ns_user;
+DROP INDEX records_ns_run;
+CREATE INDEX records_ns_user ON records(namespace, user_id, created_at)
+    WHERE user_id IS NOT NULL;
+CREATE INDEX records_ns_run ON records(namespace, run_id, created_at)
+    WHERE run_id IS NOT NULL;
 """,
 }

@@ -18,12 +18,12 @@ import functools
 import math
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DIM", "compress", "leaves", "state_vector"]
+__all__ = ["DIM", "compress", "leaves", "state_vector", "vector_of_leaves"]
 
 DIM = 128
 _WORD = re.compile(r"[a-z0-9]+")
@@ -35,12 +35,17 @@ def _slot(key: str, dim: int) -> tuple[int, float]:
     return h % dim, (1.0 if (h >> 16) & 1 else -1.0)
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
     """(dotted path, scalar) for every leaf; list items share their list's path."""
     stack: list[tuple[str, Any]] = [(path, value)]
     while stack:
         here, node = stack.pop()
-        if isinstance(node, Mapping):
+        if type(node) in _SCALARS:  # the common case, without the cost of ABC checks
+            yield here, node
+        elif isinstance(node, Mapping):
             for k, v in reversed(list(node.items())):
                 stack.append((f"{here}.{k}" if here else str(k), v))
         elif isinstance(node, list | tuple):
@@ -51,8 +56,13 @@ def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def state_vector(state: Mapping[str, Any], dim: int = DIM) -> np.ndarray:
+    return vector_of_leaves(leaves(state), dim)
+
+
+def vector_of_leaves(pairs: Iterable[tuple[str, Any]], dim: int = DIM) -> np.ndarray:
+    """``state_vector`` from the state's ``leaves`` (when the caller already has them)."""
     acc = [0.0] * dim
-    for path, value in leaves(state):
+    for path, value in pairs:
         if value is None:
             continue
         if isinstance(value, bool) or (isinstance(value, str) and len(value) <= 32):
@@ -85,8 +95,10 @@ def _scalar(value: Any, digits: int, chars: int) -> Any:
     return value
 
 
-def compress(contents: Mapping[str, Any], level: int) -> dict[str, Any]:
-    """Level 1: the intermediate form; level 2: the long-term form (with ``abstract``)."""
+def compress(contents: Mapping[str, Any], level: int,
+             pairs: Iterable[tuple[str, Any]] | None = None) -> dict[str, Any]:
+    """Level 1: the intermediate form; level 2: the long-term form (with ``abstract``).
+    ``pairs``: the contents' ``leaves``, when the caller already has them."""
     if level <= 0:
         return dict(contents)
     if level == 1:
@@ -102,7 +114,7 @@ def compress(contents: Mapping[str, Any], level: int) -> dict[str, Any]:
                 out[k] = _scalar(v, 2, 64)
         return out
     kept: dict[str, Any] = {}
-    for path, value in leaves(contents):
+    for path, value in (leaves(contents) if pairs is None else pairs):
         if len(kept) >= 6:
             break
         if "[" not in path or path.endswith("[0]"):

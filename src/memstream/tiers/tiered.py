@@ -42,7 +42,7 @@ from ..errors import BackendUnavailable, InvalidInput
 from ..filters import Selection, parse_filter
 from ..retrieval.keywords import query_terms
 from .backends import InProcessTier, RedisTier, TierBackend
-from .features import DIM, compress, leaves, state_vector
+from .features import DIM, compress, leaves, state_vector, vector_of_leaves
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -80,11 +80,10 @@ def _unpack(raw: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(raw), dtype=np.float16).astype(np.float32)
 
 
-def _text(kind: str, step: int, contents: Mapping[str, Any]) -> str:
+def _text(kind: str, pairs: Sequence[tuple[str, Any]]) -> str:
     """What content search matches: the kind and the words of the string values (numbers
-    are found with attribute queries, not words)."""
-    words = [f"{path.rsplit('.', 1)[-1]} {val}" for path, val in leaves(contents)
-             if isinstance(val, str)]
+    are found with attribute queries, not words). ``pairs``: the contents' leaves."""
+    words = [f"{path.rsplit('.', 1)[-1]} {val}" for path, val in pairs if isinstance(val, str)]
     return f"{kind}: " + "; ".join(words)[:1000] if words else kind
 
 
@@ -163,11 +162,12 @@ class TieredMemory:
             data = v.json_object(contents, "state_data")
             if data is None:
                 raise InvalidInput(f"item {n}: the data must be a dict")
-            full = state_vector(data)
-            ltm_form = compress(data, 2)
+            pairs = list(leaves(data))  # walked once for the vector, the text and the abstract
+            full = vector_of_leaves(pairs)
+            ltm_form = compress(data, 2, pairs)
             rid = new_id(now)
             records.append(Record(
-                id=rid, namespace=self.namespace, text=_text(kind, step_n, data), kind=kind,
+                id=rid, namespace=self.namespace, text=_text(kind, pairs), kind=kind,
                 data=data, agent_id=agent, step=step_n, importance=prio, created_at=now,
                 last_accessed_at=now, metadata={"compression": 0},
                 embedding=state_vector(ltm_form)))
