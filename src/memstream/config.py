@@ -41,6 +41,7 @@ _DEFAULTS: dict[str, Any] = {
     "reflection_threshold": 15.0,
     "consolidation_threshold": 0.9,
     "consolidate_every": 0,
+    "ann_threshold": 200_000,
 }
 
 _ENV_TYPES: dict[str, type] = {
@@ -49,6 +50,7 @@ _ENV_TYPES: dict[str, type] = {
     "max_text_bytes": int, "busy_timeout": float, "embed_dim": int, "llm_timeout": float,
     "llm_max_tokens_per_call": int, "llm_daily_token_budget": int,
     "reflection_threshold": float, "consolidation_threshold": float, "consolidate_every": int,
+    "ann_threshold": int,
 }
 
 
@@ -74,6 +76,8 @@ class Config:
         this sum (15.0, i.e. 150 on the 1-10 scale). consolidation_threshold: the calibrated
         similarity from which two memories count as near duplicates (0.9). consolidate_every:
         consolidate a namespace automatically after this many new records (0: only on demand).
+    ann_threshold: a namespace with more vectors than this (200,000) is searched through an
+        HNSW graph (SQLite store, with the ``ann`` extra); 0: always exact.
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
     """
@@ -105,6 +109,7 @@ class Config:
     reflection_threshold: float | None = None
     consolidation_threshold: float | None = None
     consolidate_every: int | None = None
+    ann_threshold: int | None = None
 
     def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
         env = os.environ if environ is None else environ
@@ -122,6 +127,8 @@ class Config:
                             f"MEMSTREAM_{f.name.upper()}={raw!r} is not a valid {cast.__name__}"
                         ) from exc
             values[f.name] = _DEFAULTS[f.name] if value is None else value
+        if values["ann_threshold"] < 0:
+            raise InvalidInput("ann_threshold must be >= 0 (0: always exact search)")
         if values["embed_mode"] not in ("background", "sync"):
             raise InvalidInput("embed_mode must be 'background' or 'sync'")
         return ResolvedConfig(**values)
@@ -158,6 +165,7 @@ class ResolvedConfig:
     reflection_threshold: float
     consolidation_threshold: float
     consolidate_every: int
+    ann_threshold: int
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""

@@ -73,7 +73,8 @@ class Memory:
         self.config: ResolvedConfig = (config or Config()).resolve()
         self.clock: Clock = clock or WallClock()
         self.store: Store = open_store(url, busy_timeout=self.config.busy_timeout,
-                                       synchronous=self.config.synchronous)
+                                       synchronous=self.config.synchronous,
+                                       ann_threshold=self.config.ann_threshold)
         try:
             self.embedder = self._load_embedder(embedder)
             self._check_embedder()

@@ -91,6 +91,27 @@ class VectorIndex:
         self._dead = 0
         self._pos = {int(r): i for i, r in enumerate(self._rids)}
 
+    def live(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, matrix) of every live row (for building another index from this one)."""
+        idx = np.flatnonzero(self._alive[: self._n])
+        return self._rids[idx], self._mat[idx]
+
+    def admits(self, rids: np.ndarray, *, include_invalid: bool) -> np.ndarray:
+        """For each rowid, whether it is live (and valid, unless asked) here."""
+        pos = np.fromiter((self._pos.get(int(r), -1) for r in rids), dtype=np.int64,
+                          count=len(rids))
+        ok = pos >= 0
+        if not include_invalid:
+            ok[ok] = self._valid[pos[ok]]
+        return ok
+
+    def rows(self, rids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, matrix) of those of ``rids`` that are live here."""
+        pos = np.fromiter((self._pos.get(int(r), -1) for r in rids), dtype=np.int64,
+                          count=len(rids))
+        keep = pos >= 0
+        return rids[keep], self._mat[pos[keep]]
+
     def scores(self, query: np.ndarray, *, include_invalid: bool
                ) -> tuple[np.ndarray, np.ndarray]:
         """(rowids, cosine) of every live row (valid rows only unless asked)."""

@@ -83,7 +83,9 @@ class PostgresStore:
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     def __init__(self, url: str, *, busy_timeout: float = 30.0, synchronous: str = "NORMAL",
-                 pool_size: int = 8) -> None:
+                 pool_size: int = 8, ann_threshold: int = 0) -> None:
+        """``ann_threshold`` is accepted for symmetry with SQLite and not used: pgvector's
+        HNSW index serves every search."""
         self.url = url
         self._display = url.split("@")[-1]  # never the password
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):

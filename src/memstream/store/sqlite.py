@@ -24,6 +24,8 @@ import numpy as np
 from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput, NotFound
 from ..filters import Selection
+from . import _ann
+from ._ann import AnnIndex
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
@@ -37,6 +39,8 @@ SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
 MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
 MAX_DF_RATIO = 0.02
 CACHE_KIB = 64 * 1024  # the page cache of each connection, at most
+ANN_THRESHOLD = 200_000  # vectors in a namespace above which an HNSW graph serves searches
+ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exact search
 
 
 def _dumps(value: Any) -> str:
@@ -68,8 +72,11 @@ class SQLiteStore:
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
-                 synchronous: str = "NORMAL") -> None:
+                 synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
         self.path = str(path)
+        self.ann_threshold = ann_threshold
+        self._ann: dict[str, AnnIndex] = {}
+        self._ann_warned = False
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
@@ -615,13 +622,90 @@ class SQLiteStore:
             return []
         with self._read() as db:
             index = self._index(db, sel.namespace, query.shape[0])
-            rids, scores = index.scores(
-                query, include_invalid=sel.include_invalid or sel.as_of is not None)
+            include_invalid = sel.include_invalid or sel.as_of is not None
             plain = Selection(sel.namespace, include_invalid=sel.include_invalid)
+            ann = self._ann_index(db, sel.namespace, index)
+            if ann is not None:
+                return self._ann_top(db, sel, sel == plain, index, ann, query, limit)
+            rids, scores = index.scores(query, include_invalid=include_invalid)
             if sel == plain:
                 order = top_order(rids, scores, limit)
                 return self._ids_for(db, [(int(rids[i]), float(scores[i])) for i in order])
             return self._filtered_top(db, sel, rids, scores, limit)
+
+    # --- the approximate index ---------------------------------------------------------------
+
+    def _ann_path(self, namespace: str, dim: int) -> Path | None:
+        if self.path == ":memory:":
+            return None
+        return _ann.file_for(Path(self.path + ".ann"), namespace, dim)
+
+    def _ann_index(self, db: sqlite3.Connection, namespace: str, index: VectorIndex
+                   ) -> AnnIndex | None:
+        """The namespace's HNSW graph when it is large enough, in step with the change log."""
+        if not self.ann_threshold or len(index) <= self.ann_threshold:
+            return None
+        if not _ann.available():
+            if not self._ann_warned:
+                self._ann_warned = True
+                _ann.log.warning("namespace %r holds %d vectors: searches stay exact; pip "
+                                 "install 'memstream[ann]' for an approximate index",
+                                 namespace, len(index))
+            return None
+        ann = self._ann.get(namespace)
+        path = self._ann_path(namespace, index.dim)
+        if ann is None or ann.dim != index.dim:
+            ann = AnnIndex.load(path, index.dim, namespace) if path is not None else None
+            if ann is None or ann.last_seq > index.last_seq:
+                rids, mat = index.live()
+                _ann.log.info("building the HNSW index of %r (%d vectors)", namespace, len(rids))
+                ann = AnnIndex.build(index.dim, rids, mat, index.last_seq)
+                if path is not None:
+                    ann.save(path, namespace)
+            self._ann[namespace] = ann
+        if ann.last_seq < index.last_seq:  # replay what changed since the graph's position
+            changes = db.execute(
+                "SELECT rid, op FROM vector_log WHERE seq > ? AND seq <= ? AND namespace = ? "
+                "ORDER BY seq", (ann.last_seq, index.last_seq, namespace)).fetchall()
+            final = dict(changes)
+            ann.remove([rid for rid, op in final.items() if op == OP_REMOVED])
+            live = np.array([rid for rid, op in final.items() if op != OP_REMOVED],
+                            dtype=np.int64)
+            ann.upsert(*index.rows(live))
+            ann.last_seq = index.last_seq
+        return ann
+
+    def _ann_top(self, db: sqlite3.Connection, sel: Selection, plain: bool, index: VectorIndex,
+                 ann: AnnIndex, query: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        """Candidates from the graph, widened until ``limit`` of them pass validity and the
+        selection; a selection too narrow for that is scored exactly over its own rows."""
+        include_invalid = sel.include_invalid or sel.as_of is not None
+        where, params = selection_sql(sel)
+        fetch = max(2 * limit, 50)
+        while True:
+            rids, sims = ann.query(query, fetch)
+            ok = index.admits(rids, include_invalid=include_invalid)
+            rids, sims = rids[ok], sims[ok]
+            if not plain and len(rids):
+                allowed: set[int] = set()
+                for sub in _chunks([int(r) for r in rids]):
+                    allowed.update(r[0] for r in db.execute(
+                        f"SELECT r.rowid FROM records r WHERE r.rowid IN "
+                        f"({','.join('?' * len(sub))}) AND {where}", (*sub, *params)))
+                keep = np.fromiter((int(r) in allowed for r in rids), dtype=bool,
+                                   count=len(rids))
+                rids, sims = rids[keep], sims[keep]
+            if len(rids) >= limit or fetch >= min(ANN_MAX_FETCH, len(ann)):
+                break
+            fetch *= 4
+        if len(rids) < limit and not plain:  # a narrow selection: exact over its rows
+            chosen = np.fromiter((r[0] for r in db.execute(
+                f"SELECT r.rowid FROM records r WHERE {where} AND r.embedding IS NOT NULL",
+                params)), dtype=np.int64)
+            rids, mat = index.rows(chosen[index.admits(chosen, include_invalid=include_invalid)])
+            sims = mat @ query
+        order = top_order(rids, sims, limit)
+        return self._ids_for(db, [(int(rids[i]), float(sims[i])) for i in order])
 
     def _filtered_top(self, db: sqlite3.Connection, sel: Selection, rids: np.ndarray,
                       scores: np.ndarray, limit: int) -> list[tuple[str, float]]:
@@ -660,12 +744,25 @@ class SQLiteStore:
                                     f"({','.join('?' * len(chunk))})", chunk).fetchall())
         return [(names[rid], score) for rid, score in pairs if rid in names]
 
+    def save_indexes(self) -> None:
+        """Save every approximate index that changed since it was saved (also on close)."""
+        with self._lock:
+            for namespace, ann in self._ann.items():
+                path = self._ann_path(namespace, ann.dim)
+                if ann.dirty and path is not None:
+                    try:
+                        ann.save(path, namespace)
+                    except OSError as exc:  # the next process rebuilds or replays
+                        _ann.log.warning("could not save the vector index %s: %s", path, exc)
+
     def close(self) -> None:
         with self._lock:
             if not self._closed:
+                self.save_indexes()
                 self._closed = True
                 self._db.close()
                 self._vectors.clear()
+                self._ann.clear()
 
 
 def _split_sql(script: str) -> list[str]:
