@@ -63,7 +63,7 @@ def test_graph_answers_like_exact_search_and_is_saved(filled, caplog) -> None:
 
 
 def test_graph_follows_other_processes_writes(filled) -> None:
-    path, ids, vecs = filled
+    path = filled[0]
     q = vectors(1, seed=9)[0]
     reader = SQLiteStore(path, ann_threshold=100)
     writer = SQLiteStore(path, ann_threshold=100)
@@ -82,7 +82,7 @@ def test_graph_follows_other_processes_writes(filled) -> None:
 
 
 def test_saved_graph_is_brought_up_to_date_or_rebuilt(filled, caplog) -> None:
-    path, ids, vecs = filled
+    path = filled[0]
     q = vectors(1, seed=9)[0]
     s = SQLiteStore(path, ann_threshold=100)
     before = [i for i, _ in s.vector_search(Selection("ns"), q, 5)]

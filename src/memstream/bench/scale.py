@@ -87,6 +87,24 @@ def _db_mib(mem: Memory) -> float:
     return round((row[0] if row else 0) / 2**20, 1)
 
 
+def _ann_recall(mem: Memory, qvecs: np.ndarray) -> float:
+    """Recall@10 of the store's vector search (through its HNSW graph) against exact search
+    over the same vectors (a second, exact-only view of the same file)."""
+    from ..filters import Selection
+    from ..store.sqlite import SQLiteStore
+
+    exact = SQLiteStore(mem.store.path, ann_threshold=0)  # type: ignore[attr-defined]
+    try:
+        hits = 0
+        for vec in qvecs:
+            got = {i for i, _ in mem.store.vector_search(Selection("scale"), vec, 10)}
+            want = {i for i, _ in exact.vector_search(Selection("scale"), vec, 10)}
+            hits += len(got & want)
+    finally:
+        exact.close()
+    return round(hits / (10 * len(qvecs)), 4)
+
+
 def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
         echo: Callable[[str], Any] = print, batch: int = 5000,
         embed_queries: bool = True) -> dict[str, Any]:
@@ -151,6 +169,10 @@ def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
                 report[label] = _ms(samples)
             report["db_mib"] = _db_mib(mem)
             report["rss_mib"] = round(_rss_mib(), 1)  # with the store open, vectors loaded
+            ann = getattr(mem.store, "_ann", {}).get("scale")
+            report["vector_index"] = "hnsw" if ann is not None else "exact"
+            if ann is not None:
+                report["ann_recall_at_10"] = _ann_recall(mem, qvecs)
         # 5. the real model's query embedding, on its own
         from ..embed import load_embedder
 
@@ -201,6 +223,9 @@ def render(r: dict[str, Any]) -> str:
         f"batch ingest, text + vector:   {r['ingest_with_vectors_per_s']:,} records/s",
         f"add (text + vector):           {pp(r['add_ms'])}",
         f"add (text, embedding queued):  {pp(r['add_text_only_ms'])}",
+        f"vector index:                  {r.get('vector_index', 'exact')}"
+        + (f" (recall@10 against exact search: {r['ann_recall_at_10']})"
+           if "ann_recall_at_10" in r else ""),
         f"first search (index load):     {r['first_search_ms']} ms",
         f"search (no query embedding):   {pp(r['search_ms'])}",
         f"search, user filter:           {pp(r['search_user_filter_ms'])}",
