@@ -109,8 +109,10 @@ def test_filters_on_graph_candidates_and_narrow_selections(filled) -> None:
     q = vectors(1, seed=9)[0]
     s = SQLiteStore(path, ann_threshold=100)
     users = [f"u{i % 10}" for i in range(400)]
-    got = [i for i, _ in s.vector_search(Selection("ns", user_id="u3"), q, 5)]
-    assert got == exact_top(vecs, ids, q, 5, [u == "u3" for u in users])
+    want = exact_top(vecs, ids, q, 5, [u == "u3" for u in users])
+    assert [i for i, _ in s.vector_search(Selection("ns", user_id="u3"), q, 5)] == want
+    s.exact_selection = 10  # now 40 records of u3 are too many: graph candidates, filtered
+    assert [i for i, _ in s.vector_search(Selection("ns", user_id="u3"), q, 5)] == want
     from memstream.filters import parse_filter
 
     rare = Selection("ns", where=parse_filter({"rare": True}))  # 3 records: exact over them

@@ -2,7 +2,8 @@
 
 Exact search (``_vectors.VectorIndex``) is the source of truth and stays the answer for
 namespaces up to ``ann_threshold`` vectors. Above it, the SQLite store also keeps an HNSW graph
-(hnswlib: inner product over unit vectors, M=16, ef_construction=100) whose labels are record
+(hnswlib: inner product over unit vectors, M=16, ef_construction=100, ef_search at
+least 128 and twice the candidates asked for) whose labels are record
 rowids. It follows the same change log as the exact index, so inserts, re-embeddings and
 deletes of every process reach it; validity and selections are checked on its candidates.
 
@@ -24,7 +25,7 @@ import numpy as np
 
 log = logging.getLogger("memstream.ann")
 
-M, EF_CONSTRUCTION, EF_SEARCH = 16, 100, 64
+M, EF_CONSTRUCTION, EF_SEARCH = 16, 100, 128
 
 
 def available() -> bool:
@@ -123,7 +124,7 @@ class AnnIndex:
         k = min(k, len(self))
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        self._index.set_ef(max(EF_SEARCH, k))
+        self._index.set_ef(max(EF_SEARCH, 2 * k))
         try:
             labels, dist = self._index.knn_query(vector, k=k, num_threads=1)
         except RuntimeError:  # fewer live elements than k (deletions): ask for what exists

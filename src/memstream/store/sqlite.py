@@ -41,6 +41,7 @@ MAX_DF_RATIO = 0.02
 CACHE_KIB = 64 * 1024  # the page cache of each connection, at most
 ANN_THRESHOLD = 200_000  # vectors in a namespace above which an HNSW graph serves searches
 ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exact search
+EXACT_SELECTION = 50_000  # a filtered search over at most this many records is exact
 
 
 def _dumps(value: Any) -> str:
@@ -75,6 +76,7 @@ class SQLiteStore:
                  synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
         self.path = str(path)
         self.ann_threshold = ann_threshold
+        self.exact_selection = EXACT_SELECTION
         self._ann: dict[str, AnnIndex] = {}
         self._ann_warned = False
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
@@ -678,11 +680,15 @@ class SQLiteStore:
     def _ann_top(self, db: sqlite3.Connection, sel: Selection, plain: bool, index: VectorIndex,
                  ann: AnnIndex, query: np.ndarray, limit: int) -> list[tuple[str, float]]:
         """Candidates from the graph, widened until ``limit`` of them pass validity and the
-        selection; a selection too narrow for that is scored exactly over its own rows."""
+        selection. A selection of at most ``exact_selection`` records (counted on its index)
+        is scored exactly over its own rows instead, and so is one too narrow for the graph."""
         include_invalid = sel.include_invalid or sel.as_of is not None
         where, params = selection_sql(sel)
-        fetch = max(2 * limit, 50)
-        while True:
+        cap = self.exact_selection
+        narrow = not plain and self.count(sel, limit=cap) <= cap
+        rids, sims = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        fetch = max(2 * limit, 100)
+        while not narrow:
             rids, sims = ann.query(query, fetch)
             ok = index.admits(rids, include_invalid=include_invalid)
             rids, sims = rids[ok], sims[ok]
@@ -696,9 +702,10 @@ class SQLiteStore:
                                    count=len(rids))
                 rids, sims = rids[keep], sims[keep]
             if len(rids) >= limit or fetch >= min(ANN_MAX_FETCH, len(ann)):
+                narrow = len(rids) < limit and not plain
                 break
             fetch *= 4
-        if len(rids) < limit and not plain:  # a narrow selection: exact over its rows
+        if narrow:  # exact over the selection's own rows
             chosen = np.fromiter((r[0] for r in db.execute(
                 f"SELECT r.rowid FROM records r WHERE {where} AND r.embedding IS NOT NULL",
                 params)), dtype=np.int64)
