@@ -14,6 +14,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, overload
@@ -83,6 +84,7 @@ class Memory:
             raise
         self._query_cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+        self._embedding_thread: ThreadPoolExecutor | None = None
         self.llm: ChatClient | None = chat_client_from_config(self.config) if llm is _AUTO \
             else llm
         self._touched: set[str] = set()
@@ -403,6 +405,20 @@ class Memory:
                 self._query_cache[query] = cached
         return cached
 
+    def _query_vector_soon(self, query: str) -> np.ndarray | Callable[[], np.ndarray | None] | None:
+        """The query's vector, or (when it must be computed) a callable that waits for it: the
+        model runs in a thread while the keyword index answers."""
+        if self.embedder is None:
+            return None
+        with self._lock:
+            cached = self._query_cache.get(query)
+            if cached is not None:
+                return cached
+            if self._embedding_thread is None:
+                self._embedding_thread = ThreadPoolExecutor(1, "memstream-query")
+            future = self._embedding_thread.submit(self._query_vector, query)
+        return future.result
+
     def search(self, query: str, *, k: int = 10, namespace: str | None = None,
                user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, kinds: str | Iterable[str] | None = None,
@@ -428,11 +444,11 @@ class Memory:
             candidates=self.config.candidates, min_spread=self.config.min_spread,
             context=self.config.context)
         when = self._now(now)
+        qvec: np.ndarray | Callable[[], np.ndarray | None] | None
         if vector is not None:
-            qvec: np.ndarray | None = v.vector(
-                vector, self.embedder.dim if self.embedder else None, "vector")
+            qvec = v.vector(vector, self.embedder.dim if self.embedder else None, "vector")
         else:
-            qvec = self._query_vector(text)
+            qvec = self._query_vector_soon(text)
         hits = run_search(self.store, sel, text, qvec, when, params)
         if touch and hits:
             self.store.touch(sel.namespace, [h.record.id for h in hits], at=when)
@@ -492,6 +508,8 @@ class Memory:
         self._closed = True
         if self._worker is not None:
             self._worker.close()
+        if self._embedding_thread is not None:
+            self._embedding_thread.shutdown(wait=True)
         self.store.close()
 
     def __enter__(self) -> Memory:

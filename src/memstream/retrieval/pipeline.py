@@ -7,7 +7,7 @@ keyword index); only those are scored here, so the cost does not grow with the n
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
@@ -53,12 +53,16 @@ class SearchParams:
             raise InvalidInput("alpha (the vector share in convex fusion) must be in [0, 1]")
 
 
-def run_search(store: Store, sel: Selection, text: str, vector: np.ndarray | None, now: float,
+def run_search(store: Store, sel: Selection, text: str,
+               query_vector: np.ndarray | Callable[[], np.ndarray | None] | None, now: float,
                p: SearchParams) -> list[Hit]:
     """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
-    scored on their signals alone; only the winners are read in full."""
+    scored on their signals alone; only the winners are read in full. ``query_vector`` may be
+    a callable that waits for a vector being computed elsewhere: it is called after the
+    keyword search."""
     pool = max(p.candidates, p.k)
     keyword = store.keyword_search(sel, query_terms(text), pool)
+    vector = query_vector() if callable(query_vector) else query_vector
     dense = store.vector_search(sel, vector, pool) if vector is not None else []
     if not dense and not keyword:
         return []
