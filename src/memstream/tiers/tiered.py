@@ -139,11 +139,19 @@ class TieredMemory:
     def store(self, agent_id: str, memory_type: str, contents: Mapping[str, Any], step: int,
               priority: float = 1.0) -> dict[str, Any]:
         """Store one entry durably and in STM; returns the entry."""
-        return self.store_many([(agent_id, memory_type, contents, step, priority)])[0]
+        return self._public(self._write([(agent_id, memory_type, contents, step, priority)])[0],
+                            "stm")
 
     def store_many(self, items: Iterable[tuple[str, str, Mapping[str, Any], int, float]]
-                   ) -> list[dict[str, Any]]:
-        """Store many entries in one transaction (e.g. every agent's state of one step)."""
+                   ) -> list[str]:
+        """Store many entries in one transaction (e.g. every agent's state of one step);
+        returns their memory ids, in order."""
+        return [e["memory_id"] for e in self._write(items)]
+
+    def _write(self, items: Iterable[tuple[str, str, Mapping[str, Any], int, float]]
+               ) -> list[dict[str, Any]]:
+        """Durable first (one transaction), then STM, then maintenance when due; returns the
+        STM entries."""
         now = self.memory.clock.now()
         records: list[Record] = []
         entries: list[dict[str, Any]] = []
@@ -190,7 +198,7 @@ class TieredMemory:
                 self._pending[e["agent_id"]] = n
         for agent in due:  # every cleanup_interval insertions of an agent
             self.maintain(agent)
-        return [self._public(e, "stm") for e in entries]
+        return entries
 
     # --- entries in their three forms --------------------------------------------------------
 
