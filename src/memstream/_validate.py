@@ -79,11 +79,46 @@ def kinds(value: Any) -> tuple[str, ...] | None:
     return tuple(kind(k) for k in value)
 
 
+class _NotPlain(Exception):
+    """A value that only a JSON round trip copies faithfully (or refuses)."""
+
+
+def _plain_copy(value: Any, depth: int = 0) -> Any:
+    """A copy of plain JSON data (dicts with string keys, lists, strings, finite numbers,
+    booleans, None): what a JSON round trip would give, without one."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if value - value != 0.0:  # NaN or infinity
+            raise _NotPlain
+        return value
+    if depth > 64:
+        raise _NotPlain
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlain
+            out[k] = _plain_copy(v, depth + 1)
+        return out
+    if kind is list:
+        return [_plain_copy(v, depth + 1) for v in value]
+    raise _NotPlain
+
+
 def json_object(value: Any, field: str) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
         raise InvalidInput(f"{field} must be a dict (a JSON object), not {type(value).__name__}")
+    try:
+        return dict(_plain_copy(value)) if type(value) is dict else _round_trip(value, field)
+    except _NotPlain:
+        return _round_trip(value, field)
+
+
+def _round_trip(value: Any, field: str) -> dict[str, Any]:
     try:
         return dict(json.loads(json.dumps(value, allow_nan=False)))
     except (TypeError, ValueError) as exc:

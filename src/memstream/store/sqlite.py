@@ -59,8 +59,8 @@ def _row_to_record(row: Sequence[Any]) -> Record:
 def _record_row(r: Record) -> tuple[Any, ...]:
     values = {c: getattr(r, c) for c in COLUMNS}
     values["data"] = _dumps(r.data) if r.data is not None else None
-    values["metadata"] = _dumps(r.metadata)
-    values["provenance"] = _dumps(list(r.provenance))
+    values["metadata"] = _dumps(r.metadata) if r.metadata else "{}"
+    values["provenance"] = _dumps(list(r.provenance)) if r.provenance else "[]"
     return tuple(values[c] for c in COLUMNS)
 
 

@@ -62,23 +62,32 @@ def state_vector(state: Mapping[str, Any], dim: int = DIM) -> np.ndarray:
 def vector_of_leaves(pairs: Iterable[tuple[str, Any]], dim: int = DIM) -> np.ndarray:
     """``state_vector`` from the state's ``leaves`` (when the caller already has them)."""
     acc = [0.0] * dim
+    slot, log1p, log10, copysign = _slot, math.log1p, math.log10, math.copysign
     for path, value in pairs:
-        if value is None:
+        kind = type(value)
+        if kind is float or kind is int:  # plain numbers first: most state fields are
+            if value != value or value in (math.inf, -math.inf):
+                continue
+            i, s = slot(path, dim)
+            acc[i] += s * copysign(log1p(abs(value)), value) / 4
+            j, t = slot(f"{path}~{int(log10(abs(value) + 1e-9)) if value else 0}", dim)
+            acc[j] += t * 0.5
+        elif value is None:
             continue
-        if isinstance(value, bool) or (isinstance(value, str) and len(value) <= 32):
-            i, s = _slot(f"{path}={value}", dim)
+        elif isinstance(value, bool) or (isinstance(value, str) and len(value) <= 32):
+            i, s = slot(f"{path}={value}", dim)
             acc[i] += s
         elif isinstance(value, int | float):
             if not math.isfinite(value):
                 continue
-            i, s = _slot(path, dim)
-            acc[i] += s * math.copysign(math.log1p(abs(value)), value) / 4
-            j, t = _slot(f"{path}~{int(math.log10(abs(value) + 1e-9)) if value else 0}", dim)
+            i, s = slot(path, dim)
+            acc[i] += s * copysign(log1p(abs(value)), value) / 4
+            j, t = slot(f"{path}~{int(log10(abs(value) + 1e-9)) if value else 0}", dim)
             acc[j] += t * 0.5
         elif isinstance(value, str):
             words = _WORD.findall(value.lower())[:64]
             for w in words:
-                i, s = _slot(f"{path}:{w}", dim)
+                i, s = slot(f"{path}:{w}", dim)
                 acc[i] += s / math.sqrt(len(words))
     vec = np.array(acc, dtype=np.float32)
     norm = float(np.linalg.norm(vec))
