@@ -690,13 +690,16 @@ def bench_locomo(st: _State, data: str, profiles: str, limit: int | None,
               help="Where to build the store: a SQLite path or a store URL such as "
               "postgresql://... (empty). Repeat to compare stores side by side in one run. "
               "Default: a temporary SQLite file.")
+@click.option("--searches-only", is_flag=True,
+              help="Time the searches again on stores an earlier run filled (at --db).")
 @click.pass_obj
-def bench_scale(st: _State, n: int, queries: int, paths: tuple[str, ...]) -> None:
+def bench_scale(st: _State, n: int, queries: int, paths: tuple[str, ...],
+                searches_only: bool) -> None:
     """Add latency, batch ingest rate and search latency at N records."""
     from .bench import scale
 
     reports = [scale.run(n=n, queries=queries, path=p, embed_queries=i == 0,
-                         echo=lambda s: click.echo(s, err=True))
+                         searches_only=searches_only, echo=lambda s: click.echo(s, err=True))
                for i, p in enumerate(paths or (None,))]
     if st.as_json:
         _emit(reports[0] if len(reports) == 1 else reports)

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidInput
+from ..filters import Selection
 from ..memory import Memory
 from .metrics import percentile
 
@@ -90,7 +92,6 @@ def _db_mib(mem: Memory) -> float:
 def _ann_recall(mem: Memory, qvecs: np.ndarray) -> float:
     """Recall@10 of the store's vector search (through its HNSW graph) against exact search
     over the same vectors (a second, exact-only view of the same file)."""
-    from ..filters import Selection
     from ..store.sqlite import SQLiteStore
 
     exact = SQLiteStore(mem.store.path, ann_threshold=0)  # type: ignore[attr-defined]
@@ -105,11 +106,53 @@ def _ann_recall(mem: Memory, qvecs: np.ndarray) -> float:
     return round(hits / (10 * len(qvecs)), 4)
 
 
+def _fill(mem: Memory, synth: _Synth, n: int, batch: int, report: dict[str, Any],
+          echo: Callable[[str], Any]) -> None:
+    """Batch ingest rates, the store filled to ``n`` records, single-add latency."""
+    # 1. batch ingest, text only (the embedding would follow in the background)
+    probe = min(n, 20_000)
+    texts = synth.texts(probe)
+    t0 = time.perf_counter()
+    for s in range(0, probe, batch):
+        mem.add_many(texts[s : s + batch], namespace="ingest-probe")
+    report["ingest_text_only_per_s"] = round(probe / (time.perf_counter() - t0))
+    mem.delete_all(namespace="ingest-probe")
+    # 2. fill the store: text and vector per record
+    t0 = time.perf_counter()
+    done = 0
+    while done < n:
+        m = min(batch, n - done)
+        vecs = synth.vectors(m)
+        items = [{"content": t, "embedding": vecs[i], "user_id": f"u{(done + i) % 50}",
+                  "data": {"n": done + i}} for i, t in enumerate(synth.texts(m))]
+        mem.add_many(items, namespace="scale")
+        done += m
+        if done % (batch * 10) == 0 or done == n:
+            echo(f"  filled {done:,}/{n:,}")
+    report["ingest_with_vectors_per_s"] = round(n / (time.perf_counter() - t0))
+    # 3. single adds into the full store
+    add_ms, add_text_ms = [], []
+    for text, vec in zip(synth.texts(300), synth.vectors(300), strict=True):
+        t1 = time.perf_counter()
+        mem.add(text, namespace="scale", embedding=vec)
+        add_ms.append((time.perf_counter() - t1) * 1000)
+    for text in synth.texts(300):
+        t1 = time.perf_counter()
+        mem.add(text, namespace="scale-text")
+        add_text_ms.append((time.perf_counter() - t1) * 1000)
+    report["add_ms"] = _ms(add_ms)
+    report["add_text_only_ms"] = _ms(add_text_ms)
+
+
 def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
         echo: Callable[[str], Any] = print, batch: int = 5000,
-        embed_queries: bool = True) -> dict[str, Any]:
+        embed_queries: bool = True, searches_only: bool = False) -> dict[str, Any]:
     """Build a store of ``n`` records and time ingest, add and search on it. ``path``: where
-    (a SQLite path or any store URL, which must hold no records; default: a temporary file)."""
+    (a SQLite path or any store URL, which must hold no records; default: a temporary file).
+    ``searches_only``: the store at ``path`` was filled by an earlier run: time the searches
+    again (on a quiet machine, say) without filling it."""
+    if searches_only and path is None:
+        raise InvalidInput("searches_only needs the path of a store an earlier run filled")
     tmp = None
     if path is None:
         tmp = tempfile.TemporaryDirectory(prefix="memstream-scale-")
@@ -119,39 +162,13 @@ def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
                               "store": path.split("://")[0] if "://" in path else "sqlite"}
     try:
         with Memory(path, embedder="none") as mem:
-            # 1. batch ingest, text only (the embedding would follow in the background)
-            probe = min(n, 20_000)
-            texts = synth.texts(probe)
-            t0 = time.perf_counter()
-            for s in range(0, probe, batch):
-                mem.add_many(texts[s : s + batch], namespace="ingest-probe")
-            report["ingest_text_only_per_s"] = round(probe / (time.perf_counter() - t0))
-            mem.delete_all(namespace="ingest-probe")
-            # 2. fill the store: text and vector per record
-            t0 = time.perf_counter()
-            done = 0
-            while done < n:
-                m = min(batch, n - done)
-                vecs = synth.vectors(m)
-                items = [{"content": t, "embedding": vecs[i], "user_id": f"u{(done + i) % 50}",
-                          "data": {"n": done + i}} for i, t in enumerate(synth.texts(m))]
-                mem.add_many(items, namespace="scale")
-                done += m
-                if done % (batch * 10) == 0 or done == n:
-                    echo(f"  filled {done:,}/{n:,}")
-            report["ingest_with_vectors_per_s"] = round(n / (time.perf_counter() - t0))
-            # 3. single adds into the full store
-            add_ms, add_text_ms = [], []
-            for text, vec in zip(synth.texts(300), synth.vectors(300), strict=True):
-                t1 = time.perf_counter()
-                mem.add(text, namespace="scale", embedding=vec)
-                add_ms.append((time.perf_counter() - t1) * 1000)
-            for text in synth.texts(300):
-                t1 = time.perf_counter()
-                mem.add(text, namespace="scale-text")
-                add_text_ms.append((time.perf_counter() - t1) * 1000)
-            report["add_ms"] = _ms(add_ms)
-            report["add_text_only_ms"] = _ms(add_text_ms)
+            if searches_only:
+                held = mem.store.count(Selection("scale"))
+                if held < n:
+                    raise InvalidInput(f"{path} holds {held:,} records in namespace 'scale', "
+                                       f"not {n:,}: fill it with a full run first")
+            else:
+                _fill(mem, synth, n, batch, report, echo)
             # 4. searches (the first one loads the vector index: timed on its own)
             qtexts = [" ".join(t.split()[:6]) for t in synth.texts(queries)]
             qvecs = synth.vectors(queries)
@@ -222,7 +239,14 @@ def render_side_by_side(reports: list[dict[str, Any]]) -> str:
             ("client resident MiB", lambda r: str(r["rss_mib"]))]
     head = f"scale: {reports[0]['n']:,} records, {reports[0]['dim']}-d vectors"
     lines = [head, f"{'':32}" + "".join(f"{r['store']:>20}" for r in reports)]
-    lines += [f"{label:32}" + "".join(f"{get(r):>20}" for r in reports) for label, get in rows]
+    def cell(get: Callable[[dict[str, Any]], str], r: dict[str, Any]) -> str:
+        try:
+            return get(r)
+        except KeyError:  # a searches-only run has no ingest figures
+            return "-"
+
+    lines += [f"{label:32}" + "".join(f"{cell(get, r):>20}" for r in reports)
+              for label, get in rows]
     return "\n".join(lines)
 
 
@@ -233,10 +257,11 @@ def render(r: dict[str, Any]) -> str:
     lines = [
         f"scale: {r['n']:,} records, {r['dim']}-d vectors, {r['queries']} queries "
         f"({r['store']})",
-        f"batch ingest, text only:       {r['ingest_text_only_per_s']:,} records/s",
-        f"batch ingest, text + vector:   {r['ingest_with_vectors_per_s']:,} records/s",
-        f"add (text + vector):           {pp(r['add_ms'])}",
-        f"add (text, embedding queued):  {pp(r['add_text_only_ms'])}",
+        *([f"batch ingest, text only:       {r['ingest_text_only_per_s']:,} records/s",
+           f"batch ingest, text + vector:   {r['ingest_with_vectors_per_s']:,} records/s",
+           f"add (text + vector):           {pp(r['add_ms'])}",
+           f"add (text, embedding queued):  {pp(r['add_text_only_ms'])}"]
+          if "add_ms" in r else ["(searches only, on a store filled by an earlier run)"]),
         f"vector index:                  {r.get('vector_index', 'exact')}"
         + (f" (recall@10 against exact search: {r['ann_recall_at_10']})"
            if "ann_recall_at_10" in r else ""),
