@@ -41,7 +41,7 @@ _DEFAULTS: dict[str, Any] = {
     "reflection_threshold": 15.0,
     "consolidation_threshold": 0.9,
     "consolidate_every": 0,
-    "ann_threshold": 200_000,
+    "ann_threshold": 50_000,
 }
 
 _ENV_TYPES: dict[str, type] = {
@@ -76,7 +76,7 @@ class Config:
         this sum (15.0, i.e. 150 on the 1-10 scale). consolidation_threshold: the calibrated
         similarity from which two memories count as near duplicates (0.9). consolidate_every:
         consolidate a namespace automatically after this many new records (0: only on demand).
-    ann_threshold: a namespace with more vectors than this (200,000) is searched through an
+    ann_threshold: a namespace with more vectors than this (50,000) is searched through an
         HNSW graph (SQLite store, with the ``ann`` extra); 0: always exact.
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).

@@ -39,7 +39,7 @@ SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
 MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
 MAX_DF_RATIO = 0.02
 CACHE_KIB = 64 * 1024  # the page cache of each connection, at most
-ANN_THRESHOLD = 200_000  # vectors in a namespace above which an HNSW graph serves searches
+ANN_THRESHOLD = 50_000  # vectors in a namespace above which an HNSW graph serves searches
 ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exact search
 EXACT_SELECTION = 50_000  # a filtered search over at most this many records is exact
 
