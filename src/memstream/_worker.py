@@ -2,17 +2,21 @@
 
 ``add`` stores a record durably and keyword-searchable, marks what it still needs (an
 embedding; an LLM importance rating when an LLM is configured) and wakes this worker. The
-worker takes queued records oldest first in batches, embeds them (with the content-hash cache),
-rates them, and then calls ``after`` (the engine's automatic reflection and consolidation).
-The queues live in the database, not in memory, so a crash loses none of the work: the next
-start picks it up. ``flush`` waits until nothing is queued.
+worker claims queued records oldest first in batches (a lease in the database, so that the
+workers of several processes never embed the same record twice), embeds them (with the
+content-hash cache), rates them, and then calls ``after`` (the engine's automatic reflection
+and consolidation). The queues live in the database, not in memory, so a crash loses none of
+the work: the next start picks it up. ``flush`` waits until nothing is queued.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -24,6 +28,10 @@ from .errors import BackendUnavailable, MemstreamError
 from .store.protocol import Store
 
 log = logging.getLogger("memstream.worker")
+
+#: Seconds a worker's claim on queued records lasts (renewed with each batch it takes); a
+#: crashed worker's records go to another after this.
+CLAIM_LEASE = 60.0
 
 #: (text, kind) -> importance in [0, 1]; raises MemstreamError or OSError when it cannot.
 Rater = Callable[[str, str], float]
@@ -39,6 +47,7 @@ class EnrichmentWorker:
         self._after = after
         self._clock = clock
         self._batch = batch_size
+        self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._wake = threading.Condition()
         self._idle = threading.Event()
         self._stop = False
@@ -83,7 +92,8 @@ class EnrichmentWorker:
         """One batch of embeddings and one of ratings; False when nothing was queued."""
         did = False
         if self._embedder is not None:
-            pending = self._store.pending_embeddings(self._batch)
+            pending = self._store.pending_embeddings(self._batch, owner=self._owner,
+                                                     lease=CLAIM_LEASE)
             if pending:
                 did = True
                 vectors = embed_documents_cached(self._store, self._embedder,

@@ -307,3 +307,23 @@ class StoreConformance:
         assert store.history("ns", recs[0].id)[-1] == entries[0][1]
         store.set_meta("a", "1")
         assert store.meta_items() == {"a": "1"}
+
+    def test_embedding_claims(self, store):
+        import time
+
+        a, b, c = rec("a", at=T0), rec("b", at=T0 + 1), rec("c", at=T0 + 2)
+        store.insert([a, b, c])
+        first = store.pending_embeddings(2, owner="w1", lease=60)
+        assert [p[1] for p in first] == [a.id, b.id]
+        assert [p[1] for p in store.pending_embeddings(5, owner="w2", lease=60)] == [c.id]
+        assert store.pending_embeddings(5, owner="w3", lease=60) == []
+        again = store.pending_embeddings(5, owner="w1", lease=60)  # its own claims come back
+        assert [p[1] for p in again] == [a.id, b.id]
+        assert len(store.pending_embeddings(10)) == 3  # unclaimed view: everything queued
+        store.set_embeddings("ns", [(a.id, unit(1, 0))], "m")
+        short = store.pending_embeddings(5, owner="w4", lease=0.05)
+        assert short == []
+        store.insert([d := rec("d", at=T0 + 3)])
+        assert [p[1] for p in store.pending_embeddings(5, owner="w4", lease=0.05)] == [d.id]
+        time.sleep(0.1)  # w4's lease lapses: another worker takes its record
+        assert [p[1] for p in store.pending_embeddings(5, owner="w5", lease=0.05)] == [d.id]

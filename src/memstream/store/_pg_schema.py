@@ -9,7 +9,7 @@ that size is stored (``vector_index_sql``).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 LOCK_ID = 0x6D656D73  # "mems": the advisory lock migrations take
 
 COLUMNS = (
@@ -73,6 +73,11 @@ MIGRATIONS: dict[int, list[str]] = {
             namespaces text[] NOT NULL, role text NOT NULL,
             created_at double precision NOT NULL, revoked_at double precision
         )""",
+    ],
+    # embedding work claimed by one worker at a time (see Store.pending_embeddings)
+    2: [
+        "ALTER TABLE records ADD COLUMN embed_owner text",
+        "ALTER TABLE records ADD COLUMN embed_until double precision",
     ],
 }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
@@ -120,5 +120,10 @@ CREATE INDEX records_ns_user ON records(namespace, user_id, created_at)
     WHERE user_id IS NOT NULL;
 CREATE INDEX records_ns_run ON records(namespace, run_id, created_at)
     WHERE run_id IS NOT NULL;
+""",
+    # embedding work claimed by one worker at a time (see Store.pending_embeddings)
+    5: """
+ALTER TABLE records ADD COLUMN embed_owner TEXT;
+ALTER TABLE records ADD COLUMN embed_until REAL;
 """,
 }

@@ -218,7 +218,8 @@ class PostgresStore:
                 else v for k, v in changes.items()}
             sets["updated_at"] = at
             if "text" in changes:
-                sets.update(embedding=None, embed_model=None, needs_embedding=True)
+                sets.update(embedding=None, embed_model=None, needs_embedding=True,
+                            embed_owner=None, embed_until=None)
             row = cur.execute(
                 f"UPDATE records r SET {', '.join(f'{k} = %s' for k in sets)} "
                 f"WHERE r.namespace = %s AND r.id = %s RETURNING "
@@ -283,7 +284,7 @@ class PostgresStore:
     def clear_embeddings(self) -> int:
         with self._conn(write=True) as cur:
             cur.execute("UPDATE records SET embedding = NULL, embed_model = NULL, "
-                        "needs_embedding = true")
+                        "needs_embedding = true, embed_owner = NULL, embed_until = NULL")
             return int(cur.rowcount)
 
     def set_meta(self, key: str, value: str) -> None:
@@ -486,11 +487,22 @@ class PostgresStore:
             cur.execute("UPDATE records SET needs_rating = false WHERE namespace = %s AND id = %s",
                         (namespace, record_id))
 
-    def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT namespace, id, text FROM records WHERE needs_embedding "
-                               "ORDER BY seq LIMIT %s", (limit,)).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+    def pending_embeddings(self, limit: int, *, owner: str | None = None,
+                           lease: float = 60.0) -> list[tuple[str, str, str]]:
+        if owner is None:
+            with self._conn(write=False) as cur:
+                rows = cur.execute("SELECT namespace, id, text FROM records WHERE "
+                                   "needs_embedding ORDER BY seq LIMIT %s", (limit,)).fetchall()
+            return [(r[0], r[1], r[2]) for r in rows]
+        now = time.time()
+        with self._conn(write=True) as cur:  # rows another worker is claiming are skipped
+            rows = cur.execute(
+                "UPDATE records r SET embed_owner = %s, embed_until = %s FROM (SELECT id FROM "
+                "records WHERE needs_embedding AND (embed_until IS NULL OR embed_until <= %s "
+                "OR embed_owner = %s) ORDER BY seq LIMIT %s FOR UPDATE SKIP LOCKED) c "
+                "WHERE r.id = c.id RETURNING r.seq, r.namespace, r.id, r.text",
+                (owner, now + lease, now, owner, limit)).fetchall()
+        return [(r[1], r[2], r[3]) for r in sorted(rows)]
 
     def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         if not hashes:

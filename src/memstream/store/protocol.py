@@ -148,8 +148,13 @@ class Store(Protocol):
         """Take a record off the rating queue, setting its importance (with a history entry)
         unless ``importance`` is None. A record deleted meanwhile is skipped."""
 
-    def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
-        """(namespace, id, text) of records that still need an embedding, oldest first."""
+    def pending_embeddings(self, limit: int, *, owner: str | None = None,
+                           lease: float = 60.0) -> list[tuple[str, str, str]]:
+        """(namespace, id, text) of records that still need an embedding, oldest first.
+        With ``owner`` (a worker's token) the records returned are claimed for it for
+        ``lease`` seconds: other owners skip them until they are embedded or the lease runs
+        out (a crashed worker's claims lapse), so several processes never embed the same
+        record twice. Without ``owner``: every pending record, claimed or not."""
 
     def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Embedding cache lookup by content hash."""

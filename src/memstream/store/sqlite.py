@@ -243,7 +243,8 @@ class SQLiteStore:
                     for k, v in changes.items()}
             sets["updated_at"] = at
             if "text" in changes:
-                sets.update(embedding=None, embed_model=None, needs_embedding=1)
+                sets.update(embedding=None, embed_model=None, needs_embedding=1,
+                            embed_owner=None, embed_until=None)
             db.execute(
                 f"UPDATE records SET {', '.join(f'{k} = ?' for k in sets)} WHERE rowid = "
                 "(SELECT rowid FROM records WHERE +namespace = ? AND id = ?)",
@@ -309,7 +310,8 @@ class SQLiteStore:
         """Mark every record as needing a new embedding (after a change of embedder)."""
         with self._write() as db:
             return db.execute("UPDATE records SET embedding = NULL, embed_model = NULL, "
-                              "needs_embedding = 1").rowcount
+                              "needs_embedding = 1, embed_owner = NULL, embed_until = NULL"
+                              ).rowcount
 
     def set_meta(self, key: str, value: str) -> None:
         with self._write() as db:
@@ -490,11 +492,23 @@ class SQLiteStore:
             db.execute("UPDATE records SET needs_rating = 0 WHERE +namespace = ? AND id = ?",
                        (namespace, record_id))
 
-    def pending_embeddings(self, limit: int) -> list[tuple[str, str, str]]:
-        with self._read() as db:
-            rows = db.execute("SELECT namespace, id, text FROM records WHERE needs_embedding = 1 "
-                              "ORDER BY rowid LIMIT ?", (limit,)).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+    def pending_embeddings(self, limit: int, *, owner: str | None = None,
+                           lease: float = 60.0) -> list[tuple[str, str, str]]:
+        if owner is None:
+            with self._read() as db:
+                rows = db.execute("SELECT namespace, id, text FROM records WHERE "
+                                  "needs_embedding = 1 ORDER BY rowid LIMIT ?",
+                                  (limit,)).fetchall()
+            return [(r[0], r[1], r[2]) for r in rows]
+        now = time.time()
+        with self._write() as db:
+            rows = db.execute(
+                "SELECT rowid, namespace, id, text FROM records WHERE needs_embedding = 1 AND "
+                "(embed_until IS NULL OR embed_until <= ? OR embed_owner = ?) ORDER BY rowid "
+                "LIMIT ?", (now, owner, limit)).fetchall()
+            db.executemany("UPDATE records SET embed_owner = ?, embed_until = ? WHERE rowid = ?",
+                           [(owner, now + lease, r[0]) for r in rows])
+        return [(r[1], r[2], r[3]) for r in rows]
 
     def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         return self._vectors_by_key(
