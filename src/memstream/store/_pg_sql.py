@@ -9,42 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..filters import And, Cond, Expr, Not, Or, Selection
+from ..filters import Cond, Selection
+from ._common import selection_where
 
 
 def selection_sql(sel: Selection, alias: str = "r") -> tuple[str, list[Any]]:
     """``(sql, params)`` for the WHERE clause of a selection over table alias ``alias``."""
-    a = alias
-    clauses = [f"{a}.namespace = %s"]
-    params: list[Any] = [sel.namespace]
-    for column in ("user_id", "agent_id", "run_id"):
-        value = getattr(sel, column)
-        if value is not None:
-            clauses.append(f"{a}.{column} = %s")
-            params.append(value)
-    if sel.kinds:
-        clauses.append(f"{a}.kind = ANY(%s)")
-        params.append(list(sel.kinds))
-    for column, op, value in (
-        ("created_at", ">=", sel.since),
-        ("created_at", "<=", sel.until),
-        ("step", ">=", sel.step_min),
-        ("step", "<=", sel.step_max),
-    ):
-        if value is not None:
-            clauses.append(f"{a}.{column} {op} %s")
-            params.append(value)
-    if sel.as_of is not None:
-        clauses.append(f"{a}.created_at <= %s AND ({a}.invalidated_at IS NULL OR "
-                       f"{a}.invalidated_at > %s)")
-        params.extend([sel.as_of, sel.as_of])
-    elif not sel.include_invalid:
-        clauses.append(f"{a}.invalidated_at IS NULL")
-    if sel.where is not None:
-        sql, p = _expr(sel.where, a)
-        clauses.append(sql)
-        params.extend(p)
-    return " AND ".join(clauses), params
+    return selection_where(sel, alias, "%s",
+                           lambda col, vals: (f"{col} = ANY(%s)", [vals]),
+                           _cond, "false")
 
 
 def _typed_eq(at: str, value: Any) -> tuple[str, list[Any]]:
@@ -98,16 +71,3 @@ def _cond(cond: Cond, a: str) -> tuple[str, list[Any]]:
         return bind(f"(jsonb_typeof({at}) = 'number' AND ({at})::float8 {sym} %s)", [float(v)])
     return bind(f"(jsonb_typeof({at}) = 'string' AND ({at} #>> '{{}}') COLLATE \"C\" {sym} %s)",
                 [v])
-
-
-def _expr(expr: Expr, a: str) -> tuple[str, list[Any]]:
-    if isinstance(expr, Cond):
-        sql, params = _cond(expr, a)
-        return f"COALESCE({sql}, false)", params  # two-valued: a missing key is false
-    if isinstance(expr, Not):
-        sql, params = _expr(expr.item, a)
-        return f"NOT ({sql})", params
-    parts = [_expr(e, a) for e in expr.items]
-    joiner = " AND " if isinstance(expr, And) else " OR "
-    assert isinstance(expr, And | Or)
-    return "(" + joiner.join(p[0] for p in parts) + ")", [x for p in parts for x in p[1]]

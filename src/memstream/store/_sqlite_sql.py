@@ -9,44 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..filters import And, Cond, Expr, Not, Or, Selection
+from ..filters import Cond, Selection
+from ._common import selection_where
 
 _NUM = "('integer','real')"
 
 
 def selection_sql(sel: Selection, alias: str = "r") -> tuple[str, list[Any]]:
     """``(sql, params)`` for the WHERE clause of a selection over table alias ``alias``."""
-    a = alias
-    clauses = [f"{a}.namespace = ?"]
-    params: list[Any] = [sel.namespace]
-    for column in ("user_id", "agent_id", "run_id"):
-        value = getattr(sel, column)
-        if value is not None:
-            clauses.append(f"{a}.{column} = ?")
-            params.append(value)
-    if sel.kinds:
-        clauses.append(f"{a}.kind IN ({','.join('?' * len(sel.kinds))})")
-        params.extend(sel.kinds)
-    for column, op, value in (
-        ("created_at", ">=", sel.since),
-        ("created_at", "<=", sel.until),
-        ("step", ">=", sel.step_min),
-        ("step", "<=", sel.step_max),
-    ):
-        if value is not None:
-            clauses.append(f"{a}.{column} {op} ?")
-            params.append(value)
-    if sel.as_of is not None:
-        clauses.append(f"{a}.created_at <= ? AND ({a}.invalidated_at IS NULL OR "
-                       f"{a}.invalidated_at > ?)")
-        params.extend([sel.as_of, sel.as_of])
-    elif not sel.include_invalid:
-        clauses.append(f"{a}.invalidated_at IS NULL")
-    if sel.where is not None:
-        sql, p = _expr(sel.where, a)
-        clauses.append(sql)
-        params.extend(p)
-    return " AND ".join(clauses), params
+    return selection_where(sel, alias, "?",
+                           lambda col, vals: (f"{col} IN ({','.join('?' * len(vals))})", vals),
+                           _cond, "0")
 
 
 def _path(cond: Cond) -> str:
@@ -98,16 +71,3 @@ def _cond(cond: Cond, a: str) -> tuple[str, list[Any]]:
     kind = _NUM if isinstance(v, int | float) else "('text')"
     return (f"(json_type({col}, ?) IN {kind} AND json_extract({col}, ?) {sym} ?)",
             [path, path, v])
-
-
-def _expr(expr: Expr, a: str) -> tuple[str, list[Any]]:
-    if isinstance(expr, Cond):
-        sql, params = _cond(expr, a)
-        return f"COALESCE({sql}, 0)", params  # two-valued: a missing key is false, not NULL
-    if isinstance(expr, Not):
-        sql, params = _expr(expr.item, a)
-        return f"NOT ({sql})", params
-    parts = [_expr(e, a) for e in expr.items]
-    joiner = " AND " if isinstance(expr, And) else " OR "
-    assert isinstance(expr, And | Or)
-    return "(" + joiner.join(p[0] for p in parts) + ")", [x for p in parts for x in p[1]]

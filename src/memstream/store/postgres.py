@@ -29,6 +29,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from ..filters import Selection
+from ._common import diff
 from ._pg_schema import COLUMNS, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
 from .protocol import ApiKey, Patch, Signals, StoreStats
@@ -205,19 +206,14 @@ class PostgresStore:
             if row is None:
                 raise NotFound(f"no record {record_id!r} in namespace {namespace!r}")
             before = _row_to_record(row)
-            changes: dict[str, Any] = {}
-            for name in ("text", "data", "importance", "metadata", "invalidated_at",
-                         "superseded_by", "provenance"):
-                value = getattr(patch, name)
-                if value is not None and value != getattr(before, name):
-                    changes[name] = value
-            if not changes:
+            change = diff(before, patch)
+            if change is None:
                 return before
             sets: dict[str, Any] = {
                 k: _jsonb(v) if k in ("data", "metadata") else list(v) if k == "provenance"
-                else v for k, v in changes.items()}
+                else v for k, v in change.fields.items()}
             sets["updated_at"] = at
-            if "text" in changes:
+            if change.requeue:
                 sets.update(embedding=None, embed_model=None, needs_embedding=True,
                             embed_owner=None, embed_until=None)
             row = cur.execute(
@@ -225,14 +221,10 @@ class PostgresStore:
                 f"WHERE r.namespace = %s AND r.id = %s RETURNING "
                 + ", ".join(f"r.{c}" for c in COLUMNS),
                 (*sets.values(), namespace, record_id)).fetchone()
-            old = {k: list(v) if k == "provenance" else v
-                   for k, v in ((k, getattr(before, k)) for k in changes)}
-            new = {k: list(v) if k == "provenance" else v for k, v in changes.items()}
-            event = ("invalidate" if set(changes) <= {"invalidated_at", "superseded_by"}
-                     else "update")
             cur.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "
                         "VALUES (%s, %s, %s, %s, %s, %s)",
-                        (namespace, record_id, event, at, _jsonb(old), _jsonb(new)))
+                        (namespace, record_id, change.event, at, _jsonb(change.old),
+                         _jsonb(change.new)))
         assert row is not None
         return _row_to_record(row)
 

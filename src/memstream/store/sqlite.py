@@ -26,6 +26,7 @@ from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput, N
 from ..filters import Selection
 from . import _ann
 from ._ann import AnnIndex
+from ._common import diff
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
@@ -230,33 +231,24 @@ class SQLiteStore:
             if row is None:
                 raise NotFound(f"no record {record_id!r} in namespace {namespace!r}")
             before = _row_to_record(row)
-            changes: dict[str, Any] = {}
-            for name in ("text", "data", "importance", "metadata", "invalidated_at",
-                         "superseded_by", "provenance"):
-                value = getattr(patch, name)
-                if value is not None and value != getattr(before, name):
-                    changes[name] = value
-            if not changes:
+            change = diff(before, patch)
+            if change is None:
                 return before
             sets = {k: (_dumps(list(v) if k == "provenance" else v)
                         if k in ("data", "metadata", "provenance") else v)
-                    for k, v in changes.items()}
+                    for k, v in change.fields.items()}
             sets["updated_at"] = at
-            if "text" in changes:
+            if change.requeue:
                 sets.update(embedding=None, embed_model=None, needs_embedding=1,
                             embed_owner=None, embed_until=None)
             db.execute(
                 f"UPDATE records SET {', '.join(f'{k} = ?' for k in sets)} WHERE rowid = "
                 "(SELECT rowid FROM records WHERE +namespace = ? AND id = ?)",
                 (*sets.values(), namespace, record_id))
-            old = {k: list(v) if k == "provenance" else v
-                   for k, v in ((k, getattr(before, k)) for k in changes)}
-            changes = {k: list(v) if k == "provenance" else v for k, v in changes.items()}
-            validity_only = set(changes) <= {"invalidated_at", "superseded_by"}
-            event = "invalidate" if validity_only else "update"
             db.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "
                        "VALUES (?, ?, ?, ?, ?, ?)",
-                       (namespace, record_id, event, at, _dumps(old), _dumps(changes)))
+                       (namespace, record_id, change.event, at, _dumps(change.old),
+                        _dumps(change.new)))
             row = db.execute(_SELECT + " WHERE +r.namespace = ? AND r.id = ?",
                              (namespace, record_id)).fetchone()
         return _row_to_record(row)
