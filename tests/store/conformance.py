@@ -327,3 +327,15 @@ class StoreConformance:
         assert [p[1] for p in store.pending_embeddings(5, owner="w4", lease=0.05)] == [d.id]
         time.sleep(0.1)  # w4's lease lapses: another worker takes its record
         assert [p[1] for p in store.pending_embeddings(5, owner="w5", lease=0.05)] == [d.id]
+
+    def test_keyword_ranking_ignores_other_namespaces(self, store):
+        store.insert([rec("apple pie recipe", ns="a", at=T0),
+                      rec("zebra crossing rules", ns="a", at=T0 + 1),
+                      rec("apple zebra stripes", ns="a", at=T0 + 2)])
+        before = store.keyword_search(Selection("a"), ["apple", "zebra"], 10)
+        # another tenant floods the index with one of the terms (same document lengths)
+        store.insert([rec(f"apple tart dessert{i}", ns="b", at=T0 + 10 + i) for i in range(60)])
+        after = store.keyword_search(Selection("a"), ["apple", "zebra"], 10)
+        assert [i for i, _ in after] == [i for i, _ in before]
+        assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-6)
+        assert after[0][0] == store.select(Selection("a"))[2].id  # both terms beat one

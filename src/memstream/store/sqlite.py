@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sqlite3
 import threading
 import time
@@ -40,6 +41,8 @@ SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
 MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
 MAX_DF_RATIO = 0.02
 CACHE_KIB = 64 * 1024  # the page cache of each connection, at most
+LARGE_COUNT = 5000  # keyword statistics above this are reused for COUNT_TTL seconds
+COUNT_TTL = 60.0
 ANN_THRESHOLD = 50_000  # vectors in a namespace above which an HNSW graph serves searches
 ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exact search
 EXACT_SELECTION = 50_000  # a filtered search over at most this many records is exact
@@ -79,6 +82,8 @@ class SQLiteStore:
         self.ann_threshold = ann_threshold
         self.exact_selection = EXACT_SELECTION
         self._ann: dict[str, AnnIndex] = {}
+        self._counts: dict[tuple[str, str], tuple[int, int, float]] = {}
+        self._generation = 0  # bumped by every write of this process
         self._ann_warned = False
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
@@ -144,6 +149,7 @@ class SQLiteStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._check_open()
+            self._generation += 1
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -371,17 +377,62 @@ class SQLiteStore:
 
     def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
                        ) -> list[tuple[str, float]]:
+        """BM25 with the namespace's own statistics. FTS5 ranks with the document frequencies
+        of the whole table, so one namespace's records would shift another's ranking; each
+        term's FTS5 score is therefore rescaled by idf(in the namespace) / idf(in the table),
+        and a record's score is the sum over the terms it holds."""
         quoted = ['"' + t.replace('"', "") + '"' for t in terms if t.replace('"', "").strip()]
         if not quoted or limit <= 0:
             return []
         where, params = selection_sql(sel)
-        sql = (f"SELECT r.id, bm25(records_fts) AS s FROM records_fts "
+        sql = (f"SELECT r.rowid, r.id, bm25(records_fts) AS s FROM records_fts "
                f"JOIN records r ON r.rowid = records_fts.rowid "
                f"WHERE records_fts MATCH ? AND {where} ORDER BY s, r.rowid LIMIT ?")
+        per_term = max(4 * limit, 200)
+        scores: dict[int, float] = {}
+        names: dict[int, str] = {}
+        plain = sel == Selection(sel.namespace)
         with self._read() as db:
             quoted = self._rare_terms(db, quoted)
-            rows = db.execute(sql, (" OR ".join(quoted), *params, limit)).fetchall()
-        return [(rid, -float(score)) for rid, score in rows]
+            block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
+            total = _varint(block[0]) if block else 0  # FTS5's own row count
+            in_ns = self._count((sel.namespace, ""), lambda: db.execute(
+                "SELECT count(*) FROM records WHERE namespace = ?",
+                (sel.namespace,)).fetchone()[0])
+            for term in quoted:
+                rows = db.execute(sql, (term, *params, per_term)).fetchall()
+                if not rows:
+                    continue
+                hits = self._count(("", term), lambda t=term: db.execute(
+                    "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
+                    (t,)).fetchone()[0])
+                if plain and len(rows) < per_term:  # every match in the namespace is here
+                    hits_ns = len(rows)
+                else:
+                    hits_ns = self._count((sel.namespace, term), lambda t=term: db.execute(
+                        "SELECT count(*) FROM records_fts JOIN records r ON r.rowid = "
+                        "records_fts.rowid WHERE records_fts MATCH ? AND r.namespace = ?",
+                        (t, sel.namespace)).fetchone()[0])
+                weight = _idf(in_ns, hits_ns) / _idf(total, hits)
+                for rowid, rid, score in rows:
+                    scores[rowid] = scores.get(rowid, 0.0) - score * weight
+                    names[rowid] = rid
+        best = sorted(scores, key=lambda r: (-scores[r], r))[:limit]
+        return [(names[r], scores[r]) for r in best]
+
+    def _count(self, key: tuple[str, str], compute: Any) -> int:
+        """A count for keyword statistics: recounted after this process writes when it is
+        small (cheap), reused for up to a minute when it is large (it then barely moves)."""
+        now = time.monotonic()
+        hit = self._counts.get(key)
+        if hit is not None and (hit[1] == self._generation
+                                or (hit[0] > LARGE_COUNT and now - hit[2] < COUNT_TTL)):
+            return hit[0]
+        value = int(compute())
+        if len(self._counts) > 50_000:
+            self._counts.clear()
+        self._counts[key] = (value, self._generation, now)
+        return value
 
     def _rare_terms(self, db: sqlite3.Connection, quoted: list[str]) -> list[str]:
         """Leave out terms found in more than ``max(MAX_DF_FLOOR, MAX_DF_RATIO * rows)``
@@ -776,6 +827,25 @@ class SQLiteStore:
                 self._db.close()
                 self._vectors.clear()
                 self._ann.clear()
+
+
+def _varint(buf: bytes) -> int:
+    """The SQLite varint at the start of ``buf`` (FTS5's row count is stored as one)."""
+    value = 0
+    for n, byte in enumerate(buf[:9]):
+        if n == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value
+
+
+def _idf(rows: int, hits: int) -> float:
+    """FTS5's bm25 idf: log((N - n + 0.5) / (n + 0.5)), at least 1e-6."""
+    if rows <= 0:
+        return 1e-6
+    return max(1e-6, math.log((rows - hits + 0.5) / (hits + 0.5)))
 
 
 def _split_sql(script: str) -> list[str]:
