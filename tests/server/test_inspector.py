@@ -49,6 +49,8 @@ def seed(db: Path) -> dict[str, Any]:
         ids["reflection"] = mem.add("Alice spends her free time on pets and music",
                                     kind="reflection", namespace="team-a",
                                     provenance=ids["evidence"], importance=0.9).id
+        ids["html"] = mem.add('<img src=x onerror="document.title=\'pwned\'"> <b>bold</b>',
+                              kind="note", namespace="team-a").id
         old = mem.add("Bob lives in Porto", kind="fact", namespace="team-a")
         new = mem.add("Bob lives in Lisbon", kind="fact", namespace="team-a")
         mem.invalidate(old.id, superseded_by=new.id, namespace="team-a")
@@ -130,10 +132,10 @@ def test_browse_filter_and_follow_provenance(page: Any,
     open_namespace(page, srv.keys["inspector"], "team-a")
     rows = page.locator("#records tbody tr")
     sync_api.expect(page.locator("#records-count")).to_contain_text("matching records")
-    # 12 observations, a reflection, a valid fact, 12 episodes, 6 outcomes, a heuristic
+    # 12 observations, a reflection, a note, a valid fact, 12 episodes, 6 outcomes, a heuristic
     sync_api.expect(page.locator("#records-count")).to_have_text(
-        "Showing 33 of 33 matching records.")
-    assert rows.count() == 33 and page.locator("#more").is_hidden()
+        "Showing 34 of 34 matching records.")
+    assert rows.count() == 34 and page.locator("#more").is_hidden()
     newest = page.locator("#records tbody tr td.when").first.inner_text()
     assert newest >= page.locator("#records tbody tr td.when").nth(10).inner_text()
 
@@ -301,3 +303,17 @@ def test_narrow_window_is_readable(browser: Any, seeded: tuple[Server, dict[str,
     assert overflow <= 1  # the page itself never scrolls sideways (the table may, inside)
     pg.screenshot(path=ARTIFACTS / "narrow.png", full_page=True)
     context.close()
+
+
+def test_stored_markup_is_shown_as_text(page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv = seeded[0]
+    open_namespace(page, srv.keys["inspector"], "team-a")
+    page.select_option("#f-kind", "note")
+    page.locator("#filters button[type=submit]").click()
+    cell = page.locator("#records tbody tr button").first
+    sync_api.expect(cell).to_have_text('<img src=x onerror="document.title=\'pwned\'"> '
+                                       "<b>bold</b>")
+    cell.click()
+    sync_api.expect(page.locator("#detail-body")).to_contain_text("<b>bold</b>")
+    assert page.locator("#detail-body img, #records img, #detail-body b").count() == 0
+    assert page.title() == "memstream inspector"  # the handler never ran
