@@ -127,3 +127,17 @@ def test_threshold_setting(tmp_path: Path) -> None:
     assert Config().resolve({"MEMSTREAM_ANN_THRESHOLD": "0"}).ann_threshold == 0
     with Memory(tmp_path / "m.db", embedder="none", config=Config(ann_threshold=5)) as mem:
         assert mem.store.ann_threshold == 5  # type: ignore[attr-defined]
+
+
+def test_exact_vectors_are_dropped_while_the_graph_serves(filled) -> None:
+    path, ids, vecs = filled
+    q = vectors(1, seed=9)[0]
+    s = SQLiteStore(path, ann_threshold=100)
+    assert [i for i, _ in s.vector_search(Selection("ns"), q, 10)] == exact_top(vecs, ids, q, 10)
+    assert not s._vectors["ns"].keeps_vectors  # the graph holds them; no second copy
+    s.delete("ns", ids[:350], at=T0 + 9999)  # below the threshold: exact search comes back
+    keep = [i >= 350 for i in range(400)]
+    assert [i for i, _ in s.vector_search(Selection("ns"), q, 10)] == \
+        exact_top(vecs, ids, q, 10, keep)
+    assert s._vectors["ns"].keeps_vectors
+    s.close()

@@ -29,6 +29,13 @@ class VectorIndex:
         self._n = 0
         self._pos: dict[int, int] = {}
         self._dead = 0
+        self.keeps_vectors = True  # False once an approximate index holds them instead
+
+    def drop_vectors(self) -> None:
+        """Forget the vectors and keep only which rows are live and valid (an approximate
+        index serves this namespace and holds the vectors itself)."""
+        self.keeps_vectors = False
+        self._mat = np.zeros((0, self.dim), dtype=np.float32)
 
     def __len__(self) -> int:
         return self._n - self._dead
@@ -38,9 +45,10 @@ class VectorIndex:
         if need <= len(self._rids):
             return
         cap = max(need, 2 * len(self._rids), 1024)
-        mat = np.zeros((cap, self.dim), dtype=np.float32)
-        mat[: self._n] = self._mat[: self._n]
-        self._mat = mat
+        if self.keeps_vectors:
+            mat = np.zeros((cap, self.dim), dtype=np.float32)
+            mat[: self._n] = self._mat[: self._n]
+            self._mat = mat
         for name in ("_rids", "_alive", "_valid"):
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
@@ -63,7 +71,8 @@ class VectorIndex:
                 self._rids[at] = rid
             elif not self._alive[at]:
                 self._dead -= 1
-            self._mat[at] = vec
+            if self.keeps_vectors:
+                self._mat[at] = vec
             self._alive[at] = True
             self._valid[at] = valid
 
@@ -83,7 +92,8 @@ class VectorIndex:
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self._alive[: self._n])
-        self._mat = self._mat[keep].copy()
+        if self.keeps_vectors:
+            self._mat = self._mat[keep].copy()
         self._rids = self._rids[keep].copy()
         self._valid = self._valid[keep].copy()
         self._alive = np.ones(len(keep), dtype=bool)

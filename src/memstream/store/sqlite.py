@@ -42,6 +42,7 @@ MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the rat
 MAX_DF_RATIO = 0.02
 CACHE_KIB = 64 * 1024  # the page cache of each connection, at most
 LARGE_COUNT = 5000  # keyword statistics above this are reused for COUNT_TTL seconds
+NS_COUNT_CAP = 2000  # a term's matches in a namespace are counted up to this, then estimated
 COUNT_TTL = 60.0
 ANN_THRESHOLD = 50_000  # vectors in a namespace above which an HNSW graph serves searches
 ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exact search
@@ -406,14 +407,19 @@ class SQLiteStore:
                 hits = self._count(("", term), lambda t=term: db.execute(
                     "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
                     (t,)).fetchone()[0])
-                if plain and len(rows) < per_term:  # every match in the namespace is here
-                    hits_ns = len(rows)
-                else:
-                    hits_ns = self._count((sel.namespace, term), lambda t=term: db.execute(
-                        "SELECT count(*) FROM records_fts JOIN records r ON r.rowid = "
-                        "records_fts.rowid WHERE records_fts MATCH ? AND r.namespace = ?",
-                        (t, sel.namespace)).fetchone()[0])
-                weight = _idf(in_ns, hits_ns) / _idf(total, hits)
+                weight = 1.0  # a namespace that is most of the table has its statistics
+                if 2 * in_ns < total:
+                    if plain and len(rows) < per_term:  # every match in the namespace is here
+                        hits_ns = len(rows)
+                    else:  # counted up to a cap; past it, the table's share is close enough
+                        hits_ns = self._count((sel.namespace, term), lambda t=term: db.execute(
+                            "SELECT count(*) FROM (SELECT 1 FROM records_fts JOIN records r ON "
+                            "r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND "
+                            "r.namespace = ? LIMIT ?)",
+                            (t, sel.namespace, NS_COUNT_CAP + 1)).fetchone()[0])
+                        if hits_ns > NS_COUNT_CAP:
+                            hits_ns = round(hits * in_ns / max(total, 1))
+                    weight = _idf(in_ns, hits_ns) / _idf(total, hits)
                 for rowid, rid, score in rows:
                     scores[rowid] = scores.get(rowid, 0.0) - score * weight
                     names[rowid] = rid
@@ -686,6 +692,9 @@ class SQLiteStore:
             ann = self._ann_index(db, sel.namespace, index)
             if ann is not None:
                 return self._ann_top(db, sel, sel == plain, index, ann, query, limit)
+            if not index.keeps_vectors:  # the graph no longer serves: exact search again
+                self._vectors.pop(sel.namespace, None)
+                index = self._index(db, sel.namespace, query.shape[0])
             rids, scores = index.scores(query, include_invalid=include_invalid)
             if sel == plain:
                 order = top_order(rids, scores, limit)
@@ -716,6 +725,9 @@ class SQLiteStore:
         if ann is None or ann.dim != index.dim:
             ann = AnnIndex.load(path, index.dim, namespace) if path is not None else None
             if ann is None or ann.last_seq > index.last_seq:
+                if not index.keeps_vectors:  # build from a full exact index
+                    self._vectors.pop(namespace, None)
+                    index = self._index(db, namespace, index.dim)
                 rids, mat = index.live()
                 _ann.log.info("building the HNSW index of %r (%d vectors)", namespace, len(rids))
                 ann = AnnIndex.build(index.dim, rids, mat, index.last_seq)
@@ -728,11 +740,24 @@ class SQLiteStore:
                 "ORDER BY seq", (ann.last_seq, index.last_seq, namespace)).fetchall()
             final = dict(changes)
             ann.remove([rid for rid, op in final.items() if op == OP_REMOVED])
-            live = np.array([rid for rid, op in final.items() if op != OP_REMOVED],
-                            dtype=np.int64)
-            ann.upsert(*index.rows(live))
+            live = [rid for rid, op in final.items() if op != OP_REMOVED]
+            ann.upsert(*self._stored_vectors(db, live, index.dim))
             ann.last_seq = index.last_seq
+        index.drop_vectors()  # the graph holds them: ~1.5 GB less at a million 384-d vectors
         return ann
+
+    def _stored_vectors(self, db: sqlite3.Connection, rowids: Sequence[int], dim: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, matrix) of these rows' stored embeddings of ``dim`` dimensions."""
+        found: list[tuple[int, bytes]] = []
+        for chunk in _chunks(list(rowids)):
+            found += db.execute(f"SELECT rowid, embedding FROM records WHERE rowid IN "
+                                f"({','.join('?' * len(chunk))}) AND embedding IS NOT NULL",
+                                chunk).fetchall()
+        found = [(r, b) for r, b in found if len(b) == 4 * dim]
+        rids = np.array([r for r, _ in found], dtype=np.int64)
+        mat = np.frombuffer(b"".join(b for _, b in found), dtype=np.float32).reshape(-1, dim)
+        return rids, mat
 
     def _ann_top(self, db: sqlite3.Connection, sel: Selection, plain: bool, index: VectorIndex,
                  ann: AnnIndex, query: np.ndarray, limit: int) -> list[tuple[str, float]]:
@@ -762,12 +787,15 @@ class SQLiteStore:
                 narrow = len(rids) < limit and not plain
                 break
             fetch *= 4
-        if narrow:  # exact over the selection's own rows
-            chosen = np.fromiter((r[0] for r in db.execute(
-                f"SELECT r.rowid FROM records r WHERE {where} AND r.embedding IS NOT NULL",
-                params)), dtype=np.int64)
-            rids, mat = index.rows(chosen[index.admits(chosen, include_invalid=include_invalid)])
-            sims = mat @ query
+        if narrow:  # exact over the selection's own rows, read with their stored vectors
+            rows = [(r, b) for r, b in db.execute(
+                f"SELECT r.rowid, r.embedding FROM records r WHERE {where} AND "
+                "r.embedding IS NOT NULL", params) if len(b) == 4 * index.dim]
+            rids = np.array([r for r, _ in rows], dtype=np.int64)
+            mat = np.frombuffer(b"".join(b for _, b in rows),
+                                dtype=np.float32).reshape(-1, index.dim)
+            ok = index.admits(rids, include_invalid=include_invalid)
+            rids, sims = rids[ok], mat[ok] @ query
         order = top_order(rids, sims, limit)
         return self._ids_for(db, [(int(rids[i]), float(sims[i])) for i in order])
 
