@@ -7,38 +7,49 @@ by one process sort in creation order and ids made by different processes do not
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 import time
 
+__all__ = ["id_time", "new_id", "new_ids"]
+
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+# base64's RFC 4648 base32 alphabet -> Crockford's, so the C encoder does the work
+_TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _ALPHABET.encode())
 _RANDOM_BITS = 80
 _lock = threading.Lock()
 _last_ms = -1
 _last_rand = 0
 
 
-def _encode(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        chars.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+def _encode(value: int) -> str:
+    """26 Crockford characters of a value below 2**130 (160 bits encode to 32; the first 6
+    are the leading zeros)."""
+    return base64.b32encode(value.to_bytes(20, "big")).translate(_TO_CROCKFORD)[6:].decode()
+
+
+def new_ids(count: int, at: float | None = None) -> list[str]:
+    """``count`` new ids whose time part is ``at`` (seconds since the epoch) or now, in
+    increasing order."""
+    global _last_ms, _last_rand
+    ms = int((time.time() if at is None else at) * 1000)
+    ms = max(0, min(ms, (1 << 48) - 1))
+    mask = (1 << _RANDOM_BITS) - 1
+    with _lock:
+        if ms == _last_ms:
+            first = (_last_rand + 1) & mask
+        else:
+            _last_ms = ms
+            first = int.from_bytes(os.urandom(10), "big") >> 1  # room to count up
+        _last_rand = (first + count - 1) & mask
+    base = ms << _RANDOM_BITS
+    return [_encode(base | ((first + n) & mask)) for n in range(count)]
 
 
 def new_id(at: float | None = None) -> str:
     """A new id whose time part is ``at`` (seconds since the epoch) or now."""
-    global _last_ms, _last_rand
-    ms = int((time.time() if at is None else at) * 1000)
-    ms = max(0, min(ms, (1 << 48) - 1))
-    with _lock:
-        if ms == _last_ms:
-            _last_rand = (_last_rand + 1) & ((1 << _RANDOM_BITS) - 1)
-        else:
-            _last_ms = ms
-            _last_rand = int.from_bytes(os.urandom(10), "big") >> 1  # room to count up
-        rand = _last_rand
-    return _encode(ms, 10) + _encode(rand, 16)
+    return new_ids(1, at)[0]
 
 
 def id_time(record_id: str) -> float:

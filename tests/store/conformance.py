@@ -92,6 +92,21 @@ class StoreConformance:
             store.insert([rec("fresh"), rec("dup", id=a.id)])
         assert store.count(Selection("ns")) == 1
 
+    def test_a_large_insert_is_one_transaction(self, store):
+        """Past the rows of one INSERT statement, a conflict in the last part still leaves
+        nothing of the earlier parts."""
+        a = rec("a")
+        store.insert([a])
+        many = [rec(f"r{i}", data={"i": i}, embedding=unit(1.0, i % 3)) for i in range(600)]
+        with pytest.raises(Conflict):
+            store.insert([*many, rec("dup", id=a.id)])
+        assert store.count(Selection("ns")) == 1
+        store.insert(many, model="m")
+        assert store.count(Selection("ns")) == 601
+        got = store.get("ns", [many[0].id, many[599].id])
+        assert [r.data for r in got] == [{"i": 0}, {"i": 599}]
+        assert set(store.embeddings("ns", [many[599].id])) == {many[599].id}
+
     def test_update_records_history(self, store):
         a = rec("old text", importance=0.2)
         store.insert([a])

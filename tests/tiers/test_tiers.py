@@ -4,12 +4,16 @@ with the tiers in this process and in the real Redis server."""
 from __future__ import annotations
 
 import time
+import uuid
 
 import numpy as np
 import pytest
 
 from memstream import InvalidInput, Memory
-from memstream.tiers import TierConfig, TieredMemory, compress, state_vector
+from memstream.tiers import TierConfig, TieredMemory, TierDegradedWarning, compress, state_vector
+from memstream.tiers.features import leaves, long_term, unit_rows
+
+from .conftest import REDIS_URL
 
 
 def state(i: int, **extra):
@@ -34,6 +38,55 @@ def test_compression_levels():
     ltm = compress(full, 2)
     assert ltm["abstract"].startswith("health=0.9; note=" + "x" * 24)
     assert ltm["health"] == 0.9 and len(ltm) <= 7
+
+
+def test_long_term_form_and_vector_are_those_of_their_definitions():
+    """``long_term`` (the write path's shortcut, hashing the abstract piece by piece) gives
+    exactly ``compress(.., 2)`` and the vector of its leaves, also when the abstract is cut
+    inside a piece, and on a second pass through its cache."""
+    cases = [state(i) for i in range(5)] + [
+        {}, {"a": 1}, {"flag": True, "none": None},
+        {"k" * 50: "v" * 200, "b": "x y z", "c" * 100: 3, "d": [{"q": 1}]},
+        {f"field_{i}": f"text {i} " * 5 for i in range(10)}]
+    for _ in range(2):
+        for case in cases:
+            form, raw = long_term(case, list(leaves(case)))
+            assert form == compress(case, 2)
+            assert np.allclose(unit_rows([raw])[0], state_vector(compress(case, 2)), atol=1e-6)
+
+
+def test_a_large_batch_is_stored_whole_and_read_back(store_memory: Memory, backend):
+    """A step of many agents: one transaction, ids in order, STM holds every entry in full
+    as soon as store_many returns (with Redis, the copy runs in the background and reads
+    wait for it)."""
+    tm = TieredMemory(store_memory, config=TierConfig(cleanup_interval=10_000), **backend)
+    items = [(f"a{i % 7}", "state", state(i), i, 0.5) for i in range(600)]
+    ids = tm.store_many(items)
+    assert len(set(ids)) == 600 and ids == sorted(ids)
+    mine = [i for i in range(600) if i % 7 == 3]
+    entries = tm.step_range("a3", 0, 1000)
+    assert [e["contents"] for e in entries] == [state(i) for i in mine]
+    assert {e["metadata"]["tier"] for e in entries} == {"stm"}
+    with pytest.raises(InvalidInput, match="item 600"):
+        tm.store_many([*items, ("a1", "state", {"x": {1}}, 1, 0.5)])
+    assert tm.stats("a3")["tiers"] == {"stm": len(mine), "im": 0, "ltm": len(mine)}
+
+
+def test_redis_failing_under_a_background_copy_degrades_and_keeps_the_batch(
+        store_memory: Memory):
+    import redis
+
+    tm = TieredMemory(store_memory, config=TierConfig(cleanup_interval=10_000),
+                      redis_url=REDIS_URL, prefix=f"test-{uuid.uuid4().hex[:8]}")
+    tm.store("a0", "state", state(0), step=0)
+    gone = redis.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=1)
+    tm.stm._r = gone  # the server stops answering: a real refused connection
+    tm.stm._put_script = gone.register_script("return 0")
+    tm.store_many([(f"a{i % 3}", "state", state(i), i, 0.5) for i in range(1, 300)])
+    with pytest.warns(TierDegradedWarning):
+        entries = tm.step_range("a0", 0, 1000)
+    assert [e["step_number"] for e in entries] == list(range(0, 300, 3))  # from LTM
+    assert tm.degraded
 
 
 def test_transitions_capacity_and_merged_order(store_memory: Memory, backend):

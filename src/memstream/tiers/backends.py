@@ -121,21 +121,35 @@ class InProcessTier:
         return None
 
 
-# ARGV: key prefix, ttl (0: none), then per entry: id, agent, step, JSON body, packed vector
-# (empty: none). Keys are built from the prefix, so this needs a single Redis, not a cluster.
+# ARGV: key prefix, ttl (0: none), then five lists joined by newlines (which none of their
+# items holds: ids and agent ids have no control characters, JSON escapes them, base64 has
+# none): ids, agents, steps, JSON bodies, packed vectors (empty: none). Seven arguments for a
+# whole batch, so the client packs almost nothing; the splitting runs in Redis. Keys are built
+# from the prefix, so this needs a single Redis, not a cluster.
 _PUT_LUA = """
 local p, ttl = ARGV[1], tonumber(ARGV[2])
-local agents = {}
-for i = 3, #ARGV, 5 do
-  local id, agent = ARGV[i], ARGV[i + 1]
-  if ttl > 0 then
-    redis.call('SET', p .. ':e:' .. id, ARGV[i + 3], 'EX', ttl)
-  else
-    redis.call('SET', p .. ':e:' .. id, ARGV[i + 3])
+local function split(s)
+  local t, start = {}, 1
+  while true do
+    local stop = string.find(s, '\\n', start, true)
+    if not stop then t[#t + 1] = string.sub(s, start); return t end
+    t[#t + 1] = string.sub(s, start, stop - 1)
+    start = stop + 1
   end
-  redis.call('ZADD', p .. ':a:' .. agent, ARGV[i + 2], id)
-  if ARGV[i + 4] ~= '' then
-    redis.call('HSET', p .. ':v:' .. agent, id, ARGV[i + 4])
+end
+local ids, owners, steps, bodies, vecs =
+  split(ARGV[3]), split(ARGV[4]), split(ARGV[5]), split(ARGV[6]), split(ARGV[7])
+local agents = {}
+for i = 1, #ids do
+  local id, agent = ids[i], owners[i]
+  if ttl > 0 then
+    redis.call('SET', p .. ':e:' .. id, bodies[i], 'EX', ttl)
+  else
+    redis.call('SET', p .. ':e:' .. id, bodies[i])
+  end
+  redis.call('ZADD', p .. ':a:' .. agent, steps[i], id)
+  if vecs[i] ~= '' then
+    redis.call('HSET', p .. ':v:' .. agent, id, vecs[i])
   end
   agents[agent] = true
 end
@@ -146,7 +160,7 @@ for agent in pairs(agents) do
     redis.call('EXPIRE', p .. ':v:' .. agent, ttl)
   end
 end
-return #ARGV
+return #ids
 """
 
 
@@ -178,13 +192,24 @@ class RedisTier:
     def put(self, entries: Sequence[dict[str, Any]]) -> None:
         """One atomic script call per batch: with a thousand agents writing a step, one round
         trip instead of four commands per entry."""
+        self.send(self.encode(entries))
+
+    def encode(self, entries: Sequence[dict[str, Any]]) -> list[str | int] | None:
+        """``put`` in two halves: the arguments of the script call (None: nothing to do)..."""
         if not entries:
-            return
-        args: list[Any] = [self._k, int(self.ttl) if self.ttl else 0]
-        for e in entries:
-            args += [e["memory_id"], e["agent_id"], float(e["step_number"]), json.dumps(e),
-                     _vec_of(self.name, e) or ""]
-        self._call(lambda: self._put_script(args=args))
+            return None
+        return [self._k, int(self.ttl) if self.ttl else 0,
+                "\n".join([e["memory_id"] for e in entries]),
+                "\n".join([e["agent_id"] for e in entries]),
+                "\n".join([str(int(e["step_number"])) for e in entries]),
+                "\n".join([json.dumps(e) for e in entries]),
+                "\n".join([_vec_of(self.name, e) or "" for e in entries])]
+
+    def send(self, args: list[str | int] | None) -> None:
+        """... and the call, which holds Python's interpreter lock only to write and read the
+        socket (so another thread can run it while this one works)."""
+        if args is not None:
+            self._call(lambda: self._put_script(args=args))
 
     def get(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not ids:

@@ -14,22 +14,35 @@ abstract of them.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
+import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DIM", "compress", "leaves", "state_vector", "vector_of_leaves"]
+__all__ = ["DIM", "compress", "leaves", "long_term", "raw_vector", "state_vector", "unit_rows",
+           "vector_of_leaves"]
 
 DIM = 128
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-@functools.lru_cache(maxsize=1 << 16)
+_SLOT_CACHE_SIZE = 1 << 16
+_slots: dict[int, dict[str, tuple[int, float]]] = {}
+
+
+def _slot_table(dim: int) -> dict[str, tuple[int, float]]:
+    """key -> (slot, sign) for ``dim`` slots; a plain dict (a lookup is the hot path), emptied
+    when it grows past ``_SLOT_CACHE_SIZE`` keys."""
+    table = _slots.setdefault(dim, {})
+    if len(table) > _SLOT_CACHE_SIZE:
+        table.clear()
+    return table
+
+
 def _slot(key: str, dim: int) -> tuple[int, float]:
     h = zlib.crc32(key.encode())
     return h % dim, (1.0 if (h >> 16) & 1 else -1.0)
@@ -61,37 +74,72 @@ def state_vector(state: Mapping[str, Any], dim: int = DIM) -> np.ndarray:
 
 def vector_of_leaves(pairs: Iterable[tuple[str, Any]], dim: int = DIM) -> np.ndarray:
     """``state_vector`` from the state's ``leaves`` (when the caller already has them)."""
-    acc = [0.0] * dim
-    slot, log1p, log10, copysign = _slot, math.log1p, math.log10, math.copysign
+    row: np.ndarray = unit_rows([raw_vector(pairs, dim)], dim)[0]
+    return row
+
+
+def unit_rows(raws: Sequence[tuple[list[int], list[float]]], dim: int = DIM) -> np.ndarray:
+    """``raw_vector`` results as a float32 matrix whose non-zero rows have unit length: one
+    vectorised pass for a whole batch."""
+    lengths = [len(slots) for slots, _ in raws]
+    rows = np.repeat(np.arange(len(raws)), lengths)
+    slots = np.fromiter((i for s, _ in raws for i in s), np.int64, sum(lengths))
+    values = np.fromiter((x for _, w in raws for x in w), np.float64, sum(lengths))
+    m = np.bincount(rows * dim + slots, weights=values, minlength=len(raws) * dim)
+    m = m.reshape(len(raws), dim).astype(np.float32)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    out: np.ndarray = np.divide(m, norms, out=m, where=norms > 0)
+    return out
+
+
+def raw_vector(pairs: Iterable[tuple[str, Any]], dim: int = DIM
+               ) -> tuple[list[int], list[float]]:
+    """The hashed features of a state's leaves as (slots, values) to be summed, before
+    scaling to unit length (``unit_rows`` does both for many states at once)."""
+    slots: list[int] = []
+    values: list[float] = []
+    put_slot, put_value = slots.append, values.append
+    table = _slot_table(dim)
+    log1p, log10, copysign = math.log1p, math.log10, math.copysign
+
+    def slot(key: str) -> tuple[int, float]:
+        hit = table.get(key)
+        if hit is None:
+            hit = table[key] = _slot(key, dim)
+        return hit
+
     for path, value in pairs:
         kind = type(value)
-        if kind is float or kind is int:  # plain numbers first: most state fields are
-            if value != value or value in (math.inf, -math.inf):
+        if (kind is str and len(value) <= 32) or kind is bool:  # the common cases first
+            i, s = slot(f"{path}={value}")
+            put_slot(i)
+            put_value(s)
+        elif kind is float or kind is int or (kind is not str and isinstance(value, int | float)):
+            try:
+                x = float(value)
+            except OverflowError:  # an int beyond float range counts as the largest float
+                x = sys.float_info.max if value > 0 else -sys.float_info.max
+            if x - x != 0.0:  # NaN or infinity
                 continue
-            i, s = slot(path, dim)
-            acc[i] += s * copysign(log1p(abs(value)), value) / 4
-            j, t = slot(f"{path}~{int(log10(abs(value) + 1e-9)) if value else 0}", dim)
-            acc[j] += t * 0.5
-        elif value is None:
-            continue
-        elif isinstance(value, bool) or (isinstance(value, str) and len(value) <= 32):
-            i, s = slot(f"{path}={value}", dim)
-            acc[i] += s
-        elif isinstance(value, int | float):
-            if not math.isfinite(value):
-                continue
-            i, s = slot(path, dim)
-            acc[i] += s * copysign(log1p(abs(value)), value) / 4
-            j, t = slot(f"{path}~{int(log10(abs(value) + 1e-9)) if value else 0}", dim)
-            acc[j] += t * 0.5
+            i, s = slot(path)
+            put_slot(i)
+            put_value(s * copysign(log1p(abs(x)), x) / 4)
+            i, s = slot(f"{path}~{int(log10(abs(x) + 1e-9)) if x else 0}")
+            put_slot(i)
+            put_value(s * 0.5)
         elif isinstance(value, str):
+            if len(value) <= 32:  # a str subclass
+                i, s = slot(f"{path}={value}")
+                put_slot(i)
+                put_value(s)
+                continue
             words = _WORD.findall(value.lower())[:64]
+            weight, prefix = 1 / math.sqrt(len(words)) if words else 0.0, path + ":"
             for w in words:
-                i, s = slot(f"{path}:{w}", dim)
-                acc[i] += s / math.sqrt(len(words))
-    vec = np.array(acc, dtype=np.float32)
-    norm = float(np.linalg.norm(vec))
-    return vec / norm if norm else vec
+                i, s = slot(prefix + w)
+                put_slot(i)
+                put_value(s * weight)
+    return slots, values
 
 
 def _scalar(value: Any, digits: int, chars: int) -> Any:
@@ -122,11 +170,69 @@ def compress(contents: Mapping[str, Any], level: int,
             else:
                 out[k] = _scalar(v, 2, 64)
         return out
+    kept = _kept(leaves(contents) if pairs is None else pairs)
+    abstract = "; ".join(f"{k}={v}" for k, v in kept.items())[:_ABSTRACT_CHARS]
+    return {"abstract": abstract, **{k: v for k, v in kept.items() if "." not in k}}
+
+
+_ABSTRACT_CHARS = 160
+_pieces: dict[tuple[str, int], tuple[tuple[int, ...], tuple[float, ...]]] = {}
+
+
+def _kept(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """The long-term form's fields: the first 6 scalar leaves (a list by its first item)."""
     kept: dict[str, Any] = {}
-    for path, value in (leaves(contents) if pairs is None else pairs):
+    for path, value in pairs:
         if len(kept) >= 6:
             break
         if "[" not in path or path.endswith("[0]"):
             kept.setdefault(path, _scalar(value, 1, 24))
-    abstract = "; ".join(f"{k}={v}" for k, v in kept.items())[:160]
-    return {"abstract": abstract, **{k: v for k, v in kept.items() if "." not in k}}
+    return kept
+
+
+def long_term(contents: Mapping[str, Any], pairs: Sequence[tuple[str, Any]],
+              dim: int = DIM) -> tuple[dict[str, Any], tuple[list[int], list[float]]]:
+    """``compress(contents, 2)`` and the ``raw_vector`` of its leaves, computed together: the
+    abstract's words are hashed per "path=value" piece, and a piece seen before (values are
+    rounded, so they repeat) costs one lookup. Gives exactly what the two calls would."""
+    kept = _kept(pairs)
+    table = _slot_table(dim)
+    if len(_pieces) > _SLOT_CACHE_SIZE:
+        _pieces.clear()
+    slots: list[int] = []
+    signs: list[float] = []
+    used = 0  # characters of the abstract so far, as "; ".join(pieces)[:_ABSTRACT_CHARS]
+    texts = []
+    for n, (k, v) in enumerate(kept.items()):
+        piece = f"{k}={v}"
+        start = used + 2 if n else 0
+        room = _ABSTRACT_CHARS - start
+        if room <= 0:
+            break
+        texts.append(piece if len(piece) <= room else piece[:room])
+        hashed = _pieces.get((piece, dim)) if len(piece) <= room else None
+        if hashed is None:
+            keys = ["abstract:" + w for w in _WORD.findall(texts[-1].lower())]
+            hits = [table.get(key) or table.setdefault(key, _slot(key, dim)) for key in keys]
+            hashed = (tuple(h[0] for h in hits), tuple(h[1] for h in hits))
+            if len(piece) <= room:
+                _pieces[(piece, dim)] = hashed
+        slots.extend(hashed[0])
+        signs.extend(hashed[1])
+        used = start + len(piece)
+    abstract = "; ".join(texts)
+    form = {"abstract": abstract, **{k: v for k, v in kept.items() if "." not in k}}
+    words = min(len(slots), 64)
+    if words:
+        del slots[words:], signs[words:]
+        weight = 1 / math.sqrt(words)
+        values = [x * weight for x in signs]
+    else:
+        values = []
+    if len(abstract) <= 32:  # a short abstract is one "path=value" feature, like any string
+        slots, values = [], []
+        rest: Iterable[tuple[str, Any]] = form.items()
+    else:
+        rest = list(form.items())[1:]
+    more = raw_vector(rest, dim)
+    return form, (slots + more[0], values + more[1])

@@ -30,19 +30,20 @@ import logging
 import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _validate as v
-from .._ids import new_id
+from .._ids import new_ids
 from .._types import Record
 from ..errors import BackendUnavailable, InvalidInput
 from ..filters import Selection, parse_filter
 from ..retrieval.keywords import query_terms
 from .backends import InProcessTier, RedisTier, TierBackend
-from .features import DIM, compress, leaves, state_vector, vector_of_leaves
+from .features import DIM, compress, leaves, long_term, raw_vector, state_vector, unit_rows
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -53,6 +54,10 @@ log = logging.getLogger("memstream.tiers")
 MEMORY_TYPES = ("state", "action", "interaction")
 MODEL = f"memstream-state-hash-{DIM}"
 LEVEL_OF = {"stm": 0, "im": 1, "ltm": 2}
+
+
+#: a batch of at least this many entries is copied to a Redis STM in the background
+_BACKGROUND = 256
 
 
 class TierDegradedWarning(UserWarning):
@@ -115,6 +120,8 @@ class TieredMemory:
         self._pending: dict[str, int] = {}  # agent -> insertions since its last maintenance
         self._lock = threading.Lock()
         self._ltm_reads: dict[str, int] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self._stm_put: Future[BackendUnavailable | None] | None = None
 
     # --- tier plumbing ---------------------------------------------------------------------
 
@@ -126,6 +133,7 @@ class TieredMemory:
         self.degraded = True
 
     def _tier(self, fn: Any, default: Any) -> Any:
+        self.flush()
         if self.degraded:
             return default
         try:
@@ -152,9 +160,30 @@ class TieredMemory:
                ) -> list[dict[str, Any]]:
         """Durable first (one transaction), then STM, then maintenance when due; returns the
         STM entries."""
-        now = self.memory.clock.now()
-        records: list[Record] = []
-        entries: list[dict[str, Any]] = []
+        batch = items if isinstance(items, Sequence) else list(items)
+        records, entries = self._prepare(batch, self.memory.clock.now())
+        # durable before any cache; an add needs no history row (the record itself is it)
+        self.memory.store.insert(records, model=MODEL, history=False)
+        if len(entries) >= _BACKGROUND and isinstance(self.stm, RedisTier):
+            self._put_later(entries)
+        else:
+            self._tier(lambda: self.stm.put(entries), None)
+        due = []
+        with self._lock:
+            for e in entries:
+                n = self._pending.get(e["agent_id"], 0) + 1
+                if n >= self.config.cleanup_interval:
+                    due.append(e["agent_id"])
+                    n = 0
+                self._pending[e["agent_id"]] = n
+        for agent in due:  # every cleanup_interval insertions of an agent
+            self.maintain(agent)
+        return entries
+
+    def _prepare(self, items: Sequence[tuple[str, str, Mapping[str, Any], int, float]],
+                 now: float) -> tuple[list[Record], list[dict[str, Any]]]:
+        """Validate items and build their records and STM entries."""
+        rows = []
         for n, (agent_id, kind, contents, step, priority) in enumerate(items):
             agent = v.scope_id(agent_id, "agent_id")
             if agent is None:
@@ -167,38 +196,67 @@ class TieredMemory:
             prio = v.importance(priority)
             if prio is None:
                 raise InvalidInput(f"item {n}: priority must be a number in [0, 1]")
-            data = v.json_object(contents, "state_data")
+            data = v.json_object(contents, f"item {n}: state_data")
             if data is None:
                 raise InvalidInput(f"item {n}: the data must be a dict")
             pairs = list(leaves(data))  # walked once for the vector, the text and the abstract
-            full = vector_of_leaves(pairs)
-            ltm_form = compress(data, 2, pairs)
-            rid = new_id(now)
+            rows.append((agent, kind, step_n, prio, data, pairs, long_term(data, pairs)[1]))
+        full = unit_rows([raw_vector(r[5]) for r in rows])
+        ltm = unit_rows([r[6] for r in rows])
+        records: list[Record] = []
+        entries: list[dict[str, Any]] = []
+        for rid, (agent, kind, step_n, prio, data, pairs, _), vec, ltm_vec in zip(
+                new_ids(len(rows), now), rows, full, ltm, strict=True):
             records.append(Record(
                 id=rid, namespace=self.namespace, text=_text(kind, pairs), kind=kind,
                 data=data, agent_id=agent, step=step_n, importance=prio, created_at=now,
-                last_accessed_at=now, metadata={"compression": 0},
-                embedding=state_vector(ltm_form)))
+                last_accessed_at=now, metadata={"compression": 0}, embedding=ltm_vec))
             entries.append({
                 "memory_id": rid, "agent_id": agent, "step_number": step_n, "timestamp": now,
-                "contents": data, "vec": _pack(full),
+                "contents": data, "vec": _pack(vec),
                 "metadata": {"creation_time": now, "last_access_time": now,
                              "compression_level": 0, "importance_score": prio,
                              "retrieval_count": 0, "memory_type": kind}})
-        # durable before any cache; an add needs no history row (the record itself is it)
-        self.memory.store.insert(records, model=MODEL, history=False)
-        self._tier(lambda: self.stm.put(entries), None)
-        due = []
+        return records, entries
+
+    def _put_later(self, entries: list[dict[str, Any]]) -> None:
+        """Copy a large, already durable batch to STM in the writer thread, while the caller
+        prepares its next batch; every tier operation of this object waits for it first
+        (``flush``), so this process reads its own writes."""
+        self.flush()
+        if self.degraded:
+            return
+
+        assert isinstance(self.stm, RedisTier)
+        stm, args = self.stm, self.stm.encode(entries)  # encoded here: the thread only sends
+
+        def put() -> BackendUnavailable | None:
+            try:
+                stm.send(args)
+            except BackendUnavailable as exc:
+                return exc  # reported by flush, in the caller's thread
+            return None
+
+        writer = self._writer()
         with self._lock:
-            for e in entries:
-                n = self._pending.get(e["agent_id"], 0) + 1
-                if n >= self.config.cleanup_interval:
-                    due.append(e["agent_id"])
-                    n = 0
-                self._pending[e["agent_id"]] = n
-        for agent in due:  # every cleanup_interval insertions of an agent
-            self.maintain(agent)
-        return entries
+            self._stm_put = writer.submit(put)
+
+    def flush(self) -> None:
+        """Wait until the STM copy of the last batch is written (reads do this themselves)."""
+        with self._lock:
+            pending, self._stm_put = self._stm_put, None
+        if pending is not None:
+            failure = pending.result()
+            if failure is not None:
+                self._degrade(failure)
+
+    def _writer(self) -> ThreadPoolExecutor:
+        """The thread that copies large batches to Redis (made on first use; it ends with
+        the process, and holds nothing between batches)."""
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="memstream-tiers")
+            return self._executor
 
     # --- entries in their three forms --------------------------------------------------------
 
