@@ -216,7 +216,7 @@ def test_ids_sort_in_creation_order_and_carry_their_time():
     from memstream._ids import id_time, new_id, new_ids
 
     batch = new_ids(1000, 1_700_000_000.5)
-    more = new_ids(3, 1_700_000_000.5) + [new_id(1_700_000_000.5)]
+    more = [*new_ids(3, 1700000000.5), new_id(1700000000.5)]
     assert len(set(batch + more)) == 1004
     assert batch + more == sorted(batch + more)
     assert all(len(i) == 26 and id_time(i) == 1_700_000_000.5 for i in batch + more)

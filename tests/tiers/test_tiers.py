@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memstream import InvalidInput, Memory
-from memstream.tiers import TierConfig, TieredMemory, TierDegradedWarning, compress, state_vector
+from memstream.tiers import TierConfig, TierDegradedWarning, TieredMemory, compress, state_vector
 from memstream.tiers.features import leaves, long_term, unit_rows
 
 from .conftest import REDIS_URL
