@@ -735,6 +735,31 @@ def bench_load(st: _State, clients: int, seconds: float, add_share: float, serve
     _emit(report) if st.as_json else click.echo(load.render(report))
 
 
+@bench.command("fit-rerank")
+@click.option("--data", "data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="A LoCoMo JSON file (fit on the development split only).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the weights (the shipped ones are "
+                   "src/memstream/retrieval/rerank_weights.json).")
+@click.pass_obj
+def bench_fit_rerank(st: _State, data: str, out: str) -> None:
+    """Fit the learned ranking stage's weights; report each held-out conversation."""
+    from .bench import fit_rerank
+
+    report = fit_rerank.run(data, out, embedder=st.embedder,
+                            progress=lambda sid: click.echo(f"  {sid} collected", err=True))
+    if st.as_json:
+        _emit(report)
+        return
+    for n, h in enumerate(report["held_out"], start=1):
+        click.echo(f"held-out conversation {n} ({h['questions']} questions): recall_any@5 "
+                   f"{h['fused@5']:.3f} -> {h['stage@5']:.3f}, @10 {h['fused@10']:.3f} -> "
+                   f"{h['stage@10']:.3f}")
+    click.echo(f"all held out: recall_any@5 {report['fused@5']:.3f} -> {report['stage@5']:.3f}, "
+               f"@10 {report['fused@10']:.3f} -> {report['stage@10']:.3f}")
+    click.echo(f"weights written to {out}")
+
+
 @bench.command("agents")
 @click.option("--agents", default=1000, show_default=True)
 @click.option("--steps", default=1000, show_default=True)

@@ -42,16 +42,25 @@ _DEFAULTS: dict[str, Any] = {
     "consolidation_threshold": 0.9,
     "consolidate_every": 0,
     "ann_threshold": 50_000,
+    "rerank": True,
 }
 
-_ENV_TYPES: dict[str, type] = {
+_ENV_TYPES: dict[str, Any] = {
     "decay": float, "rrf_k": int, "context": int, "alpha": float, "candidates": int,
     "min_spread": float,
     "max_text_bytes": int, "busy_timeout": float, "embed_dim": int, "llm_timeout": float,
     "llm_max_tokens_per_call": int, "llm_daily_token_budget": int,
     "reflection_threshold": float, "consolidation_threshold": float, "consolidate_every": int,
-    "ann_threshold": int,
+    "ann_threshold": int, "rerank": lambda raw: _flag("MEMSTREAM_RERANK", raw),
 }
+
+
+def _flag(name: str, raw: str) -> bool:
+    if raw.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise InvalidInput(f"{name}={raw!r} is not a valid flag: use 1/0, true/false, yes/no")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +87,8 @@ class Config:
         consolidate a namespace automatically after this many new records (0: only on demand).
     ann_threshold: a namespace with more vectors than this (50,000) is searched through an
         HNSW graph (SQLite store, with the ``ann`` extra); 0: always exact.
+    rerank: reorder the best candidates with the learned ranking stage (retrieval.rerank;
+        streams of at most 5,000 records, with vectors). On by default.
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
     """
@@ -110,6 +121,7 @@ class Config:
     consolidation_threshold: float | None = None
     consolidate_every: int | None = None
     ann_threshold: int | None = None
+    rerank: bool | None = None
 
     def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
         env = os.environ if environ is None else environ
@@ -119,7 +131,7 @@ class Config:
             if value is None:
                 raw = env.get("MEMSTREAM_" + f.name.upper())
                 if raw not in (None, ""):
-                    cast = _ENV_TYPES.get(f.name, str)
+                    cast: Any = _ENV_TYPES.get(f.name, str)
                     try:
                         value = cast(raw)
                     except ValueError as exc:
@@ -166,6 +178,7 @@ class ResolvedConfig:
     consolidation_threshold: float
     consolidate_every: int
     ann_threshold: int
+    rerank: bool
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""

@@ -442,7 +442,7 @@ class Memory:
             k=k, weights=resolve_weights(weights, self.config.weights), decay=self.config.decay,
             fusion=fusion or self.config.fusion, rrf_k=self.config.rrf_k, alpha=self.config.alpha,
             candidates=self.config.candidates, min_spread=self.config.min_spread,
-            context=self.config.context)
+            context=self.config.context, rerank=self.config.rerank)
         when = self._now(now)
         qvec: np.ndarray | Callable[[], np.ndarray | None] | None
         if vector is not None:

@@ -1,6 +1,7 @@
 """Agents at scale: ``agents`` agents each write one state per step for ``steps`` steps (one
-``store_many`` call per step), then step-range, attribute and similar-state queries are timed
-on random agents. Run with the tiers in Redis and in this process."""
+``store_many`` call per step; the ingest rate counts the time inside it, not the making up of
+the states), then step-range, attribute and similar-state queries are timed on random agents.
+Run with the tiers in Redis and in this process."""
 
 from __future__ import annotations
 
@@ -40,14 +41,18 @@ def run(*, agents: int = 1000, steps: int = 1000, redis_url: str | None = None,
         tm = TieredMemory(mem, redis_url=redis_url, prefix=prefix,
                           config=TierConfig(stm_ttl=None))
         redis_before = tm.stm.memory_bytes() if redis_url else None
-        started = time.perf_counter()
+        elapsed = 0.0  # in store_many only: making up the states is the simulation's work
         for step in range(steps):
-            tm.store_many([(f"agent{a}", "state", _state(rng, a, step), step,
-                            0.3 + 0.7 * rng.random()) for a in range(agents)])
+            batch = [(f"agent{a}", "state", _state(rng, a, step), step,
+                      0.3 + 0.7 * rng.random()) for a in range(agents)]
+            started = time.perf_counter()
+            tm.store_many(batch)
+            if step == steps - 1:
+                tm.flush()  # the last batch's STM copy is part of the ingest
+            elapsed += time.perf_counter() - started
             if (step + 1) % max(1, steps // 10) == 0:
                 done = (step + 1) * agents
-                echo(f"  {done:,} states, {done / (time.perf_counter() - started):,.0f}/s")
-        elapsed = time.perf_counter() - started
+                echo(f"  {done:,} states, {done / elapsed:,.0f}/s")
         report["states"] = agents * steps
         report["ingest_per_s"] = round(agents * steps / elapsed)
         if redis_url:

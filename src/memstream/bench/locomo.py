@@ -143,8 +143,9 @@ ABLATIONS: list[tuple[str, str | None, dict[str, Any]]] = [
     ("fused, RRF k=60", None, {"context": 0, "rrf_k": 60}),
     ("fused, RRF k=10", None, {"context": 0}),
     ("keyword + context", "vector_search", {}),
-    ("vector + context", "keyword_search", {}),
-    ("fused + context (default)", None, {}),
+    ("vector + context", "keyword_search", {"rerank": False}),
+    ("fused + context", None, {"rerank": False}),
+    ("fused + context + learned stage (default)", None, {}),
 ]
 
 
@@ -198,7 +199,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
                         k=max(KS), weights=resolve_weights("recall"), decay=c.decay,
                         fusion=c.fusion, rrf_k=changes.get("rrf_k", c.rrf_k),
                         candidates=c.candidates, min_spread=c.min_spread,
-                        context=changes.get("context", c.context))
+                        context=changes.get("context", c.context),
+                        rerank=changes.get("rerank", c.rerank))
                     store = mem.store if drop is None else _Only(mem.store, drop)
                     t1 = time.perf_counter()
                     hits = run_search(store, Selection(ns), q.text, vector, now, params)

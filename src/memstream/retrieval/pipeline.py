@@ -7,7 +7,7 @@ keyword index); only those are scored here, so the cost does not grow with the n
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
@@ -19,6 +19,7 @@ from ..filters import Selection
 from ..store.protocol import Store
 from .context import smooth
 from .keywords import query_terms
+from .rerank import POOL, Pool, features, load_model, speaker_of
 from .scoring import Weights, convex_fusion, minmax, recency, rrf_fusion
 
 __all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
@@ -41,6 +42,7 @@ class SearchParams:
     candidates: int = 100
     min_spread: float = 1e-3
     context: int = 40
+    rerank: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or isinstance(self.k, bool) or not 1 <= self.k <= 1000:
@@ -55,11 +57,13 @@ class SearchParams:
 
 def run_search(store: Store, sel: Selection, text: str,
                query_vector: np.ndarray | Callable[[], np.ndarray | None] | None, now: float,
-               p: SearchParams) -> list[Hit]:
+               p: SearchParams, *,
+               observe: Callable[[list[str], np.ndarray], object] | None = None) -> list[Hit]:
     """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
     scored on their signals alone; only the winners are read in full. ``query_vector`` may be
     a callable that waits for a vector being computed elsewhere: it is called after the
-    keyword search."""
+    keyword search. ``observe`` is given the learned stage's candidates and their features
+    (to fit its weights: bench.fit_rerank)."""
     pool = max(p.candidates, p.k)
     keyword = store.keyword_search(sel, query_terms(text), pool)
     vector = query_vector() if callable(query_vector) else query_vector
@@ -71,9 +75,10 @@ def run_search(store: Store, sel: Selection, text: str,
     dense_ids, kw_ids = [i for i, _ in dense], [i for i, _ in keyword]
     # context needs vectors (a keyword search keeps plain keyword semantics) and a stream small
     # enough to read in order at once (counted on the covering index: well under 1 ms)
+    nb: dict[str, tuple[list[str], list[str]]] | None = None
     if p.context > 0 and dense and store.count(
             Selection(sel.namespace, include_invalid=True), limit=LARGE_STREAM) <= LARGE_STREAM:
-        dense_ids, kw_ids = _with_context(store, sel, vector, dense, keyword, cosine, p)
+        dense_ids, kw_ids, nb = _with_context(store, sel, vector, dense, keyword, cosine, p)
     ids = list(dict.fromkeys(dense_ids + kw_ids))
     candidates = store.signals(sel.namespace, ids)
     kw_rank = {rid: n for n, rid in enumerate(kw_ids, start=1)}
@@ -82,6 +87,15 @@ def run_search(store: Store, sel: Selection, text: str,
         fused = rrf_fusion([dense_ids, kw_ids], k=p.rrf_k)
     else:
         fused = convex_fusion(cosine, kw_score, alpha=p.alpha if dense else 0.0)
+    # the learned stage needs the context's neighbours (small streams, with vectors)
+    model = load_model() if p.rerank else None
+    if nb is not None and vector is not None and (model is not None or observe is not None):
+        found = gather(store, sel, vector, fused, cosine, kw_score, vec_rank, kw_rank, nb)
+        x = features(text, found)
+        if observe is not None:
+            observe(list(found.ids), x)
+        if model is not None:
+            fused = reorder(fused, found.ids, model.score(x))
     top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now, p=p)
     if vector is not None:  # exact cosine of keyword-only winners, for the explanation
         missing = [s.item.id for s in top if s.item.id not in cosine]
@@ -97,11 +111,48 @@ def run_search(store: Store, sel: Selection, text: str,
     ]
 
 
+def gather(store: Store, sel: Selection, vector: np.ndarray, fused: Mapping[str, float],
+           cosine: dict[str, float], keyword: Mapping[str, float], vector_rank: Mapping[str, int],
+           keyword_rank: Mapping[str, int], nb: dict[str, tuple[list[str], list[str]]]) -> Pool:
+    """What the learned stage needs of the best ``POOL`` fused candidates: their texts, their
+    neighbours (read when the context stage did not), everyone's times and cosines."""
+    top = sorted(fused, key=lambda i: (-fused[i], i))[:POOL]
+    missing = [i for i in top if i not in nb]
+    if missing:
+        nb.update(store.neighbours(sel, missing, before=2, after=1))
+    around = {r for i in top if i in nb for r in (*nb[i][0], *nb[i][1])}
+    known = sorted(set(top) | around)
+    unknown = [i for i in known if i not in cosine]
+    for rid, emb in store.embeddings(sel.namespace, unknown).items():
+        if emb.shape == vector.shape:
+            cosine[rid] = float(emb @ vector)
+    records = store.get(sel.namespace, top)
+    return Pool(
+        ids=[r.id for r in records], texts={r.id: r.text for r in records},
+        speakers={r.id: speaker_of(r.text, r.metadata) for r in records},
+        times={s.id: s.created_at for s in store.signals(sel.namespace, known)},
+        fused=fused, cosine=cosine, keyword=keyword, vector_rank=vector_rank,
+        keyword_rank=keyword_rank, neighbours=nb)
+
+
+def reorder(fused: Mapping[str, float], ids: Sequence[str], scores: np.ndarray
+            ) -> dict[str, float]:
+    """Relevance after the learned stage: its scores for ``ids``; every other candidate
+    below them all, in its fused order."""
+    out = {rid: float(s) for rid, s in zip(ids, scores, strict=True)}
+    floor = min(out.values(), default=0.0) - 1.0
+    rest = sorted((i for i in fused if i not in out), key=lambda i: (-fused[i], i))
+    for n, rid in enumerate(rest, start=1):
+        out[rid] = floor - n / (len(rest) + 1)
+    return out
+
+
 def _with_context(store: Store, sel: Selection, vector: np.ndarray | None,
                   dense: list[tuple[str, float]], keyword: list[tuple[str, float]],
-                  cosine: dict[str, float], p: SearchParams) -> tuple[list[str], list[str]]:
-    """Both rankings after context smoothing (see retrieval.context); ``cosine`` gains the
-    cosines of the neighbours it had to read."""
+                  cosine: dict[str, float], p: SearchParams
+                  ) -> tuple[list[str], list[str], dict[str, tuple[list[str], list[str]]]]:
+    """Both rankings after context smoothing (see retrieval.context), and the neighbours it
+    read; ``cosine`` gains the cosines of the neighbours it had to read."""
     seeds = list(dict.fromkeys([i for i, _ in dense[: p.context]] +
                                [i for i, _ in keyword[: p.context]]))
     nb = store.neighbours(sel, seeds, before=2, after=1)
@@ -121,7 +172,7 @@ def _with_context(store: Store, sel: Selection, vector: np.ndarray | None,
     d_ids = sorted(d_smooth, key=lambda i: (-d_smooth[i], i))
     k_ids = [i for i in sorted(k_smooth, key=lambda i: (-k_smooth[i], i)) if k_smooth[i] > 0]
     pool = max(p.candidates, p.k)
-    return (d_ids + rest_d)[:pool] if dense else [], (k_ids + rest_k)[:pool]
+    return (d_ids + rest_d)[:pool] if dense else [], (k_ids + rest_k)[:pool], nb
 
 
 class Scorable(Protocol):
