@@ -14,7 +14,7 @@ from memstream.config import Config
 from memstream.errors import InvalidInput
 from memstream.retrieval import rerank
 from memstream.retrieval.pipeline import reorder
-from memstream.retrieval.rerank import FEATURES, Model, Pool, features, speaker_of
+from memstream.retrieval.rerank import FEATURES, Pool, features, speaker_of
 
 F = {name: n for n, name in enumerate(FEATURES)}
 DAY = 86400.0
