@@ -54,8 +54,13 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
             groups = []
             for q in conv.questions:
                 seen: list[tuple[list[str], np.ndarray]] = []
+
+                def keep(ids: list[str], x: np.ndarray,
+                         into: list[tuple[list[str], np.ndarray]] = seen) -> None:
+                    into.append((ids, x))
+
                 run_search(mem.store, Selection(ns), q.text, mem.embedder.embed_query(q.text),
-                           now, params, observe=lambda ids, x, seen=seen: seen.append((ids, x)))
+                           now, params, observe=keep)
                 if not seen:
                     continue
                 ids, x = seen[0]

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _json
 from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput, NotFound
 from ..filters import Selection
@@ -55,15 +56,14 @@ ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exa
 EXACT_SELECTION = 50_000  # a filtered search over at most this many records is exact
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_dumps = _json.dumps
 
 
 def _row_to_record(row: Sequence[Any]) -> Record:
     v = dict(zip(COLUMNS, row, strict=True))
-    v["data"] = json.loads(v["data"]) if v["data"] is not None else None
-    v["metadata"] = json.loads(v["metadata"]) if v["metadata"] != "{}" else {}
-    v["provenance"] = tuple(json.loads(v["provenance"])) if v["provenance"] != "[]" else ()
+    v["data"] = _json.loads(v["data"]) if v["data"] is not None else None
+    v["metadata"] = _json.loads(v["metadata"]) if v["metadata"] != "{}" else {}
+    v["provenance"] = tuple(_json.loads(v["provenance"])) if v["provenance"] != "[]" else ()
     return Record(**v)
 
 

@@ -5,12 +5,12 @@ time-to-live and, per agent, an index ordered by step."""
 from __future__ import annotations
 
 import bisect
-import json
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from .. import _json
 from ..errors import BackendUnavailable, MissingDependency
 
 __all__ = ["InProcessTier", "RedisTier", "TierBackend"]
@@ -202,7 +202,7 @@ class RedisTier:
                 "\n".join([e["memory_id"] for e in entries]),
                 "\n".join([e["agent_id"] for e in entries]),
                 "\n".join([str(int(e["step_number"])) for e in entries]),
-                "\n".join([json.dumps(e) for e in entries]),
+                "\n".join([_json.dumps(e) for e in entries]),
                 "\n".join([_vec_of(self.name, e) or "" for e in entries])]
 
     def send(self, args: list[str | int] | None) -> None:
@@ -215,7 +215,8 @@ class RedisTier:
         if not ids:
             return {}
         raw = self._call(lambda: self._r.mget([f"{self._k}:e:{i}" for i in ids]))
-        return {i: json.loads(v) for i, v in zip(ids, raw, strict=True) if v is not None}
+        return {i: _json.loads(v.decode()) for i, v in zip(ids, raw, strict=True)
+                if v is not None}
 
     def index(self, agent_id: str) -> list[tuple[int, str]]:
         rows = self._call(lambda: self._r.zrange(f"{self._k}:a:{agent_id}", 0, -1,

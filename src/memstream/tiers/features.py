@@ -18,13 +18,13 @@ import math
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DIM", "compress", "leaves", "long_term", "raw_vector", "state_vector", "unit_rows",
-           "vector_of_leaves"]
+__all__ = ["DIM", "compress", "flat_unit_rows", "hash_into", "leaves", "long_term", "raw_vector",
+           "state_vector", "unit_rows", "vector_of_leaves"]
 
 DIM = 128
 _WORD = re.compile(r"[a-z0-9]+")
@@ -51,21 +51,29 @@ def _slot(key: str, dim: int) -> tuple[int, float]:
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
-def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """(dotted path, scalar) for every leaf; list items share their list's path."""
-    stack: list[tuple[str, Any]] = [(path, value)]
-    while stack:
-        here, node = stack.pop()
-        if type(node) in _SCALARS:  # the common case, without the cost of ABC checks
-            yield here, node
-        elif isinstance(node, Mapping):
-            for k, v in reversed(list(node.items())):
-                stack.append((f"{here}.{k}" if here else str(k), v))
-        elif isinstance(node, list | tuple):
-            for i in range(min(len(node), 32) - 1, -1, -1):
-                stack.append((f"{here}[{min(i, 3)}]", node[i]))
-        else:
-            yield here, node
+def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    """(dotted path, scalar) for every leaf, in order; list items past the fourth share the
+    path of the fourth, and only the first 32 items of a list count."""
+    out: list[tuple[str, Any]] = []
+    _walk(value, path, out.append)
+    return out
+
+
+def _walk(node: Any, here: str, put: Callable[[tuple[str, Any]], None]) -> None:
+    if type(node) in _SCALARS:  # the common case, without the cost of ABC checks
+        put((here, node))
+    elif type(node) is dict or isinstance(node, Mapping):
+        for k, v in node.items():
+            key = f"{here}.{k}" if here else str(k)
+            if type(v) in _SCALARS:
+                put((key, v))
+            else:
+                _walk(v, key, put)
+    elif isinstance(node, list | tuple):
+        for i, v in enumerate(node[:32]):
+            _walk(v, f"{here}[{min(i, 3)}]", put)
+    else:
+        put((here, node))
 
 
 def state_vector(state: Mapping[str, Any], dim: int = DIM) -> np.ndarray:
@@ -81,12 +89,23 @@ def vector_of_leaves(pairs: Iterable[tuple[str, Any]], dim: int = DIM) -> np.nda
 def unit_rows(raws: Sequence[tuple[list[int], list[float]]], dim: int = DIM) -> np.ndarray:
     """``raw_vector`` results as a float32 matrix whose non-zero rows have unit length: one
     vectorised pass for a whole batch."""
-    lengths = [len(slots) for slots, _ in raws]
-    rows = np.repeat(np.arange(len(raws)), lengths)
-    slots = np.fromiter((i for s, _ in raws for i in s), np.int64, sum(lengths))
-    values = np.fromiter((x for _, w in raws for x in w), np.float64, sum(lengths))
-    m = np.bincount(rows * dim + slots, weights=values, minlength=len(raws) * dim)
-    m = m.reshape(len(raws), dim).astype(np.float32)
+    slots: list[int] = []
+    values: list[float] = []
+    for row_slots, row_values in raws:
+        slots += row_slots
+        values += row_values
+    return flat_unit_rows([len(r) for r, _ in raws], slots, values, dim)
+
+
+def flat_unit_rows(lengths: Sequence[int], slots: Sequence[int], values: Sequence[float],
+                   dim: int = DIM) -> np.ndarray:
+    """``unit_rows`` of rows given end to end: row n owns the next ``lengths[n]`` of
+    ``slots`` and ``values``."""
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    flat = rows * dim + np.array(slots, dtype=np.int64).reshape(-1)
+    m = np.bincount(flat, weights=np.array(values, dtype=np.float64).reshape(-1),
+                    minlength=len(lengths) * dim)
+    m = m.reshape(len(lengths), dim).astype(np.float32)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     out: np.ndarray = np.divide(m, norms, out=m, where=norms > 0)
     return out
@@ -98,6 +117,13 @@ def raw_vector(pairs: Iterable[tuple[str, Any]], dim: int = DIM
     scaling to unit length (``unit_rows`` does both for many states at once)."""
     slots: list[int] = []
     values: list[float] = []
+    hash_into(pairs, dim, slots, values)
+    return slots, values
+
+
+def hash_into(pairs: Iterable[tuple[str, Any]], dim: int, slots: list[int],
+              values: list[float]) -> None:
+    """``raw_vector``, appending to ``slots`` and ``values``."""
     put_slot, put_value = slots.append, values.append
     table = _slot_table(dim)
     log1p, log10, copysign = math.log1p, math.log10, math.copysign
@@ -139,7 +165,6 @@ def raw_vector(pairs: Iterable[tuple[str, Any]], dim: int = DIM
                 i, s = slot(prefix + w)
                 put_slot(i)
                 put_value(s * weight)
-    return slots, values
 
 
 def _scalar(value: Any, digits: int, chars: int) -> Any:
@@ -176,7 +201,7 @@ def compress(contents: Mapping[str, Any], level: int,
 
 
 _ABSTRACT_CHARS = 160
-_pieces: dict[tuple[str, int], tuple[tuple[int, ...], tuple[float, ...]]] = {}
+_pieces: dict[int, dict[str, tuple[tuple[int, ...], tuple[float, ...]]]] = {}
 
 
 def _kept(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
@@ -197,8 +222,9 @@ def long_term(contents: Mapping[str, Any], pairs: Sequence[tuple[str, Any]],
     rounded, so they repeat) costs one lookup. Gives exactly what the two calls would."""
     kept = _kept(pairs)
     table = _slot_table(dim)
-    if len(_pieces) > _SLOT_CACHE_SIZE:
-        _pieces.clear()
+    pieces = _pieces.setdefault(dim, {})
+    if len(pieces) > _SLOT_CACHE_SIZE:
+        pieces.clear()
     slots: list[int] = []
     signs: list[float] = []
     used = 0  # characters of the abstract so far, as "; ".join(pieces)[:_ABSTRACT_CHARS]
@@ -210,13 +236,13 @@ def long_term(contents: Mapping[str, Any], pairs: Sequence[tuple[str, Any]],
         if room <= 0:
             break
         texts.append(piece if len(piece) <= room else piece[:room])
-        hashed = _pieces.get((piece, dim)) if len(piece) <= room else None
+        hashed = pieces.get(piece) if len(piece) <= room else None
         if hashed is None:
             keys = ["abstract:" + w for w in _WORD.findall(texts[-1].lower())]
             hits = [table.get(key) or table.setdefault(key, _slot(key, dim)) for key in keys]
             hashed = (tuple(h[0] for h in hits), tuple(h[1] for h in hits))
             if len(piece) <= room:
-                _pieces[(piece, dim)] = hashed
+                pieces[piece] = hashed
         slots.extend(hashed[0])
         signs.extend(hashed[1])
         used = start + len(piece)

@@ -43,7 +43,7 @@ from ..errors import BackendUnavailable, InvalidInput
 from ..filters import Selection, parse_filter
 from ..retrieval.keywords import query_terms
 from .backends import InProcessTier, RedisTier, TierBackend
-from .features import DIM, compress, leaves, long_term, raw_vector, state_vector, unit_rows
+from .features import DIM, compress, flat_unit_rows, hash_into, leaves, long_term, state_vector
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -184,6 +184,12 @@ class TieredMemory:
                  now: float) -> tuple[list[Record], list[dict[str, Any]]]:
         """Validate items and build their records and STM entries."""
         rows = []
+        full_slots: list[int] = []
+        full_values: list[float] = []
+        full_lengths: list[int] = []
+        ltm_slots: list[int] = []
+        ltm_values: list[float] = []
+        ltm_lengths: list[int] = []
         for n, (agent_id, kind, contents, step, priority) in enumerate(items):
             agent = v.scope_id(agent_id, "agent_id")
             if agent is None:
@@ -199,13 +205,20 @@ class TieredMemory:
             data = v.json_object(contents, f"item {n}: state_data")
             if data is None:
                 raise InvalidInput(f"item {n}: the data must be a dict")
-            pairs = list(leaves(data))  # walked once for the vector, the text and the abstract
-            rows.append((agent, kind, step_n, prio, data, pairs, long_term(data, pairs)[1]))
-        full = unit_rows([raw_vector(r[5]) for r in rows])
-        ltm = unit_rows([r[6] for r in rows])
+            pairs = leaves(data)  # walked once for the vector, the text and the abstract
+            start = len(full_slots)
+            hash_into(pairs, DIM, full_slots, full_values)
+            full_lengths.append(len(full_slots) - start)
+            ltm_raw = long_term(data, pairs)[1]
+            ltm_slots += ltm_raw[0]
+            ltm_values += ltm_raw[1]
+            ltm_lengths.append(len(ltm_raw[0]))
+            rows.append((agent, kind, step_n, prio, data, pairs))
+        full = flat_unit_rows(full_lengths, full_slots, full_values)
+        ltm = flat_unit_rows(ltm_lengths, ltm_slots, ltm_values)
         records: list[Record] = []
         entries: list[dict[str, Any]] = []
-        for rid, (agent, kind, step_n, prio, data, pairs, _), vec, ltm_vec in zip(
+        for rid, (agent, kind, step_n, prio, data, pairs), vec, ltm_vec in zip(
                 new_ids(len(rows), now), rows, full, ltm, strict=True):
             records.append(Record(
                 id=rid, namespace=self.namespace, text=_text(kind, pairs), kind=kind,

@@ -1,0 +1,49 @@
+"""JSON for stored rows and cached entries: orjson's encoder and parser (several times faster
+than the standard library's, on the write path of every record), with the standard library
+as the fallback for what orjson refuses (integers beyond 64 bits, keys that are not strings).
+A text holding a run of 19 digits is read by the standard library, since orjson would turn
+an integer beyond 64 bits into a float. Output is compact UTF-8 text; NaN and infinities are
+refused, as by ``json.dumps(allow_nan=False)``: values reach here validated, so that refusal
+is a guard."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+__all__ = ["dumps", "loads"]
+
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
+def dumps(value: Any) -> str:
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if "null" in text and _has_non_finite(value):  # orjson writes NaN as null
+        raise ValueError("Out of range float values are not JSON compliant")
+    return text
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
+def loads(text: str) -> Any:
+    if _LONG_NUMBER.search(text):  # orjson reads integers beyond 64 bits as floats
+        return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
