@@ -72,6 +72,17 @@ def test_a_large_batch_is_stored_whole_and_read_back(store_memory: Memory, backe
     assert tm.stats("a3")["tiers"] == {"stm": len(mine), "im": 0, "ltm": len(mine)}
 
 
+def test_spans_tell_maintenance_which_agents_to_visit(store_memory: Memory, backend):
+    tm = TieredMemory(store_memory, config=TierConfig(stm_limit=3, cleanup_interval=10_000),
+                      **backend)
+    tm.store_many([("busy", "state", state(i), i, 0.5) for i in range(5)] +
+                  [("calm", "state", state(i), 10 + i, 0.5) for i in range(2)])
+    assert tm.stm.spans(["busy", "calm", "nobody"]) == {"busy": (5, 0, 4), "calm": (2, 10, 11)}
+    assert tm.maintain() == {"moved_to_im": 2, "left_im": 0}  # busy's two oldest only
+    assert tm.stm.spans(["busy", "calm"]) == {"busy": (3, 2, 4), "calm": (2, 10, 11)}
+    assert tm.im.spans(["busy"]) == {"busy": (2, 0, 1)}
+
+
 def test_redis_failing_under_a_background_copy_degrades_and_keeps_the_batch(
         store_memory: Memory):
     import redis

@@ -30,6 +30,10 @@ class TierBackend(Protocol):
 
     def remove(self, agent_id: str, ids: Iterable[str]) -> None: ...
 
+    def spans(self, agent_ids: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+        """(entries, oldest step, newest step) of each agent with entries (index rows of
+        expired entries may still count)."""
+
     def vectors(self, agent_id: str) -> dict[str, str]:
         """{id: packed vector} of the agent's entries at this tier's resolution (may include
         entries that just expired: intersect with ``index``)."""
@@ -88,6 +92,11 @@ class InProcessTier:
             gone = set(dead)
             rows = [r for r in rows if r[1] not in gone]
         return rows
+
+    def spans(self, agent_ids: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+        with self._lock:
+            rows = {a: self._by_agent.get(a) for a in agent_ids}
+            return {a: (len(r), r[0][0], r[-1][0]) for a, r in rows.items() if r}
 
     def remove(self, agent_id: str, ids: Iterable[str]) -> None:
         gone = set(ids)
@@ -231,6 +240,24 @@ class RedisTier:
                 pairs = [p for p in pairs if p[1] not in gone]
         pairs.sort()
         return pairs
+
+    def spans(self, agent_ids: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+        def run() -> list[Any]:
+            pipe = self._r.pipeline(transaction=False)
+            for agent in agent_ids:
+                key = f"{self._k}:a:{agent}"
+                pipe.zcard(key)
+                pipe.zrange(key, 0, 0, withscores=True)
+                pipe.zrange(key, -1, -1, withscores=True)
+            return list(pipe.execute())
+
+        raw = self._call(run)
+        out = {}
+        for n, agent in enumerate(agent_ids):
+            count, first, last = raw[3 * n: 3 * n + 3]
+            if count and first and last:
+                out[agent] = (int(count), int(first[0][1]), int(last[0][1]))
+        return out
 
     def remove(self, agent_id: str, ids: Iterable[str]) -> None:
         ids = list(ids)

@@ -60,6 +60,12 @@ LEVEL_OF = {"stm": 0, "im": 1, "ltm": 2}
 _BACKGROUND = 256
 
 
+def _due(span: tuple[int, int, int] | None, limit: int, max_age: int) -> bool:
+    """Whether a tier holding (count, oldest step, newest step) of an agent has entries to
+    move: more than ``limit``, or some older than ``max_age`` steps."""
+    return span is not None and (span[0] > limit or span[2] - span[1] > max_age)
+
+
 class TierDegradedWarning(UserWarning):
     """A tier backend (Redis) failed: the durable store serves instead."""
 
@@ -176,8 +182,8 @@ class TieredMemory:
                     due.append(e["agent_id"])
                     n = 0
                 self._pending[e["agent_id"]] = n
-        for agent in due:  # every cleanup_interval insertions of an agent
-            self.maintain(agent)
+        if due:  # every cleanup_interval insertions of an agent
+            self._maintain(due)
         return entries
 
     def _prepare(self, items: Sequence[tuple[str, str, Mapping[str, Any], int, float]],
@@ -470,10 +476,22 @@ class TieredMemory:
         """Move entries down the tiers now; returns how many moved to IM and left IM."""
         with self._lock:
             agents = [agent_id] if agent_id is not None else sorted(self._pending)
+        return self._maintain(agents)
+
+    def _maintain(self, agents: Sequence[str]) -> dict[str, int]:
+        """``maintain`` for these agents. One call per tier first reads every agent's entry
+        count and step span, so that the agents with nothing to move (the usual case at each
+        ``cleanup_interval``) cost nothing more."""
+        c = self.config
         moved = dropped = 0
+        spans = self._tier(lambda: self.stm.spans(agents), None)
         for agent in agents:
-            moved += self._tier(lambda a=agent: self._stm_to_im(a), 0)
-            dropped += self._tier(lambda a=agent: self._drop_im(a), 0)
+            if spans is None or _due(spans.get(agent), c.stm_limit, c.stm_max_age):
+                moved += self._tier(lambda a=agent: self._stm_to_im(a), 0)
+        spans = self._tier(lambda: self.im.spans(agents), None)
+        for agent in agents:
+            if spans is None or _due(spans.get(agent), c.im_limit, c.im_max_age):
+                dropped += self._tier(lambda a=agent: self._drop_im(a), 0)
         return {"moved_to_im": moved, "left_im": dropped}
 
     def _choose(self, index: list[tuple[int, str]], limit: int, max_age: int,
