@@ -1,7 +1,7 @@
 """JSON for stored rows and cached entries: orjson's encoder and parser (several times faster
 than the standard library's, on the write path of every record), with the standard library
 as the fallback for what orjson refuses (integers beyond 64 bits, keys that are not strings).
-A text holding a run of 19 digits is read by the standard library, since orjson would turn
+A text holding a run of 20 digits is read by the standard library, since orjson would turn
 an integer beyond 64 bits into a float. Output is compact UTF-8 text; NaN and infinities are
 refused, as by ``json.dumps(allow_nan=False)``: values reach here validated, so that refusal
 is a guard."""
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 import orjson
 
 __all__ = ["dumps", "loads"]
 
-_LONG_NUMBER = re.compile(r"\d{19}")
+_DIGITS = bytes(57 if 48 <= b <= 57 else 32 for b in range(256))
+_RUN = b"9" * 20
 
 
 def dumps(value: Any) -> str:
@@ -41,9 +41,13 @@ def _has_non_finite(value: Any) -> bool:
 
 
 def loads(text: str) -> Any:
-    if _LONG_NUMBER.search(text):  # orjson reads integers beyond 64 bits as floats
+    raw = text.encode()
+    # orjson reads integers beyond 64 bits as floats: a run of 20 digits goes to the standard
+    # library (found by mapping every byte to "9" or a space, which is much faster than a
+    # regular expression over the text)
+    if _RUN in raw.translate(_DIGITS):
         return json.loads(text)
     try:
-        return orjson.loads(text)
+        return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return json.loads(text)
