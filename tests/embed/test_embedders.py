@@ -64,6 +64,39 @@ def test_embedding_cache_by_content_hash(db_path: Path, e5):
     assert calls == [1, 1]
 
 
+def test_a_users_embedder_is_checked_and_scaled_to_unit_length(db_path: Path):
+    """Vectors of any length are stored and searched as unit vectors (a model that does not
+    normalise its output would otherwise rank long texts first); a wrong shape is refused.
+    (Two records: fewer than the learned stage's minimum, so fusion alone decides.)"""
+
+    class Unscaled:
+        name, dim = "unscaled-test-1", 3
+
+        def __init__(self, rows=None):
+            self.rows = rows
+
+        def embed_documents(self, texts):
+            return self.rows if self.rows is not None else \
+                [[10.0 * len(t), 1.0, 0.0] if "cat" in t else [0.0, 1.0, 0.0] for t in texts]
+
+        def embed_query(self, text):
+            return [1.0, 0.0, 0.0]
+
+    with Memory(db_path, embedder=Unscaled(), config=_sync()) as mem:
+        a = mem.add("a cat").id
+        mem.add("a very long text about the weather and nothing else at all")
+        emb = mem.store.embeddings(mem.config.namespace, [a])[a]
+        assert np.isclose(np.linalg.norm(emb), 1.0)
+        assert mem.search("cat", k=1, weights="recall")[0].record.id == a
+    with Memory(tmp_path_db(db_path), embedder=Unscaled(rows=[[1.0, 2.0]]),
+                config=_sync()) as mem, pytest.raises(EmbeddingError, match="shape"):
+        mem.add("anything")
+
+
+def tmp_path_db(path: Path) -> Path:
+    return path.with_name("other-" + path.name)
+
+
 def _sync():
     from memstream import Config
 

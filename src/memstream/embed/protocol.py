@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import EmbeddingError
 
-__all__ = ["Embedder", "calibrated_similarity", "unit_rows"]
+__all__ = ["CheckedEmbedder", "Embedder", "calibrated_similarity", "unit_rows"]
 
 
 @runtime_checkable
@@ -50,6 +50,30 @@ def unit_rows(vectors: object, *, count: int, dim: int, source: str) -> np.ndarr
     if (norms == 0).any():
         raise EmbeddingError(f"{source} returned an all-zero vector")
     return np.ascontiguousarray(arr / norms, dtype=np.float32)
+
+
+class CheckedEmbedder:
+    """A user's embedder whose every output is checked (shape, NaN, all-zero rows) and scaled
+    to unit length, as the vector index and the cosine-based stages assume. The built-in
+    embedders do this themselves."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name: str = inner.name
+        self.dim: int = inner.dim
+        floor = getattr(inner, "similarity_floor", None)
+        if floor is not None:
+            self.similarity_floor = float(floor)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        return unit_rows(self.inner.embed_documents(texts), count=len(texts), dim=self.dim,
+                         source=self.name)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        row: np.ndarray = unit_rows(self.inner.embed_query(text), count=1, dim=self.dim,
+                                    source=self.name)[0]
+        return row
 
 
 def calibrated_similarity(cosine: float, embedder: object) -> float:

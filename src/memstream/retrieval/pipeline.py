@@ -19,7 +19,7 @@ from ..filters import Selection
 from ..store.protocol import Store
 from .context import smooth
 from .keywords import query_terms
-from .rerank import POOL, Pool, features, load_model, speaker_of
+from .rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
 from .scoring import Weights, convex_fusion, minmax, recency, rrf_fusion
 
 __all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
@@ -89,7 +89,8 @@ def run_search(store: Store, sel: Selection, text: str,
         fused = convex_fusion(cosine, kw_score, alpha=p.alpha if dense else 0.0)
     # the learned stage needs the context's neighbours (small streams, with vectors)
     model = load_model() if p.rerank else None
-    if nb is not None and vector is not None and (model is not None or observe is not None):
+    if nb is not None and vector is not None and len(fused) >= MIN_POOL and (
+            model is not None or observe is not None):
         found = gather(store, sel, vector, fused, cosine, kw_score, vec_rank, kw_rank, nb)
         x = features(text, found)
         if observe is not None:

@@ -32,12 +32,15 @@ import numpy as np
 
 from .keywords import query_terms
 
-__all__ = ["FEATURES", "POOL", "SESSION_GAP", "Model", "Pool", "features", "load_model",
+__all__ = ["FEATURES", "MIN_POOL", "POOL", "SESSION_GAP", "Model", "Pool", "features", "load_model",
            "speaker_of"]
 
 WEIGHTS_FILE = "rerank_weights.json"
 #: how many of the best fused candidates are reordered
 POOL = 100
+#: fewer candidates than this keep their fused order: the stage's per-search statistics
+#: (cosines standardised over the candidates) mean little on a handful of records
+MIN_POOL = 20
 #: a gap longer than this (seconds) between consecutive records starts a new session
 SESSION_GAP = 3600.0
 FEATURES = (
