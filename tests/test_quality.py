@@ -15,7 +15,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_clean():
-    res = _run("ruff", "check", "src", "tests", "examples")
+    res = _run("ruff", "check", "src", "tests", "examples", "benchmarks")
     assert res.returncode == 0, res.stdout + res.stderr
 
 
