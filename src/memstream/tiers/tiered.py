@@ -171,7 +171,7 @@ class TieredMemory:
         # durable before any cache; an add needs no history row (the record itself is it)
         self.memory.store.insert(records, model=MODEL, history=False)
         if len(entries) >= _BACKGROUND and isinstance(self.stm, RedisTier):
-            self._put_later(entries)
+            self._put_later(self.stm, entries)
         else:
             self._tier(lambda: self.stm.put(entries), None)
         due = []
@@ -238,16 +238,14 @@ class TieredMemory:
                              "retrieval_count": 0, "memory_type": kind}})
         return records, entries
 
-    def _put_later(self, entries: list[dict[str, Any]]) -> None:
-        """Copy a large, already durable batch to STM in the writer thread, while the caller
-        prepares its next batch; every tier operation of this object waits for it first
-        (``flush``), so this process reads its own writes."""
+    def _put_later(self, stm: RedisTier, entries: list[dict[str, Any]]) -> None:
+        """Copy a large, already durable batch to a Redis STM in a background thread, while
+        the caller prepares its next batch; every tier operation of this object waits for it
+        first (``flush``), so this process reads its own writes."""
         self.flush()
         if self.degraded:
             return
-
-        assert isinstance(self.stm, RedisTier)
-        stm, args = self.stm, self.stm.encode(entries)  # encoded here: the thread only sends
+        args = stm.encode(entries)  # encoded here: the thread only sends
 
         def put() -> BackendUnavailable | None:
             try:
@@ -271,7 +269,7 @@ class TieredMemory:
 
     def _writer(self) -> ThreadPoolExecutor:
         """The thread that copies large batches to Redis (made on first use; it ends with
-        the process, and holds nothing between batches)."""
+        the process and holds nothing between batches)."""
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(1, thread_name_prefix="memstream-tiers")
