@@ -87,8 +87,9 @@ def test_redis_failing_under_a_background_copy_degrades_and_keeps_the_batch(
         store_memory: Memory):
     import redis
 
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
     tm = TieredMemory(store_memory, config=TierConfig(cleanup_interval=10_000),
-                      redis_url=REDIS_URL, prefix=f"test-{uuid.uuid4().hex[:8]}")
+                      redis_url=REDIS_URL, prefix=prefix)
     tm.store("a0", "state", state(0), step=0)
     gone = redis.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=1)
     tm.stm._r = gone  # the server stops answering: a real refused connection
@@ -98,6 +99,9 @@ def test_redis_failing_under_a_background_copy_degrades_and_keeps_the_batch(
         entries = tm.step_range("a0", 0, 1000)
     assert [e["step_number"] for e in entries] == list(range(0, 300, 3))  # from LTM
     assert tm.degraded
+    live = redis.Redis.from_url(REDIS_URL)  # what the first store() left there
+    for key in live.scan_iter(f"{prefix}:*"):
+        live.delete(key)
 
 
 def test_transitions_capacity_and_merged_order(store_memory: Memory, backend):
