@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import operator
 import sqlite3
 import threading
 import time
@@ -28,6 +29,7 @@ from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput, N
 from ..filters import Selection
 from . import _ann
 from ._ann import AnnIndex
+from ._checkpoint import Checkpointer
 from ._common import diff
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
@@ -67,12 +69,17 @@ def _row_to_record(row: Sequence[Any]) -> Record:
     return Record(**v)
 
 
-def _record_row(r: Record) -> tuple[Any, ...]:
-    values = {c: getattr(r, c) for c in COLUMNS}
-    values["data"] = _dumps(r.data) if r.data is not None else None
-    values["metadata"] = _dumps(r.metadata) if r.metadata else "{}"
-    values["provenance"] = _dumps(list(r.provenance)) if r.provenance else "[]"
-    return tuple(values[c] for c in COLUMNS)
+_FIELDS = operator.attrgetter(*COLUMNS)
+_DATA, _METADATA, _PROVENANCE = (COLUMNS.index(c) for c in ("data", "metadata", "provenance"))
+
+
+def _record_row(r: Record) -> list[Any]:
+    """The values of COLUMNS for a record (its JSON fields as text)."""
+    row = list(_FIELDS(r))
+    row[_DATA] = _dumps(r.data) if r.data is not None else None
+    row[_METADATA] = _dumps(r.metadata) if r.metadata else "{}"
+    row[_PROVENANCE] = _dumps(list(r.provenance)) if r.provenance else "[]"
+    return row
 
 
 def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
@@ -113,6 +120,10 @@ class SQLiteStore:
             # SQLite's default page cache is 2 MiB: past a few hundred thousand records every
             # index insert would read its pages back from the OS. Allocated as used.
             self._db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            # the log is copied back by a thread of its own, not inside a commit
+            self._checkpointer = None if self.path == ":memory:" else Checkpointer(self.path)
+            if self._checkpointer is not None:
+                self._db.execute("PRAGMA wal_autocheckpoint = 0")
         except sqlite3.DatabaseError as exc:
             self._db.close() if hasattr(self, "_db") else None
             raise self._map(exc) from exc
@@ -165,6 +176,8 @@ class SQLiteStore:
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
+                if self._checkpointer is not None:
+                    self._checkpointer.after_commit(self._db)
             except sqlite3.Error as exc:
                 raise self._map(exc) from exc
 
@@ -855,6 +868,8 @@ class SQLiteStore:
             if not self._closed:
                 self.save_indexes()
                 self._closed = True
+                if self._checkpointer is not None:
+                    self._checkpointer.close()
                 self._db.close()
                 self._vectors.clear()
                 self._ann.clear()

@@ -1,0 +1,94 @@
+"""Write-ahead-log checkpoints off the writer's path.
+
+SQLite's default copies the log back into the database file inside the commit that crosses
+1,000 pages, with an fsync: past a few hundred thousand records that copy is scattered writes
+into a large file and costs more than the inserts themselves. The store turns that off on its
+connection and a ``Checkpointer`` thread, with a connection of its own, runs passive
+checkpoints (they never block a writer or a reader) when the log has grown past ``SOFT_BYTES``.
+Should the thread be gone, or fall behind past ``HARD_BYTES``, the writer checkpoints inline as
+SQLite would, so the log stays bounded. Durability is unchanged: a commit is durable in the log
+either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+
+__all__ = ["HARD_BYTES", "SOFT_BYTES", "Checkpointer"]
+
+log = logging.getLogger("memstream.store")
+
+SOFT_BYTES = 4 * 2**20  # SQLite's own default: 1,000 pages of 4 KiB
+HARD_BYTES = 64 * 2**20
+
+
+class Checkpointer:
+    """One background thread per store file (started on the first nudge)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._wal = path + "-wal"
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def wal_bytes(self) -> int:
+        try:
+            return os.stat(self._wal).st_size
+        except OSError:
+            return 0
+
+    def after_commit(self, writer: sqlite3.Connection) -> None:
+        """Called by the writer after each commit: wakes the thread when the log is large, and
+        checkpoints on ``writer`` itself when it is far too large."""
+        size = self.wal_bytes()
+        if size <= SOFT_BYTES:
+            return
+        self._start()
+        if size > HARD_BYTES or self._thread is None or not self._thread.is_alive():
+            writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        else:
+            self._wake.set()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is None and not self._stop:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="memstream-checkpoint")
+                self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            log.warning("checkpoint thread could not open %s (%s); the writer checkpoints "
+                        "instead", self.path, exc)
+            return
+        warned = False
+        try:
+            while True:
+                self._wake.wait()
+                self._wake.clear()  # a nudge during the checkpoint asks for the next one
+                if self._stop:
+                    return
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.Error as exc:  # retried on the next nudge
+                    if not warned:
+                        log.warning("background checkpoint of %s failed: %s", self.path, exc)
+                    warned = True
+        finally:
+            db.close()
+
+    def close(self) -> None:
+        """Stop the thread (the store's last connection to close checkpoints the rest)."""
+        with self._lock:
+            self._stop = True
+            thread = self._thread
+        self._wake.set()
+        if thread is not None:
+            thread.join()
