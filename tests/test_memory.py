@@ -221,3 +221,15 @@ def test_ids_sort_in_creation_order_and_carry_their_time():
     assert batch + more == sorted(batch + more)
     assert all(len(i) == 26 and id_time(i) == 1_700_000_000.5 for i in batch + more)
     assert new_id(1.0) < new_id(2.0) and id_time(new_id(0.0)) == 0.0
+
+
+def test_a_run_of_ids_is_encoded_as_each_one_alone():
+    """Large batches are encoded with numpy: the same text as one id at a time, also when
+    the counter carries across its halves or wraps around."""
+    from memstream._ids import _encode, _encode_run
+
+    mask = (1 << 80) - 1
+    for first in (0, (1 << 40) - 3, (1 << 80) - 2, 0x1234_5678_9ABC_DEF0_1234):
+        ms = 1_700_000_000_123
+        assert _encode_run(ms, first, 50) == [_encode((ms << 80) | ((first + n) & mask))
+                                              for n in range(50)]

@@ -12,6 +12,8 @@ import os
 import threading
 import time
 
+import numpy as np
+
 __all__ = ["id_time", "new_id", "new_ids"]
 
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -43,8 +45,30 @@ def new_ids(count: int, at: float | None = None) -> list[str]:
             _last_ms = ms
             first = int.from_bytes(os.urandom(10), "big") >> 1  # room to count up
         _last_rand = (first + count - 1) & mask
-    base = ms << _RANDOM_BITS
-    return [_encode(base | ((first + n) & mask)) for n in range(count)]
+    if count < 8:
+        base = ms << _RANDOM_BITS
+        return [_encode(base | ((first + n) & mask)) for n in range(count)]
+    return _encode_run(ms, first, count)
+
+
+_HALF = 40  # the random part as two 40-bit halves of 8 characters each, in numpy
+_DIGITS = np.frombuffer(_ALPHABET.encode(), dtype=np.uint8)
+_SHIFTS = np.arange(35, -1, -5, dtype=np.uint64)
+
+
+def _encode_run(ms: int, first: int, count: int) -> list[str]:
+    """``_encode`` of ``count`` ids counting up from ``first`` at ``ms``, vectorised: the
+    time part is shared, the random part is encoded for all ids at once."""
+    half = (1 << _HALF) - 1
+    low = np.arange(count, dtype=np.uint64) + np.uint64(first & half)
+    high = (np.uint64(first >> _HALF) + (low >> np.uint64(_HALF))) & np.uint64(half)
+    low &= np.uint64(half)
+    chars = np.empty((count, 16), dtype=np.uint8)
+    chars[:, :8] = _DIGITS[(high[:, None] >> _SHIFTS) & np.uint64(31)]
+    chars[:, 8:] = _DIGITS[(low[:, None] >> _SHIFTS) & np.uint64(31)]
+    stamp = _encode(ms << _RANDOM_BITS)[:10]
+    text = chars.tobytes().decode()
+    return [stamp + text[n : n + 16] for n in range(0, 16 * count, 16)]
 
 
 def new_id(at: float | None = None) -> str:

@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DIM", "compress", "flat_unit_rows", "hash_into", "leaves", "long_term", "raw_vector",
-           "state_vector", "unit_rows", "vector_of_leaves"]
+__all__ = ["ABSTRACT_CHARS", "DIM", "abstract_words", "compress", "flat_unit_rows", "hash_into",
+           "leaves", "long_term", "raw_vector", "rounded", "state_vector", "unit_rows",
+           "vector_of_leaves"]
 
 DIM = 128
 _WORD = re.compile(r"[a-z0-9]+")
@@ -167,7 +168,7 @@ def hash_into(pairs: Iterable[tuple[str, Any]], dim: int, slots: list[int],
                 put_value(s * weight)
 
 
-def _scalar(value: Any, digits: int, chars: int) -> Any:
+def rounded(value: Any, digits: int, chars: int) -> Any:
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, float):
@@ -187,20 +188,20 @@ def compress(contents: Mapping[str, Any], level: int,
         out: dict[str, Any] = {}
         for k, v in contents.items():
             if isinstance(v, Mapping):
-                out[k] = {ik: _scalar(iv, 2, 64) for ik, iv in v.items()
+                out[k] = {ik: rounded(iv, 2, 64) for ik, iv in v.items()
                           if not isinstance(iv, Mapping | list | tuple)}
             elif isinstance(v, list | tuple):
-                out[k] = [_scalar(x, 2, 64) for x in v[:3]
+                out[k] = [rounded(x, 2, 64) for x in v[:3]
                           if not isinstance(x, Mapping | list | tuple)]
             else:
-                out[k] = _scalar(v, 2, 64)
+                out[k] = rounded(v, 2, 64)
         return out
     kept = _kept(leaves(contents) if pairs is None else pairs)
-    abstract = "; ".join(f"{k}={v}" for k, v in kept.items())[:_ABSTRACT_CHARS]
+    abstract = "; ".join(f"{k}={v}" for k, v in kept.items())[:ABSTRACT_CHARS]
     return {"abstract": abstract, **{k: v for k, v in kept.items() if "." not in k}}
 
 
-_ABSTRACT_CHARS = 160
+ABSTRACT_CHARS = 160
 _pieces: dict[int, dict[str, tuple[tuple[int, ...], tuple[float, ...]]]] = {}
 
 
@@ -211,8 +212,16 @@ def _kept(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
         if len(kept) >= 6:
             break
         if "[" not in path or path.endswith("[0]"):
-            kept.setdefault(path, _scalar(value, 1, 24))
+            kept.setdefault(path, rounded(value, 1, 24))
     return kept
+
+
+def abstract_words(text: str, dim: int = DIM) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """The slots and signs of the words of (a piece of) a long-term abstract."""
+    table = _slot_table(dim)
+    hits = [table.get(key) or table.setdefault(key, _slot(key, dim))
+            for key in ["abstract:" + w for w in _WORD.findall(text.lower())]]
+    return tuple(h[0] for h in hits), tuple(h[1] for h in hits)
 
 
 def long_term(contents: Mapping[str, Any], pairs: Sequence[tuple[str, Any]],
@@ -221,26 +230,23 @@ def long_term(contents: Mapping[str, Any], pairs: Sequence[tuple[str, Any]],
     abstract's words are hashed per "path=value" piece, and a piece seen before (values are
     rounded, so they repeat) costs one lookup. Gives exactly what the two calls would."""
     kept = _kept(pairs)
-    table = _slot_table(dim)
     pieces = _pieces.setdefault(dim, {})
     if len(pieces) > _SLOT_CACHE_SIZE:
         pieces.clear()
     slots: list[int] = []
     signs: list[float] = []
-    used = 0  # characters of the abstract so far, as "; ".join(pieces)[:_ABSTRACT_CHARS]
+    used = 0  # characters of the abstract so far, as "; ".join(pieces)[:ABSTRACT_CHARS]
     texts = []
     for n, (k, v) in enumerate(kept.items()):
         piece = f"{k}={v}"
         start = used + 2 if n else 0
-        room = _ABSTRACT_CHARS - start
+        room = ABSTRACT_CHARS - start
         if room <= 0:
             break
         texts.append(piece if len(piece) <= room else piece[:room])
         hashed = pieces.get(piece) if len(piece) <= room else None
         if hashed is None:
-            keys = ["abstract:" + w for w in _WORD.findall(texts[-1].lower())]
-            hits = [table.get(key) or table.setdefault(key, _slot(key, dim)) for key in keys]
-            hashed = (tuple(h[0] for h in hits), tuple(h[1] for h in hits))
+            hashed = abstract_words(texts[-1], dim)
             if len(piece) <= room:
                 pieces[piece] = hashed
         slots.extend(hashed[0])

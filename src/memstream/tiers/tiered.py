@@ -25,6 +25,7 @@ queries use it, with a warning.
 from __future__ import annotations
 
 import base64
+import binascii
 import heapq
 import logging
 import threading
@@ -43,7 +44,8 @@ from ..errors import BackendUnavailable, InvalidInput
 from ..filters import Selection, parse_filter
 from ..retrieval.keywords import query_terms
 from .backends import InProcessTier, RedisTier, TierBackend
-from .features import DIM, compress, flat_unit_rows, hash_into, leaves, long_term, state_vector
+from .features import DIM, compress, state_vector
+from .vectors import StateBatch, plain_leaves
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -91,11 +93,11 @@ def _unpack(raw: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(raw), dtype=np.float16).astype(np.float32)
 
 
-def _text(kind: str, pairs: Sequence[tuple[str, Any]]) -> str:
-    """What content search matches: the kind and the words of the string values (numbers
-    are found with attribute queries, not words). ``pairs``: the contents' leaves."""
-    words = [f"{path.rsplit('.', 1)[-1]} {val}" for path, val in pairs if isinstance(val, str)]
-    return f"{kind}: " + "; ".join(words)[:1000] if words else kind
+def _pack_rows(rows: np.ndarray) -> list[str]:
+    """``_pack`` of every row of a matrix (one conversion and one encoding call per row)."""
+    halves = rows.astype(np.float16)
+    b64 = binascii.b2a_base64
+    return [b64(row, newline=False).decode() for row in halves]
 
 
 class TieredMemory:
@@ -190,49 +192,34 @@ class TieredMemory:
                  now: float) -> tuple[list[Record], list[dict[str, Any]]]:
         """Validate items and build their records and STM entries."""
         rows = []
-        full_slots: list[int] = []
-        full_values: list[float] = []
-        full_lengths: list[int] = []
-        ltm_slots: list[int] = []
-        ltm_values: list[float] = []
-        ltm_lengths: list[int] = []
+        batch = StateBatch()
+        scope_id, step_of, importance = v.scope_id, v.step, v.importance
         for n, (agent_id, kind, contents, step, priority) in enumerate(items):
-            agent = v.scope_id(agent_id, "agent_id")
+            agent = scope_id(agent_id, "agent_id")
             if agent is None:
                 raise InvalidInput(f"item {n}: agent_id is required")
             if kind not in MEMORY_TYPES:
                 raise InvalidInput(f"item {n}: memory type must be one of {MEMORY_TYPES}")
-            step_n = v.step(step)
+            step_n = step_of(step)
             if step_n is None or step_n < 0:
                 raise InvalidInput(f"item {n}: step_number must be an integer >= 0")
-            prio = v.importance(priority)
+            prio = importance(priority)
             if prio is None:
                 raise InvalidInput(f"item {n}: priority must be a number in [0, 1]")
-            data = v.json_object(contents, f"item {n}: state_data")
-            if data is None:
-                raise InvalidInput(f"item {n}: the data must be a dict")
-            pairs = leaves(data)  # walked once for the vector, the text and the abstract
-            start = len(full_slots)
-            hash_into(pairs, DIM, full_slots, full_values)
-            full_lengths.append(len(full_slots) - start)
-            ltm_raw = long_term(data, pairs)[1]
-            ltm_slots += ltm_raw[0]
-            ltm_values += ltm_raw[1]
-            ltm_lengths.append(len(ltm_raw[0]))
-            rows.append((agent, kind, step_n, prio, data, pairs))
-        full = flat_unit_rows(full_lengths, full_slots, full_values)
-        ltm = flat_unit_rows(ltm_lengths, ltm_slots, ltm_values)
+            data, pairs = plain_leaves(contents, f"item {n}: state_data")
+            rows.append((agent, kind, step_n, prio, data, batch.add(kind, data, pairs)))
+        full, ltm = batch.vectors()
         records: list[Record] = []
         entries: list[dict[str, Any]] = []
-        for rid, (agent, kind, step_n, prio, data, pairs), vec, ltm_vec in zip(
-                new_ids(len(rows), now), rows, full, ltm, strict=True):
+        for rid, (agent, kind, step_n, prio, data, text), packed, ltm_vec in zip(
+                new_ids(len(rows), now), rows, _pack_rows(full), ltm, strict=True):
             records.append(Record(
-                id=rid, namespace=self.namespace, text=_text(kind, pairs), kind=kind,
-                data=data, agent_id=agent, step=step_n, importance=prio, created_at=now,
+                id=rid, namespace=self.namespace, text=text, kind=kind, data=data,
+                agent_id=agent, step=step_n, importance=prio, created_at=now,
                 last_accessed_at=now, metadata={"compression": 0}, embedding=ltm_vec))
             entries.append({
                 "memory_id": rid, "agent_id": agent, "step_number": step_n, "timestamp": now,
-                "contents": data, "vec": _pack(vec),
+                "contents": data, "vec": packed,
                 "metadata": {"creation_time": now, "last_access_time": now,
                              "compression_level": 0, "importance_score": prio,
                              "retrieval_count": 0, "memory_type": kind}})
