@@ -40,14 +40,14 @@ def _has_non_finite(value: Any) -> bool:
     return False
 
 
-def loads(text: str) -> Any:
-    raw = text.encode()
+def loads(text: str | bytes) -> Any:
+    raw = text.encode() if isinstance(text, str) else text
     # orjson reads integers beyond 64 bits as floats: a run of 20 digits goes to the standard
     # library (found by mapping every byte to "9" or a space, which is much faster than a
     # regular expression over the text)
     if _RUN in raw.translate(_DIGITS):
-        return json.loads(text)
+        return json.loads(raw)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(text)
+        return json.loads(raw)

@@ -224,8 +224,7 @@ class RedisTier:
         if not ids:
             return {}
         raw = self._call(lambda: self._r.mget([f"{self._k}:e:{i}" for i in ids]))
-        return {i: _json.loads(v.decode()) for i, v in zip(ids, raw, strict=True)
-                if v is not None}
+        return {i: _json.loads(v) for i, v in zip(ids, raw, strict=True) if v is not None}
 
     def index(self, agent_id: str) -> list[tuple[int, str]]:
         rows = self._call(lambda: self._r.zrange(f"{self._k}:a:{agent_id}", 0, -1,

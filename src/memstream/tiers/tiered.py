@@ -93,6 +93,12 @@ def _unpack(raw: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(raw), dtype=np.float16).astype(np.float32)
 
 
+def _floats(raw: str) -> list[float]:
+    """``_unpack(raw).tolist()``, sooner: float16 values are exact as Python floats."""
+    values: list[float] = np.frombuffer(binascii.a2b_base64(raw), dtype=np.float16).tolist()
+    return values
+
+
 def _pack_rows(rows: np.ndarray) -> list[str]:
     """``_pack`` of every row of a matrix (one conversion and one encoding call per row)."""
     halves = rows.astype(np.float16)
@@ -271,9 +277,9 @@ class TieredMemory:
             if level == 1 else compress(entry["contents"], 2)
         vectors: dict[str, list[float]] = {}
         if "vec" in entry and level == 0:
-            vectors["full_vector"] = _unpack(entry["vec"]).tolist()
+            vectors["full_vector"] = _floats(entry["vec"])
         if "im_vec" in entry and level <= 1:
-            vectors["compressed_vector"] = _unpack(entry["im_vec"]).tolist()
+            vectors["compressed_vector"] = _floats(entry["im_vec"])
         return {"memory_id": entry["memory_id"], "agent_id": entry["agent_id"],
                 "step_number": entry["step_number"], "timestamp": entry["timestamp"],
                 "contents": contents, "metadata": meta, "embeddings": vectors}

@@ -32,7 +32,7 @@ from .features import (
 
 __all__ = ["StateBatch", "search_text"]
 
-_CACHE_SIZE = 1 << 15  # leaves per value type; emptied when full
+_CACHE_SIZE = 1 << 16  # leaves; emptied when full
 _LONGEST = 64  # longer strings are not kept (they seldom repeat)
 _MAX_DEPTH = 64
 
@@ -127,9 +127,10 @@ class _Leaf:
     """What one (path, value) leaf adds: to the full vector, to the text, and (made when first
     needed) to the long-term form."""
 
-    __slots__ = ("full_slots", "full_values", "kept", "ltm", "text")
+    __slots__ = ("full_slots", "full_values", "kept", "kind", "ltm", "text")
 
     def __init__(self, path: str, value: Any) -> None:
+        self.kind = type(value)
         slots: list[int] = []
         values: list[float] = []
         hash_into(((path, value),), DIM, slots, values)
@@ -153,7 +154,7 @@ class _Leaf:
         return self.ltm
 
 
-_caches: dict[type, dict[tuple[str, Any], _Leaf]] = {}
+_cache: dict[tuple[str, Any], _Leaf] = {}
 
 
 class StateBatch:
@@ -171,13 +172,11 @@ class StateBatch:
         kept: list[str] = []  # the paths of the long-term form's leaves, at most 6
         parts: list[_LongTerm] = []
         length = -2  # of the abstract: "; ".join of the parts' pieces
+        cache = _cache
         for path, value in pairs:
             kind_of = type(value)
-            cache = _caches.get(kind_of)
-            if cache is None:
-                cache = _caches[kind_of] = {}
             leaf = cache.get((path, value))
-            if leaf is None:
+            if leaf is None or leaf.kind is not kind_of:  # True == 1 == 1.0 as keys
                 leaf = _Leaf(path, value)
                 # not kept: zero (-0.0 == 0.0 but prints apart) and long strings
                 if value if kind_of is float else kind_of is not str or len(value) <= _LONGEST:
