@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ABSTRACT_CHARS", "DIM", "abstract_words", "compress", "flat_unit_rows", "hash_into",
-           "leaves", "long_term", "raw_vector", "rounded", "state_vector", "unit_rows",
-           "vector_of_leaves"]
+           "leaves", "long_term", "number_features", "raw_vector", "rounded", "state_vector",
+           "unit_rows", "vector_of_leaves"]
 
 DIM = 128
 _WORD = re.compile(r"[a-z0-9]+")
@@ -122,12 +122,28 @@ def raw_vector(pairs: Iterable[tuple[str, Any]], dim: int = DIM
     return slots, values
 
 
+def number_features(path: str, value: float, dim: int = DIM
+                    ) -> tuple[tuple[int, int], tuple[float, float]] | None:
+    """The two features of a number: sign(v)·log(1+|v|)/4 in its path's slot and 0.5 in the
+    slot of its order of magnitude (None for NaN and infinities)."""
+    try:
+        x = float(value)
+    except OverflowError:  # an int beyond float range counts as the largest float
+        x = sys.float_info.max if value > 0 else -sys.float_info.max
+    if x - x != 0.0:  # NaN or infinity
+        return None
+    table = _slot_table(dim)
+    key = f"{path}~{int(math.log10(abs(x) + 1e-9)) if x else 0}"
+    i, s = table.get(path) or table.setdefault(path, _slot(path, dim))
+    j, t = table.get(key) or table.setdefault(key, _slot(key, dim))
+    return (i, j), (s * math.copysign(math.log1p(abs(x)), x) / 4, t * 0.5)
+
+
 def hash_into(pairs: Iterable[tuple[str, Any]], dim: int, slots: list[int],
               values: list[float]) -> None:
     """``raw_vector``, appending to ``slots`` and ``values``."""
     put_slot, put_value = slots.append, values.append
     table = _slot_table(dim)
-    log1p, log10, copysign = math.log1p, math.log10, math.copysign
 
     def slot(key: str) -> tuple[int, float]:
         hit = table.get(key)
@@ -142,18 +158,10 @@ def hash_into(pairs: Iterable[tuple[str, Any]], dim: int, slots: list[int],
             put_slot(i)
             put_value(s)
         elif kind is float or kind is int or (kind is not str and isinstance(value, int | float)):
-            try:
-                x = float(value)
-            except OverflowError:  # an int beyond float range counts as the largest float
-                x = sys.float_info.max if value > 0 else -sys.float_info.max
-            if x - x != 0.0:  # NaN or infinity
-                continue
-            i, s = slot(path)
-            put_slot(i)
-            put_value(s * copysign(log1p(abs(x)), x) / 4)
-            i, s = slot(f"{path}~{int(log10(abs(x) + 1e-9)) if x else 0}")
-            put_slot(i)
-            put_value(s * 0.5)
+            hit = number_features(path, value, dim)
+            if hit is not None:
+                slots += hit[0]
+                values += hit[1]
         elif isinstance(value, str):
             if len(value) <= 32:  # a str subclass
                 i, s = slot(f"{path}={value}")

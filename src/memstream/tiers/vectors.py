@@ -27,6 +27,7 @@ from .features import (
     hash_into,
     leaves,
     long_term,
+    number_features,
     rounded,
 )
 
@@ -130,11 +131,17 @@ class _Leaf:
     __slots__ = ("full_slots", "full_values", "kept", "kind", "ltm", "text")
 
     def __init__(self, path: str, value: Any) -> None:
-        self.kind = type(value)
-        slots: list[int] = []
-        values: list[float] = []
-        hash_into(((path, value),), DIM, slots, values)
-        self.full_slots, self.full_values = tuple(slots), tuple(values)
+        self.kind = kind = type(value)
+        self.full_slots: tuple[int, ...]
+        self.full_values: tuple[float, ...]
+        number = number_features(path, value) if kind is float or kind is int else None
+        if number is not None:
+            self.full_slots, self.full_values = number
+        else:
+            slots: list[int] = []
+            values: list[float] = []
+            hash_into(((path, value),), DIM, slots, values)
+            self.full_slots, self.full_values = tuple(slots), tuple(values)
         # in the long-term form: scalar leaves, a list by its first item
         self.kept = "[" not in path or path.endswith("[0]")
         self.text = f"{path.rsplit('.', 1)[-1]} {value}" if type(value) is str else None
@@ -145,16 +152,26 @@ class _Leaf:
         if self.ltm is None:
             kept = rounded(value, 1, 24)
             piece = f"{path}={kept}"
-            word_slots, word_signs = abstract_words(piece)
-            top_slots: list[int] = []
-            top_values: list[float] = []
-            if "." not in path:
-                hash_into(((path, kept),), DIM, top_slots, top_values)
-            self.ltm = (len(piece), word_slots, word_signs, tuple(top_slots), tuple(top_values))
+            # rounded values repeat where raw ones do not: the part is kept by its piece (and
+            # the kept value's type: 1 and "1" print alike)
+            key = (piece, type(kept))
+            part = _parts.get(key)
+            if part is None:
+                word_slots, word_signs = abstract_words(piece)
+                top_slots: list[int] = []
+                top_values: list[float] = []
+                if "." not in path:
+                    hash_into(((path, kept),), DIM, top_slots, top_values)
+                part = (len(piece), word_slots, word_signs, tuple(top_slots), tuple(top_values))
+                if len(_parts) >= _CACHE_SIZE:
+                    _parts.clear()
+                _parts[key] = part
+            self.ltm = part
         return self.ltm
 
 
 _cache: dict[tuple[str, Any], _Leaf] = {}
+_parts: dict[tuple[str, type], _LongTerm] = {}
 
 
 class StateBatch:
