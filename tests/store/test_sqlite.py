@@ -108,3 +108,14 @@ def test_closed_store_refuses_work(tmp_path: Path):
     s.close()
     with pytest.raises(BackendUnavailable, match="closed"):
         s.get("ns", ["x"])
+
+
+def test_columns_are_the_first_fields_of_a_record_in_order():
+    """Rows become records positionally: the column list and the dataclass must agree."""
+    import dataclasses
+
+    from memstream import Record
+    from memstream.store._sqlite_schema import COLUMNS
+
+    names = [f.name for f in dataclasses.fields(Record)]
+    assert tuple(names[: len(COLUMNS)]) == COLUMNS

@@ -61,16 +61,18 @@ EXACT_SELECTION = 50_000  # a filtered search over at most this many records is 
 _dumps = _json.dumps
 
 
-def _row_to_record(row: Sequence[Any]) -> Record:
-    v = dict(zip(COLUMNS, row, strict=True))
-    v["data"] = _json.loads(v["data"]) if v["data"] is not None else None
-    v["metadata"] = _json.loads(v["metadata"]) if v["metadata"] != "{}" else {}
-    v["provenance"] = tuple(_json.loads(v["provenance"])) if v["provenance"] != "[]" else ()
-    return Record(**v)
-
-
 _FIELDS = operator.attrgetter(*COLUMNS)
 _DATA, _METADATA, _PROVENANCE = (COLUMNS.index(c) for c in ("data", "metadata", "provenance"))
+
+
+def _row_to_record(row: Sequence[Any]) -> Record:
+    """A record from the values of COLUMNS (which are Record's first fields, in order)."""
+    v = list(row)
+    data, meta, prov = v[_DATA], v[_METADATA], v[_PROVENANCE]
+    v[_DATA] = _json.loads(data) if data is not None else None
+    v[_METADATA] = _json.loads(meta) if meta != "{}" else {}
+    v[_PROVENANCE] = tuple(_json.loads(prov)) if prov != "[]" else ()
+    return Record(*v)
 
 
 def _record_row(r: Record) -> list[Any]:
