@@ -222,7 +222,7 @@ class TieredMemory:
             records.append(Record(
                 id=rid, namespace=self.namespace, text=text, kind=kind, data=data,
                 agent_id=agent, step=step_n, importance=prio, created_at=now,
-                last_accessed_at=now, metadata={"compression": 0}, embedding=ltm_vec))
+                last_accessed_at=now, embedding=ltm_vec))
             entries.append({
                 "memory_id": rid, "agent_id": agent, "step_number": step_n, "timestamp": now,
                 "contents": data, "vec": packed,
