@@ -4,7 +4,10 @@ SQLite's default copies the log back into the database file inside the commit th
 1,000 pages, with an fsync: past a few hundred thousand records that copy is scattered writes
 into a large file and costs more than the inserts themselves. The store turns that off on its
 connection and a ``Checkpointer`` thread, with a connection of its own, runs passive
-checkpoints (they never block a writer or a reader) when the log has grown past ``SOFT_BYTES``.
+checkpoints (they never block a writer or a reader) when the log has grown past ``SOFT_BYTES``;
+when the log is longer than ``RESTART_FRAMES`` (the writer kept appending while it was being
+copied, so it was never started over), a restarting checkpoint holds the writer back for the
+short rest, and the next commit rewinds the log (whose file is then cut back to ``SOFT_BYTES``).
 Should the thread be gone, or fall behind past ``HARD_BYTES``, the writer checkpoints inline as
 SQLite would, so the log stays bounded. Durability is unchanged: a commit is durable in the log
 either way.
@@ -17,12 +20,13 @@ import os
 import sqlite3
 import threading
 
-__all__ = ["HARD_BYTES", "SOFT_BYTES", "Checkpointer"]
+__all__ = ["HARD_BYTES", "RESTART_FRAMES", "SOFT_BYTES", "Checkpointer"]
 
 log = logging.getLogger("memstream.store")
 
 SOFT_BYTES = 4 * 2**20  # SQLite's own default: 1,000 pages of 4 KiB
 HARD_BYTES = 64 * 2**20
+RESTART_FRAMES = 4096  # 16 MiB of 4 KiB pages
 
 
 class Checkpointer:
@@ -63,7 +67,9 @@ class Checkpointer:
 
     def _run(self) -> None:
         try:
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                 check_same_thread=False)
+            db.execute(f"PRAGMA journal_size_limit = {SOFT_BYTES}")
         except sqlite3.Error as exc:
             log.warning("checkpoint thread could not open %s (%s); the writer checkpoints "
                         "instead", self.path, exc)
@@ -76,7 +82,12 @@ class Checkpointer:
                 if self._stop:
                     return
                 try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    frames = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+                    if frames > RESTART_FRAMES:
+                        # a long log slows every read of a page it holds, and a log the
+                        # writer keeps appending to is never started over: copy the rest
+                        # while holding writers back, so the next commit rewinds it
+                        db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
                 except sqlite3.Error as exc:  # retried on the next nudge
                     if not warned:
                         log.warning("background checkpoint of %s failed: %s", self.path, exc)

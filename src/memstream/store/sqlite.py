@@ -29,7 +29,7 @@ from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput, N
 from ..filters import Selection
 from . import _ann
 from ._ann import AnnIndex
-from ._checkpoint import Checkpointer
+from ._checkpoint import SOFT_BYTES, Checkpointer
 from ._common import diff
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
@@ -130,6 +130,8 @@ class SQLiteStore:
             self._checkpointer = None if self.path == ":memory:" else Checkpointer(self.path)
             if self._checkpointer is not None:
                 self._db.execute("PRAGMA wal_autocheckpoint = 0")
+                # a rewound log's file is cut back, so its size tells how long the log is
+                self._db.execute(f"PRAGMA journal_size_limit = {SOFT_BYTES}")
         except sqlite3.DatabaseError as exc:
             self._db.close() if hasattr(self, "_db") else None
             raise self._map(exc) from exc
