@@ -104,44 +104,6 @@ def test_redis_failing_under_a_background_copy_degrades_and_keeps_the_batch(
         live.delete(key)
 
 
-def test_a_tier_reads_one_agents_steps(store_memory: Memory, backend):
-    tm = TieredMemory(store_memory, config=TierConfig(cleanup_interval=10_000), **backend)
-    ids = tm.store_many([("a", "state", state(i), i, 0.5) for i in range(10)] +
-                        [("b", "state", state(i), i, 0.5) for i in range(3)])
-    tm.flush()
-    got = tm.stm.steps("a", 3, 6)
-    assert set(got) == set(ids[3:7])
-    assert sorted(e["step_number"] for e in got.values()) == [3, 4, 5, 6]
-    assert got[ids[4]]["contents"] == state(4)
-    assert tm.stm.steps("a", 20, 30) == {} and tm.stm.steps("nobody", 0, 9) == {}
-    assert set(tm.stm.steps("b", 0, 0)) == {ids[10]}
-
-
-def test_redis_failing_while_a_step_range_is_read_degrades_to_the_durable_store(
-        store_memory: Memory):
-    """The STM's part of a step range is read in the tiers' thread, beside SQLite: a refused
-    connection there still gives every entry (from LTM) and the warning, in the caller's
-    thread."""
-    import redis
-
-    prefix = f"test-{uuid.uuid4().hex[:8]}"
-    tm = TieredMemory(store_memory, config=TierConfig(cleanup_interval=10_000),
-                      redis_url=REDIS_URL, prefix=prefix)
-    tm.store_many([("a0", "state", state(i), i, 0.5) for i in range(5)])
-    assert {e["metadata"]["tier"] for e in tm.step_range("a0", 0, 4)} == {"stm"}
-    gone = redis.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=1)
-    tm.stm._r = gone
-    tm.stm._steps_script = gone.register_script("return {}")
-    with pytest.warns(TierDegradedWarning):
-        entries = tm.step_range("a0", 1, 3)
-    assert [(e["step_number"], e["metadata"]["compression_level"]) for e in entries] == \
-        [(1, 2), (2, 2), (3, 2)]  # the long-term form
-    assert tm.degraded
-    live = redis.Redis.from_url(REDIS_URL)
-    for key in live.scan_iter(f"{prefix}:*"):
-        live.delete(key)
-
-
 def test_transitions_capacity_and_merged_order(store_memory: Memory, backend):
     tm = TieredMemory(store_memory, config=TierConfig(stm_limit=5, im_limit=4,
                                                       cleanup_interval=1000), **backend)

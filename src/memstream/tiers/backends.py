@@ -28,9 +28,6 @@ class TierBackend(Protocol):
     def index(self, agent_id: str) -> list[tuple[int, str]]:
         """(step, id) of the agent's live entries, ordered by step then id."""
 
-    def steps(self, agent_id: str, start: int, end: int) -> dict[str, dict[str, Any]]:
-        """The agent's live entries with start <= step <= end."""
-
     def remove(self, agent_id: str, ids: Iterable[str]) -> None: ...
 
     def spans(self, agent_ids: Sequence[str]) -> dict[str, tuple[int, int, int]]:
@@ -95,13 +92,6 @@ class InProcessTier:
             gone = set(dead)
             rows = [r for r in rows if r[1] not in gone]
         return rows
-
-    def steps(self, agent_id: str, start: int, end: int) -> dict[str, dict[str, Any]]:
-        with self._lock:
-            rows = self._by_agent.get(agent_id, [])
-            chosen = rows[bisect.bisect_left(rows, (start, "")):
-                          bisect.bisect_left(rows, (end + 1, ""))]
-        return self.get([rid for _, rid in chosen])
 
     def spans(self, agent_ids: Sequence[str]) -> dict[str, tuple[int, int, int]]:
         with self._lock:
@@ -183,25 +173,6 @@ return #ids
 """
 
 
-# ARGV: key prefix, agent id, first and last step. The bodies of the agent's entries in that
-# range, in one round trip (entries that expired are skipped; their index rows stay until the
-# next ``index`` cleans them).
-_STEPS_LUA = """
-local p = ARGV[1]
-local ids = redis.call('ZRANGEBYSCORE', p .. ':a:' .. ARGV[2], ARGV[3], ARGV[4])
-local out = {}
-for first = 1, #ids, 1000 do
-  local keys = {}
-  for i = first, math.min(first + 999, #ids) do keys[#keys + 1] = p .. ':e:' .. ids[i] end
-  local bodies = redis.call('MGET', unpack(keys))
-  for i = 1, #keys do
-    if bodies[i] then out[#out + 1] = bodies[i] end
-  end
-end
-return out
-"""
-
-
 class RedisTier:
     """A tier in Redis: one JSON string per entry (with the TTL) and one sorted set per agent
     (score = step), under ``<prefix>:<tier>:``."""
@@ -217,7 +188,6 @@ class RedisTier:
         self._errors = (redis.RedisError, OSError)
         self._k = f"{prefix}:{name}"
         self._put_script = self._r.register_script(_PUT_LUA)
-        self._steps_script = self._r.register_script(_STEPS_LUA)
 
     def _call(self, fn: Any) -> Any:
         try:
@@ -269,11 +239,6 @@ class RedisTier:
                 pairs = [p for p in pairs if p[1] not in gone]
         pairs.sort()
         return pairs
-
-    def steps(self, agent_id: str, start: int, end: int) -> dict[str, dict[str, Any]]:
-        bodies = self._call(lambda: self._steps_script(args=[self._k, agent_id, start, end]))
-        entries = [_json.loads(body) for body in bodies]
-        return {e["memory_id"]: e for e in entries}
 
     def spans(self, agent_ids: Sequence[str]) -> dict[str, tuple[int, int, int]]:
         def run() -> list[Any]:

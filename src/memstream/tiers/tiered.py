@@ -30,7 +30,7 @@ import heapq
 import logging
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -304,55 +304,23 @@ class TieredMemory:
             raise InvalidInput(f"memory_type must be one of {MEMORY_TYPES} or None, not {kind!r}")
         return kind
 
-    def _read_beside(self, read: Callable[[], dict[str, dict[str, Any]]]
-                     ) -> Callable[[], dict[str, dict[str, Any]]]:
-        """Start ``read`` of the STM in the tiers' thread when the STM is Redis, so that the
-        caller's next read runs meanwhile; returns what gives its result ({} when the tier
-        failed, with the usual warning)."""
-        self.flush()
-        if self.degraded or not isinstance(self.stm, RedisTier):
-            found: dict[str, dict[str, Any]] = self._tier(read, {})
-            return lambda: found
-
-        def run() -> dict[str, dict[str, Any]] | BackendUnavailable:
-            try:
-                return read()
-            except BackendUnavailable as exc:
-                return exc  # reported in the caller's thread
-
-        pending = self._writer().submit(run)
-
-        def result() -> dict[str, dict[str, Any]]:
-            outcome = pending.result()
-            if isinstance(outcome, BackendUnavailable):
-                self._degrade(outcome)
-                return {}
-            return outcome
-        return result
-
-    def _tier_entries(self, agent_id: str, ids_steps: Sequence[tuple[int, str]], kind: str | None,
-                      stm: Mapping[str, dict[str, Any]] | None = None
+    def _tier_entries(self, agent_id: str, ids_steps: Sequence[tuple[int, str]], kind: str | None
                       ) -> dict[str, dict[str, Any]]:
-        """The most detailed cached form of these ids: {id: public entry}. ``stm``: entries
-        already read from the STM (then it is not asked again)."""
+        """The most detailed cached form of these ids: {id: public entry}."""
         out: dict[str, dict[str, Any]] = {}
         wanted = [i for _, i in ids_steps]
         for tier, backend in (("stm", self.stm), ("im", self.im)):
             missing = [i for i in wanted if i not in out]
-            if tier == "stm" and stm is not None:
-                found = {i: stm[i] for i in missing if i in stm}
-            else:
-                found = self._tier(lambda b=backend, m=missing: b.get(m), {})
+            found = self._tier(lambda b=backend, m=missing: b.get(m), {})
             for rid, e in found.items():
                 if kind is None or e["metadata"]["memory_type"] == kind:
                     out[rid] = self._public(e, tier)
         return out
 
-    def _merge(self, agent_id: str, records: Sequence[Record], kind: str | None,
-               stm: Mapping[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    def _merge(self, agent_id: str, records: Sequence[Record], kind: str | None
+               ) -> list[dict[str, Any]]:
         """LTM records (sorted by step) in their most detailed cached form, each once."""
-        cached = self._tier_entries(agent_id, [(r.step or 0, r.id) for r in records], kind,
-                                    stm)
+        cached = self._tier_entries(agent_id, [(r.step or 0, r.id) for r in records], kind)
         out = [cached.get(r.id) or self._from_record(r) for r in records]
         self._count_reads(out)
         return out
@@ -406,14 +374,9 @@ class TieredMemory:
         if not (isinstance(start, int) and isinstance(end, int)) or start < 0 or end < start:
             raise InvalidInput(f"a step range needs 0 <= start_step <= end_step, got "
                                f"({start!r}, {end!r})")
-        sel = self._select(agent_id, kind, step_min=start, step_max=end)
-        agent = sel.agent_id
-        if agent is None:
-            return self._merge(agent_id, self.memory.store.select(sel, order="step"), kind)
-        # the STM's entries of the range are read from Redis while SQLite reads the records
-        stm = self._read_beside(lambda: self.stm.steps(agent, start, end))
-        recs = self.memory.store.select(sel, order="step")
-        return self._merge(agent_id, recs, kind, stm=stm())
+        recs = self.memory.store.select(
+            self._select(agent_id, kind, step_min=start, step_max=end), order="step")
+        return self._merge(agent_id, recs, kind)
 
     def by_attributes(self, agent_id: str, attributes: Mapping[str, Any],
                       kind: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
