@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memstream import Conflict, NotFound, Record
+from memstream import Conflict, InvalidInput, NotFound, Record
 from memstream._ids import new_id
 from memstream.filters import Selection, matches, parse_filter
 from memstream.store import Patch
@@ -168,6 +168,12 @@ class StoreConformance:
         assert [r.id for r in store.select(Selection("ns"), order="-created")] == ids[::-1]
         assert [r.id for r in store.select(Selection("ns"), order="step")] == ids[::-1]
         assert [r.id for r in store.select(Selection("ns"), limit=2, offset=1)] == ids[1:3]
+        for kw in ({}, {"order": "-created"}, {"order": "step"}, {"limit": 2, "offset": 1},
+                   {"order": "step", "limit": 3}):
+            assert store.select_ids(Selection("ns", step_max=9), **kw) == \
+                [r.id for r in store.select(Selection("ns", step_max=9), **kw)]
+        with pytest.raises(InvalidInput, match="order must be one of"):
+            store.select_ids(Selection("ns"), order="random")
 
     def test_selection_scope_time_step_kind(self, store):
         store.insert([

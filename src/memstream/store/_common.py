@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._types import Record
+from ..errors import InvalidInput
 from ..filters import And, Cond, Expr, Not, Or, Selection
 from .protocol import Patch
 
@@ -108,3 +109,14 @@ def diff(before: Record, patch: Patch) -> Change | None:
         new={k: plain(k, v) for k, v in fields.items()},
         event="invalidate" if set(fields) <= {"invalidated_at", "superseded_by"} else "update",
         requeue="text" in fields)
+
+
+_ORDERS = {"created": "r.created_at, r.id", "-created": "r.created_at DESC, r.id DESC",
+           "step": "r.step, r.created_at, r.id"}
+
+
+def order_sql(order: str) -> str:
+    """The ORDER BY of ``Store.select``'s orders (the same SQL for both stores)."""
+    if order not in _ORDERS:
+        raise InvalidInput(f"order must be one of {sorted(_ORDERS)}, not {order!r}")
+    return _ORDERS[order]

@@ -29,7 +29,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from ..filters import Selection
-from ._common import diff
+from ._common import diff, order_sql
 from ._pg_schema import COLUMNS, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
 from .protocol import ApiKey, Patch, Signals, StoreStats
@@ -313,15 +313,20 @@ class PostgresStore:
 
     def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
                order: str = "created") -> list[Record]:
-        orders = {"created": "r.created_at, r.id", "-created": "r.created_at DESC, r.id DESC",
-                  "step": "r.step, r.created_at, r.id"}
-        if order not in orders:
-            raise InvalidInput(f"order must be one of {sorted(orders)}, not {order!r}")
+        rows = self._selected(_SELECT, sel, limit, offset, order)
+        return [_row_to_record(row) for row in rows]
+
+    def select_ids(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+                   order: str = "created") -> list[str]:
+        return [row[0] for row in self._selected("SELECT r.id FROM records r", sel, limit,
+                                                 offset, order)]
+
+    def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
+                  order: str) -> list[Any]:
         where, params = selection_sql(sel)
         with self._conn(write=False) as cur:
-            rows = cur.execute(f"{_SELECT} WHERE {where} ORDER BY {orders[order]} "
-                               "LIMIT %s OFFSET %s", (*params, limit, offset)).fetchall()
-        return [_row_to_record(row) for row in rows]
+            return list(cur.execute(f"{head} WHERE {where} ORDER BY {order_sql(order)} "
+                                    "LIMIT %s OFFSET %s", (*params, limit, offset)).fetchall())
 
     def count(self, sel: Selection, *, limit: int | None = None) -> int:
         where, params = selection_sql(sel)

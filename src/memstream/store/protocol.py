@@ -94,6 +94,10 @@ class Store(Protocol):
         """Records matching a selection. ``order``: "created" (oldest first, then id), "-created"
         (newest first), "step" (step ascending, then created)."""
 
+    def select_ids(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+                   order: str = "created") -> list[str]:
+        """The ids ``select`` would give, without reading the records."""
+
     def count(self, sel: Selection, *, limit: int | None = None) -> int:
         """How many records match a selection; with ``limit``, counting stops after
         ``limit + 1`` (enough to tell "more than limit")."""

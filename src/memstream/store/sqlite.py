@@ -30,7 +30,7 @@ from ..filters import Selection
 from . import _ann
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import diff
+from ._common import diff, order_sql
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
@@ -372,16 +372,21 @@ class SQLiteStore:
         return [found[i] for i in ids if i in found]
 
     def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
-             order: str = "created") -> list[Record]:
-        orders = {"created": "r.created_at, r.id", "-created": "r.created_at DESC, r.id DESC",
-                  "step": "r.step, r.created_at, r.id"}
-        if order not in orders:
-            raise InvalidInput(f"order must be one of {sorted(orders)}, not {order!r}")
-        where, params = selection_sql(sel)
-        sql = f"{_SELECT} WHERE {where} ORDER BY {orders[order]} LIMIT ? OFFSET ?"
-        with self._read() as db:
-            rows = db.execute(sql, (*params, -1 if limit is None else limit, offset)).fetchall()
+               order: str = "created") -> list[Record]:
+        rows = self._selected(_SELECT, sel, limit, offset, order)
         return [_row_to_record(row) for row in rows]
+
+    def select_ids(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+                   order: str = "created") -> list[str]:
+        return [row[0] for row in self._selected("SELECT r.id FROM records r", sel, limit,
+                                                 offset, order)]
+
+    def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
+                  order: str) -> list[Any]:
+        where, params = selection_sql(sel)
+        sql = f"{head} WHERE {where} ORDER BY {order_sql(order)} LIMIT ? OFFSET ?"
+        with self._read() as db:
+            return db.execute(sql, (*params, -1 if limit is None else limit, offset)).fetchall()
 
     def count(self, sel: Selection, *, limit: int | None = None) -> int:
         where, params = selection_sql(sel)

@@ -325,6 +325,19 @@ class TieredMemory:
         self._count_reads(out)
         return out
 
+    def _merge_ids(self, agent_id: str, ids: Sequence[str], kind: str | None
+                   ) -> list[dict[str, Any]]:
+        """``_merge`` of the records with these ids (in this order), reading from the durable
+        store only those no cache tier holds."""
+        cached = self._tier_entries(agent_id, [(0, i) for i in ids], kind)
+        missing = [i for i in ids if i not in cached]
+        records = {r.id: r for r in self.memory.store.get(self.namespace, missing)} \
+            if missing else {}
+        out = [cached[i] if i in cached else self._from_record(records[i])
+               for i in ids if i in cached or i in records]
+        self._count_reads(out)
+        return out
+
     def _count_reads(self, entries: Sequence[dict[str, Any]]) -> None:
         """Promotion: entries read often from IM or LTM go back to STM in full."""
         lower = [e for e in entries if e["metadata"]["compression_level"] > 0]
@@ -364,9 +377,9 @@ class TieredMemory:
         """The newest ``count`` entries, newest first."""
         if count < 0:
             raise InvalidInput("count must be >= 0")
-        recs = self.memory.store.select(self._select(agent_id, kind), limit=count,
-                                        order="-created")
-        return self._merge(agent_id, recs, kind)
+        ids = self.memory.store.select_ids(self._select(agent_id, kind), limit=count,
+                                           order="-created")
+        return self._merge_ids(agent_id, ids, kind)
 
     def step_range(self, agent_id: str, start: int, end: int, kind: str | None = None
                    ) -> list[dict[str, Any]]:
@@ -374,9 +387,9 @@ class TieredMemory:
         if not (isinstance(start, int) and isinstance(end, int)) or start < 0 or end < start:
             raise InvalidInput(f"a step range needs 0 <= start_step <= end_step, got "
                                f"({start!r}, {end!r})")
-        recs = self.memory.store.select(
+        ids = self.memory.store.select_ids(
             self._select(agent_id, kind, step_min=start, step_max=end), order="step")
-        return self._merge(agent_id, recs, kind)
+        return self._merge_ids(agent_id, ids, kind)
 
     def by_attributes(self, agent_id: str, attributes: Mapping[str, Any],
                       kind: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
@@ -387,9 +400,9 @@ class TieredMemory:
         where = parse_filter({k.replace("$", ""): (
             {op.lstrip("$"): val for op, val in spec.items()} if isinstance(spec, Mapping)
             else spec) for k, spec in attributes.items()})
-        recs = self.memory.store.select(self._select(agent_id, kind, where=where),
-                                        order="step", limit=limit)
-        return self._merge(agent_id, recs, kind)
+        ids = self.memory.store.select_ids(self._select(agent_id, kind, where=where),
+                                           order="step", limit=limit)
+        return self._merge_ids(agent_id, ids, kind)
 
     def content_search(self, agent_id: str, text: str, k: int = 5) -> list[dict[str, Any]]:
         """Entries whose text matches words of ``text`` (BM25), best first."""
