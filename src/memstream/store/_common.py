@@ -120,3 +120,27 @@ def order_sql(order: str) -> str:
     if order not in _ORDERS:
         raise InvalidInput(f"order must be one of {sorted(_ORDERS)}, not {order!r}")
     return _ORDERS[order]
+
+
+class Selecting:
+    """``select`` and ``select_ids`` of a store, given how it runs a selection's query
+    (``_selected``) and makes a record of a row (``_record``)."""
+
+    _ALL: str  # "SELECT <every column> FROM records r"
+
+    def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
+                  order: str) -> list[Any]:
+        raise NotImplementedError
+
+    def _record(self, row: Any) -> Record:
+        raise NotImplementedError
+
+    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+               order: str = "created") -> list[Record]:
+        return [self._record(row) for row in self._selected(self._ALL, sel, limit, offset,
+                                                            order)]
+
+    def select_ids(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+                   order: str = "created") -> list[str]:
+        return [row[0] for row in self._selected("SELECT r.id FROM records r", sel, limit,
+                                                 offset, order)]

@@ -29,7 +29,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from ..filters import Selection
-from ._common import diff, order_sql
+from ._common import Selecting, diff, order_sql
 from ._pg_schema import COLUMNS, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
 from .protocol import ApiKey, Patch, Signals, StoreStats
@@ -80,8 +80,10 @@ def _from_db(v: Any) -> np.ndarray:
     return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
 
 
-class PostgresStore:
+class PostgresStore(Selecting):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
+
+    _ALL = _SELECT
 
     def __init__(self, url: str, *, busy_timeout: float = 30.0, synchronous: str = "NORMAL",
                  pool_size: int = 8, ann_threshold: int = 0) -> None:
@@ -311,15 +313,8 @@ class PostgresStore:
         found = {row[0]: Signals(*row) for row in rows}
         return [found[i] for i in ids if i in found]
 
-    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
-               order: str = "created") -> list[Record]:
-        rows = self._selected(_SELECT, sel, limit, offset, order)
-        return [_row_to_record(row) for row in rows]
-
-    def select_ids(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
-                   order: str = "created") -> list[str]:
-        return [row[0] for row in self._selected("SELECT r.id FROM records r", sel, limit,
-                                                 offset, order)]
+    def _record(self, row: Any) -> Record:
+        return _row_to_record(row)
 
     def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
                   order: str) -> list[Any]:

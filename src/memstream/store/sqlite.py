@@ -30,7 +30,7 @@ from ..filters import Selection
 from . import _ann
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import diff, order_sql
+from ._common import Selecting, diff, order_sql
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
@@ -90,8 +90,10 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]
         yield items[start : start + size]
 
 
-class SQLiteStore:
+class SQLiteStore(Selecting):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
+
+    _ALL = _SELECT
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
                  synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
@@ -371,15 +373,8 @@ class SQLiteStore:
                     found[row[0]] = Signals(*row)
         return [found[i] for i in ids if i in found]
 
-    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
-               order: str = "created") -> list[Record]:
-        rows = self._selected(_SELECT, sel, limit, offset, order)
-        return [_row_to_record(row) for row in rows]
-
-    def select_ids(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
-                   order: str = "created") -> list[str]:
-        return [row[0] for row in self._selected("SELECT r.id FROM records r", sel, limit,
-                                                 offset, order)]
+    def _record(self, row: Any) -> Record:
+        return _row_to_record(row)
 
     def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
                   order: str) -> list[Any]:
