@@ -118,6 +118,16 @@ def test_transitions_capacity_and_merged_order(store_memory: Memory, backend):
     assert entries[3]["contents"]["inventory"] == ["sword", "map", "gem"]  # IM form
     assert "abstract" in entries[0]["contents"]  # LTM form
     assert entries[-1]["contents"] == state(11)  # full detail in STM
+    # every form names its tier and carries the vector(s) of its resolution
+    assert [e["metadata"]["tier"] for e in entries] == ["ltm"] * 3 + ["im"] * 4 + ["stm"] * 5
+    assert [sorted(e["embeddings"]) for e in entries[2:4] + entries[-1:]] == [
+        ["abstract_vector"], ["compressed_vector"], ["full_vector"]]
+    assert np.allclose(entries[0]["embeddings"]["abstract_vector"],
+                       state_vector(compress(state(0), 2)), atol=1e-6)
+    ltm_hit = dict(tm.similar("a1", state(1), k=12, tiers=["ltm"])[0][0])
+    assert ltm_hit["memory_id"] == ids[1] and ltm_hit["metadata"]["tier"] == "ltm"
+    assert np.allclose(ltm_hit["embeddings"]["abstract_vector"],
+                       state_vector(compress(state(1), 2)), atol=1e-6)
     assert [e["step_number"] for e in tm.step_range("a1", 3, 5)] == [3, 4, 5]
     assert [e["step_number"] for e in tm.recent("a1", 3)] == [11, 10, 9]
     # the durable store kept every record in full

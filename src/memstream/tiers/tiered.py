@@ -284,14 +284,23 @@ class TieredMemory:
                 "step_number": entry["step_number"], "timestamp": entry["timestamp"],
                 "contents": contents, "metadata": meta, "embeddings": vectors}
 
-    def _from_record(self, rec: Record) -> dict[str, Any]:
+    def _from_record(self, rec: Record, vector: np.ndarray | None) -> dict[str, Any]:
+        """The LTM form of a durable record; ``vector`` is its abstract vector."""
         data = rec.data or {}
         return {"memory_id": rec.id, "agent_id": rec.agent_id, "step_number": rec.step,
                 "timestamp": rec.created_at, "contents": compress(data, 2),
                 "metadata": {"creation_time": rec.created_at,
                              "last_access_time": rec.last_accessed_at,
                              "compression_level": 2, "importance_score": rec.importance,
-                             "retrieval_count": rec.access_count, "memory_type": rec.kind}}
+                             "retrieval_count": rec.access_count, "memory_type": rec.kind,
+                             "tier": "ltm"},
+                "embeddings": {} if vector is None else {"abstract_vector": vector.tolist()}}
+
+    def _from_records(self, records: Sequence[Record]) -> dict[str, dict[str, Any]]:
+        """``_from_record`` of each, their vectors read in one call: {id: LTM entry}."""
+        vectors = self.memory.store.embeddings(self.namespace, [r.id for r in records]) \
+            if records else {}
+        return {r.id: self._from_record(r, vectors.get(r.id)) for r in records}
 
     def _select(self, agent_id: str, kind: str | None, **extra: Any) -> Selection:
         kinds = None if kind is None else (self._kind(kind),)
@@ -321,7 +330,8 @@ class TieredMemory:
                ) -> list[dict[str, Any]]:
         """LTM records (sorted by step) in their most detailed cached form, each once."""
         cached = self._tier_entries(agent_id, [(r.step or 0, r.id) for r in records], kind)
-        out = [cached.get(r.id) or self._from_record(r) for r in records]
+        ltm = self._from_records([r for r in records if r.id not in cached])
+        out = [cached.get(r.id) or ltm[r.id] for r in records]
         self._count_reads(out)
         return out
 
@@ -333,8 +343,8 @@ class TieredMemory:
         missing = [i for i in ids if i not in cached]
         records = {r.id: r for r in self.memory.store.get(self.namespace, missing)} \
             if missing else {}
-        out = [cached[i] if i in cached else self._from_record(records[i])
-               for i in ids if i in cached or i in records]
+        ltm = self._from_records(list(records.values()))
+        out = [cached[i] if i in cached else ltm[i] for i in ids if i in cached or i in ltm]
         self._count_reads(out)
         return out
 
@@ -460,7 +470,8 @@ class TieredMemory:
                 top = np.argsort(-scores, kind="stable")[: k * 2]
                 recs = {r.id: r for r in self.memory.store.get(self.namespace,
                                                                [ids[i] for i in top])}
-                ranked.append([(-float(scores[i]), ids[i], self._from_record(recs[ids[i]]))
+                ranked.append([(-float(scores[i]), ids[i],
+                                self._from_record(recs[ids[i]], mat[i]))
                                for i in top if ids[i] in recs])
         out: list[tuple[dict[str, Any], float]] = []
         seen: set[str] = set()
