@@ -161,11 +161,20 @@ def test_promotion_after_repeated_reads(store_memory: Memory, backend):
 def test_ttl_expires_cache_not_memory(store_memory: Memory, backend):
     tm = TieredMemory(store_memory, config=TierConfig(stm_ttl=1), **backend)
     tm.store("a", "action", {"action_type": "dig"}, step=1)
-    assert len(tm.stm.index("a")) == 1
-    time.sleep(1.3)
-    assert tm.stm.index("a") == []
-    (entry,) = tm.step_range("a", 0, 10)
-    assert entry["metadata"]["memory_type"] == "action"
+    kept = tm.store("a", "action", {"action_type": "rest"}, step=2, priority=0.5)
+    assert len(tm.stm.index("a")) == 2
+    time.sleep(0.6)
+    tm.stm.put([tm.stm.get([kept["memory_id"]])[kept["memory_id"]]])  # its TTL starts again
+    time.sleep(0.7)
+    assert [i for _, i in tm.stm.index("a")] == [kept["memory_id"]]
+    ids, raw = tm.stm.vectors("a")  # the expired entry's vector is not served either
+    assert ids == [kept["memory_id"]] and len(raw) == 2 * 128
+    entries = tm.step_range("a", 0, 10)
+    assert [e["metadata"]["memory_type"] for e in entries] == ["action", "action"]
+    assert [e["metadata"]["tier"] for e in entries] == ["ltm", "stm"]
+    hits = tm.similar("a", {"action_type": "dig"}, k=2)
+    assert [(e["contents"].get("action_type"), e["metadata"]["tier"]) for e, _ in hits] == [
+        ("dig", "ltm"), ("rest", "stm")]
 
 
 def test_queries_similar_attributes_content(store_memory: Memory, backend):
@@ -191,6 +200,24 @@ def test_queries_similar_attributes_content(store_memory: Memory, backend):
     assert [e["step_number"] for e in low] == [0, 1, 2]
     (found,) = tm.content_search("a", "potion", k=5)
     assert found["metadata"]["memory_type"] == "interaction"
+
+
+def test_similar_scores_an_entry_in_the_most_detailed_tier_holding_it(store_memory: Memory,
+                                                                      backend):
+    """Two states share their long-term abstract (the first six fields) and differ after it:
+    LTM alone cannot tell them apart, STM can, and an entry held in STM is judged there."""
+    tm = TieredMemory(store_memory, **backend)
+    head = {"health": 5, "a": 1, "b": 2, "c": 3, "d": 4, "e": 5}
+    kept = tm.store("x", "state", {**head, "secret": "alpha"}, step=1)
+    query = {**head, "secret": "omega"}
+    assert compress(query, 2) == compress(kept["contents"], 2)
+    ((ltm_only, ltm_score),) = tm.similar("x", query, k=1, tiers=["ltm"])
+    assert ltm_only["metadata"]["tier"] == "ltm" and ltm_score == pytest.approx(1.0, abs=1e-5)
+    ((entry, score),) = tm.similar("x", query, k=1)
+    assert entry["memory_id"] == kept["memory_id"]
+    assert entry["metadata"]["tier"] == "stm" and entry["contents"]["secret"] == "alpha"
+    assert score == pytest.approx(float(state_vector(kept["contents"]) @ state_vector(query)),
+                                  abs=1e-2) and score < 0.99
 
 
 def test_bad_input(store_memory: Memory):

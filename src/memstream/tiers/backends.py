@@ -4,14 +4,18 @@ time-to-live and, per agent, an index ordered by step."""
 
 from __future__ import annotations
 
+import binascii
 import bisect
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+import numpy as np
+
 from .. import _json
 from ..errors import BackendUnavailable, MissingDependency
+from .features import DIM
 
 __all__ = ["InProcessTier", "RedisTier", "TierBackend"]
 
@@ -34,9 +38,9 @@ class TierBackend(Protocol):
         """(entries, oldest step, newest step) of each agent with entries (index rows of
         expired entries may still count)."""
 
-    def vectors(self, agent_id: str) -> dict[str, str]:
-        """{id: packed vector} of the agent's entries at this tier's resolution (may include
-        entries that just expired: intersect with ``index``)."""
+    def vectors(self, agent_id: str) -> tuple[list[str], bytes]:
+        """The ids of the agent's live entries that have a vector at this tier's resolution,
+        and those vectors (float16, one after the other, in the same order)."""
 
     def agents(self) -> list[str]: ...
 
@@ -46,10 +50,11 @@ class TierBackend(Protocol):
         """What the backend uses, when it can tell."""
 
 
-def _vec_of(name: str, entry: dict[str, Any]) -> str | None:
-    """The packed vector a tier searches: the full one in STM, the compressed one in IM."""
+def _vec_of(name: str, entry: dict[str, Any]) -> bytes:
+    """The vector a tier searches, as float16 bytes (empty: none): the full one in STM, the
+    compressed one in IM. Entries carry it in base64 (``_floats`` in tiered.py reads that)."""
     value = entry.get("im_vec" if name == "im" else "vec")
-    return value if isinstance(value, str) else None
+    return binascii.a2b_base64(value) if isinstance(value, str) else b""
 
 
 class InProcessTier:
@@ -59,7 +64,7 @@ class InProcessTier:
         self.name, self.ttl = name, ttl
         self._entries: dict[str, tuple[float, dict[str, Any]]] = {}
         self._by_agent: dict[str, list[tuple[int, str]]] = {}
-        self._vecs: dict[str, dict[str, str]] = {}
+        self._vecs: dict[str, dict[str, bytes]] = {}
         self._lock = threading.RLock()
 
     def _alive(self, until: float) -> bool:
@@ -75,7 +80,7 @@ class InProcessTier:
                                   (int(e["step_number"]), rid))
                 self._entries[rid] = (until, e)
                 vec = _vec_of(self.name, e)
-                if vec is not None:
+                if vec:
                     self._vecs.setdefault(agent, {})[rid] = vec
 
     def get(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -109,9 +114,11 @@ class InProcessTier:
                 self._by_agent[agent_id] = [r for r in self._by_agent[agent_id]
                                             if r[1] not in gone]
 
-    def vectors(self, agent_id: str) -> dict[str, str]:
+    def vectors(self, agent_id: str) -> tuple[list[str], bytes]:
         with self._lock:
-            return dict(self._vecs.get(agent_id, {}))
+            pairs = [(rid, vec) for rid, vec in self._vecs.get(agent_id, {}).items()
+                     if self._alive(self._entries[rid][0])]
+        return [rid for rid, _ in pairs], b"".join(vec for _, vec in pairs)
 
     def agents(self) -> list[str]:
         with self._lock:
@@ -130,11 +137,14 @@ class InProcessTier:
         return None
 
 
-# ARGV: key prefix, ttl (0: none), then five lists joined by newlines (which none of their
-# items holds: ids and agent ids have no control characters, JSON escapes them, base64 has
-# none): ids, agents, steps, JSON bodies, packed vectors (empty: none). Seven arguments for a
-# whole batch, so the client packs almost nothing; the splitting runs in Redis. Keys are built
-# from the prefix, so this needs a single Redis, not a cluster.
+# ARGV: key prefix, ttl (0: none), then four lists joined by newlines (which none of their
+# items holds: ids and agent ids have no control characters, JSON escapes them): ids, agents,
+# steps, JSON bodies; then the entries' vectors (float16 bytes) one after the other and their
+# lengths, joined by newlines (0: none). Eight arguments for a whole batch, so the client packs
+# almost nothing; the splitting runs in Redis. Keys are built from the prefix, so this needs a
+# single Redis, not a cluster. Per agent, ':a:' is the index (score: step) and ':w:' the
+# vectors: a hash by id of when the entry expires (a little-endian double, Redis server time;
+# 0: never) followed by the vector's float16 bytes.
 _PUT_LUA = """
 local p, ttl = ARGV[1], tonumber(ARGV[2])
 local function split(s)
@@ -146,9 +156,14 @@ local function split(s)
     start = stop + 1
   end
 end
-local ids, owners, steps, bodies, vecs =
-  split(ARGV[3]), split(ARGV[4]), split(ARGV[5]), split(ARGV[6]), split(ARGV[7])
-local agents = {}
+local ids, owners, steps, bodies, blob, lens =
+  split(ARGV[3]), split(ARGV[4]), split(ARGV[5]), split(ARGV[6]), ARGV[7], split(ARGV[8])
+local agents, at, expires = {}, 1, 0
+if ttl > 0 then
+  local now = redis.call('TIME')
+  expires = tonumber(now[1]) + tonumber(now[2]) / 1e6 + ttl
+end
+local stamp = struct.pack('<d', expires)
 for i = 1, #ids do
   local id, agent = ids[i], owners[i]
   if ttl > 0 then
@@ -157,8 +172,10 @@ for i = 1, #ids do
     redis.call('SET', p .. ':e:' .. id, bodies[i])
   end
   redis.call('ZADD', p .. ':a:' .. agent, steps[i], id)
-  if vecs[i] ~= '' then
-    redis.call('HSET', p .. ':v:' .. agent, id, vecs[i])
+  local n = tonumber(lens[i])
+  if n > 0 then
+    redis.call('HSET', p .. ':w:' .. agent, id, stamp .. string.sub(blob, at, at + n - 1))
+    at = at + n
   end
   agents[agent] = true
 end
@@ -166,11 +183,15 @@ for agent in pairs(agents) do
   redis.call('SADD', p .. ':agents', agent)
   if ttl > 0 then
     redis.call('EXPIRE', p .. ':a:' .. agent, ttl)
-    redis.call('EXPIRE', p .. ':v:' .. agent, ttl)
+    redis.call('EXPIRE', p .. ':w:' .. agent, ttl)
   end
 end
 return #ids
 """
+
+# a row of the vector hash: when the entry expires, then the vector (DIM float16)
+_ROW = np.dtype([("expires", "<f8"), ("vector", f"V{2 * DIM}")])
+_STAMPED = _ROW.itemsize
 
 
 class RedisTier:
@@ -203,18 +224,19 @@ class RedisTier:
         trip instead of four commands per entry."""
         self.send(self.encode(entries))
 
-    def encode(self, entries: Sequence[dict[str, Any]]) -> list[str | int] | None:
+    def encode(self, entries: Sequence[dict[str, Any]]) -> list[str | int | bytes] | None:
         """``put`` in two halves: the arguments of the script call (None: nothing to do)..."""
         if not entries:
             return None
+        vecs = [_vec_of(self.name, e) for e in entries]
         return [self._k, int(self.ttl) if self.ttl else 0,
                 "\n".join([e["memory_id"] for e in entries]),
                 "\n".join([e["agent_id"] for e in entries]),
                 "\n".join([str(int(e["step_number"])) for e in entries]),
                 "\n".join([_json.dumps(e) for e in entries]),
-                "\n".join([_vec_of(self.name, e) or "" for e in entries])]
+                b"".join(vecs), "\n".join([str(len(vec)) for vec in vecs])]
 
-    def send(self, args: list[str | int] | None) -> None:
+    def send(self, args: list[str | int | bytes] | None) -> None:
         """... and the call, which holds Python's interpreter lock only to write and read the
         socket (so another thread can run it while this one works)."""
         if args is not None:
@@ -267,13 +289,24 @@ class RedisTier:
             pipe = self._r.pipeline(transaction=False)
             pipe.delete(*[f"{self._k}:e:{i}" for i in ids])
             pipe.zrem(f"{self._k}:a:{agent_id}", *ids)
-            pipe.hdel(f"{self._k}:v:{agent_id}", *ids)
+            pipe.hdel(f"{self._k}:w:{agent_id}", *ids)
             pipe.execute()
         self._call(run)
 
-    def vectors(self, agent_id: str) -> dict[str, str]:
-        raw = self._call(lambda: self._r.hgetall(f"{self._k}:v:{agent_id}"))
-        return {k.decode(): v.decode() for k, v in raw.items()}
+    def vectors(self, agent_id: str) -> tuple[list[str], bytes]:
+        def run() -> list[Any]:
+            pipe = self._r.pipeline(transaction=False)
+            pipe.hgetall(f"{self._k}:w:{agent_id}")
+            pipe.time()
+            return list(pipe.execute())
+
+        found, (seconds, micros) = self._call(run)
+        rows = [(k, v) for k, v in found.items() if len(v) == _STAMPED]
+        if not rows:
+            return [], b""
+        table = np.frombuffer(b"".join(v for _, v in rows), dtype=_ROW)
+        live = np.flatnonzero((table["expires"] == 0) | (table["expires"] > seconds + micros / 1e6))
+        return [rows[j][0].decode() for j in live], table["vector"][live].tobytes()
 
     def agents(self) -> list[str]:
         return sorted(a.decode() for a in self._call(lambda: self._r.smembers(

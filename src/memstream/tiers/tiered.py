@@ -106,6 +106,14 @@ def _pack_rows(rows: np.ndarray) -> list[str]:
     return [b64(row, newline=False).decode() for row in halves]
 
 
+def _unheld(ids: list[str], mat: np.ndarray, held: set[str]) -> tuple[list[str], np.ndarray]:
+    """The ids (and their rows of ``mat``) that are not in ``held``."""
+    if not held:
+        return ids, mat
+    keep = [j for j, i in enumerate(ids) if i not in held]
+    return [ids[j] for j in keep], mat[keep]
+
+
 class TieredMemory:
     """Agent memory in three tiers over one ``Memory`` (see the module docstring)."""
 
@@ -425,7 +433,8 @@ class TieredMemory:
                 kind: str | None = None, tiers: Sequence[str] | None = None
                 ) -> list[tuple[dict[str, Any], float]]:
         """(entry, cosine) of the entries most like a state dict or a raw vector, best first;
-        each tier compares at its own resolution."""
+        each tier compares at its own resolution, and an entry is scored and returned by the
+        most detailed of ``tiers`` that holds it."""
         if k < 1:
             raise InvalidInput("k must be >= 1")
         tiers = list(tiers or ("stm", "im", "ltm"))
@@ -438,19 +447,19 @@ class TieredMemory:
             vec = v.vector(query, DIM, "query_embedding")
             q = {t: vec for t in LEVEL_OF}
         ranked: list[list[tuple[float, str, dict[str, Any]]]] = []
+        held: set[str] = set()  # ids a more detailed tier searched: judged there, not again
         for tier in ("stm", "im"):
             if tier not in tiers:
                 continue
             backend = self.stm if tier == "stm" else self.im
-            live = {i for _, i in self._tier(lambda b=backend: b.index(agent_id), [])}
-            packed = self._tier(lambda b=backend: b.vectors(agent_id), {})
-            ids = [i for i in packed if i in live]
+            ids, raw = self._tier(lambda b=backend: b.vectors(agent_id), ([], b""))
             if not ids:
                 continue
+            mat = np.frombuffer(raw, dtype=np.float16).reshape(len(ids), -1)
+            ids, mat = _unheld(ids, mat, held)
+            held.update(ids)
             # score the packed vectors; read whole entries only for the best ones
-            raw = b"".join(base64.b64decode(packed[i]) for i in ids)
-            scores = np.frombuffer(raw, dtype=np.float16).reshape(len(ids), -1).astype(
-                np.float32) @ q[tier]
+            scores = mat.astype(np.float32) @ q[tier]
             order = np.argsort(-scores, kind="stable")
             chosen: list[tuple[float, str, dict[str, Any]]] = []
             for start in range(0, len(order), k * 4):
@@ -458,13 +467,16 @@ class TieredMemory:
                 got = self._tier(lambda b=backend, i=block: b.get(i), {})
                 for j in order[start : start + k * 4]:
                     e = got.get(ids[j])
-                    if e is not None and (kind is None or e["metadata"]["memory_type"] == kind):
+                    if e is None:  # gone since (evicted or expired): a lower tier may hold it
+                        held.discard(ids[j])
+                    elif kind is None or e["metadata"]["memory_type"] == kind:
                         chosen.append((-float(scores[j]), ids[j], self._public(e, tier)))
                 if len(chosen) >= k * 2:
                     break
             ranked.append(sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2])
         if "ltm" in tiers:
-            ids, mat = self.memory.store.selection_vectors(self._select(agent_id, kind))
+            ids, mat = _unheld(*self.memory.store.selection_vectors(
+                self._select(agent_id, kind)), held)
             if len(ids):
                 scores = mat @ q["ltm"]
                 top = np.argsort(-scores, kind="stable")[: k * 2]
