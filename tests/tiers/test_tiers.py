@@ -13,7 +13,7 @@ from memstream import InvalidInput, Memory
 from memstream.tiers import TierConfig, TierDegradedWarning, TieredMemory, compress, state_vector
 from memstream.tiers.features import leaves, long_term, unit_rows
 
-from .conftest import REDIS_URL
+from .conftest import REDIS_URL, RedisRelay
 
 
 def state(i: int, **extra):
@@ -100,6 +100,36 @@ def test_redis_failing_under_a_background_copy_degrades_and_keeps_the_batch(
     assert [e["step_number"] for e in entries] == list(range(0, 300, 3))  # from LTM
     assert tm.degraded
     live = redis.Redis.from_url(REDIS_URL)  # what the first store() left there
+    for key in live.scan_iter(f"{prefix}:*"):
+        live.delete(key)
+
+
+def test_tiers_come_back_after_a_redis_outage(store_memory: Memory, redis_relay: RedisRelay):
+    """While Redis cannot be reached, writes go to the durable store alone; once it answers
+    again (tried every ``retry_interval`` seconds) STM is used again, and reads serve what was
+    written meanwhile in its LTM form."""
+    import redis
+
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    tm = TieredMemory(store_memory, config=TierConfig(retry_interval=0.3),
+                      redis_url=redis_relay.url, prefix=prefix)
+    tm.store("a", "state", state(1), step=1)
+    redis_relay.cut()
+    with pytest.warns(TierDegradedWarning):
+        tm.store("a", "state", state(2), step=2)
+    assert tm.degraded
+    redis_relay.start()
+    tm.store("a", "state", state(3), step=3)  # before the next attempt: still degraded
+    assert tm.degraded
+    time.sleep(0.4)
+    tm.store("a", "state", state(4), step=4)
+    assert not tm.degraded
+    entries = tm.step_range("a", 0, 10)
+    assert [e["step_number"] for e in entries] == [1, 2, 3, 4]
+    assert [e["metadata"]["tier"] for e in entries] == ["stm", "ltm", "ltm", "stm"]
+    best, _ = tm.similar("a", state(4), k=4)[0]
+    assert best["memory_id"] == entries[-1]["memory_id"] and best["metadata"]["tier"] == "stm"
+    live = redis.Redis.from_url(REDIS_URL)
     for key in live.scan_iter(f"{prefix}:*"):
         live.delete(key)
 

@@ -29,6 +29,7 @@ import binascii
 import heapq
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -83,6 +84,8 @@ class TierConfig:
     cleanup_interval: int = 100
     priority_decay: float = 0.95
     promote_after: int = 3
+    #: while Redis is failing, seconds between attempts to reach it again
+    retry_interval: float = 30.0
 
 
 def _pack(vec: np.ndarray) -> str:
@@ -125,6 +128,7 @@ class TieredMemory:
         base = namespace if namespace is not None else memory.config.namespace
         self.namespace = v.namespace(f"{base}.agents")
         self.degraded = False
+        self._retry_at = 0.0  # when degraded: the time (monotonic) of the next attempt
         stm: TierBackend
         im: TierBackend
         if redis_url:
@@ -153,10 +157,28 @@ class TieredMemory:
                           TierDegradedWarning, stacklevel=3)
             log.warning("tier backend failed (%s); using the durable store", exc)
         self.degraded = True
+        self._retry_at = time.monotonic() + self.config.retry_interval
+
+    def _up(self) -> bool:
+        """Whether the tier backends can be used: not degraded, or back (tried at most every
+        ``retry_interval`` seconds). Entries written meanwhile are only in the durable store,
+        so queries serve them in their LTM form."""
+        if not self.degraded:
+            return True
+        if time.monotonic() < self._retry_at or not isinstance(self.stm, RedisTier):
+            return False
+        try:
+            self.stm.ping()
+        except BackendUnavailable:
+            self._retry_at = time.monotonic() + self.config.retry_interval
+            return False
+        self.degraded = False
+        log.warning("tier backend is back; STM and IM are in use again")
+        return True
 
     def _tier(self, fn: Any, default: Any) -> Any:
         self.flush()
-        if self.degraded:
+        if not self._up():
             return default
         try:
             return fn()
@@ -244,7 +266,7 @@ class TieredMemory:
         the caller prepares its next batch; every tier operation of this object waits for it
         first (``flush``), so this process reads its own writes."""
         self.flush()
-        if self.degraded:
+        if not self._up():
             return
         args = stm.encode(entries)  # encoded here: the thread only sends
 
