@@ -29,6 +29,25 @@ def store_memory(tmp_path: Path) -> Iterator[Memory]:
         yield mem
 
 
+def _drop(prefix: str) -> None:
+    import redis
+
+    r = redis.Redis.from_url(REDIS_URL)
+    keys = list(r.scan_iter(f"{prefix}:*"))
+    if keys:
+        r.delete(*keys)
+
+
+@pytest.fixture
+def redis_prefix() -> Iterator[str]:
+    """A fresh key prefix in the real Redis, its keys removed afterwards (pass or fail)."""
+    if not redis_up():
+        pytest.fail("the Redis server at 127.0.0.1:6379 is not running (.ci/run starts one)")
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    yield prefix
+    _drop(prefix)
+
+
 @pytest.fixture(params=["process", "redis"])
 def backend(request: pytest.FixtureRequest) -> Iterator[dict[str, str | None]]:
     """Keyword arguments for TieredMemory: tiers in this process, or in the real Redis
@@ -40,12 +59,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[dict[str, str | None]]:
         pytest.fail("the Redis server at 127.0.0.1:6379 is not running (.ci/run starts one)")
     prefix = f"test-{uuid.uuid4().hex[:8]}"
     yield {"redis_url": REDIS_URL, "prefix": prefix}
-    import redis
-
-    r = redis.Redis.from_url(REDIS_URL)
-    keys = list(r.scan_iter(f"{prefix}:*"))
-    if keys:
-        r.delete(*keys)
+    _drop(prefix)
 
 
 class RedisRelay:

@@ -216,10 +216,9 @@ with Memory(sys.argv[1], embedder="none") as mem:
 """
 
 
-def test_two_processes_share_agents_through_redis_and_the_store(tmp_path: Path):
-    import uuid
-
-    prefix = f"mp-{uuid.uuid4().hex[:6]}"
+def test_two_processes_share_agents_through_redis_and_the_store(tmp_path: Path,
+                                                                redis_prefix: str):
+    prefix = redis_prefix
     db = tmp_path / "shared.db"
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(db), prefix, name])
              for name in ("left", "right")]
@@ -231,5 +230,3 @@ def test_two_processes_share_agents_through_redis_and_the_store(tmp_path: Path):
             assert len(entries) == 100
             assert {e["contents"]["by"] for e in entries if
                     e["metadata"]["compression_level"] == 0} == {"left", "right"}
-        tm.stm.clear()
-        tm.im.clear()

@@ -4,7 +4,6 @@ with the tiers in this process and in the real Redis server."""
 from __future__ import annotations
 
 import time
-import uuid
 
 import numpy as np
 import pytest
@@ -84,10 +83,10 @@ def test_spans_tell_maintenance_which_agents_to_visit(store_memory: Memory, back
 
 
 def test_redis_failing_under_a_background_copy_degrades_and_keeps_the_batch(
-        store_memory: Memory):
+        store_memory: Memory, redis_prefix: str):
     import redis
 
-    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    prefix = redis_prefix
     tm = TieredMemory(store_memory, config=TierConfig(cleanup_interval=10_000),
                       redis_url=REDIS_URL, prefix=prefix)
     tm.store("a0", "state", state(0), step=0)
@@ -99,20 +98,15 @@ def test_redis_failing_under_a_background_copy_degrades_and_keeps_the_batch(
         entries = tm.step_range("a0", 0, 1000)
     assert [e["step_number"] for e in entries] == list(range(0, 300, 3))  # from LTM
     assert tm.degraded
-    live = redis.Redis.from_url(REDIS_URL)  # what the first store() left there
-    for key in live.scan_iter(f"{prefix}:*"):
-        live.delete(key)
 
 
-def test_tiers_come_back_after_a_redis_outage(store_memory: Memory, redis_relay: RedisRelay):
+def test_tiers_come_back_after_a_redis_outage(store_memory: Memory, redis_relay: RedisRelay,
+                                              redis_prefix: str):
     """While Redis cannot be reached, writes go to the durable store alone; once it answers
     again (tried every ``retry_interval`` seconds) STM is used again, and reads serve what was
     written meanwhile in its LTM form."""
-    import redis
-
-    prefix = f"test-{uuid.uuid4().hex[:8]}"
     tm = TieredMemory(store_memory, config=TierConfig(retry_interval=0.3),
-                      redis_url=redis_relay.url, prefix=prefix)
+                      redis_url=redis_relay.url, prefix=redis_prefix)
     tm.store("a", "state", state(1), step=1)
     redis_relay.cut()
     with pytest.warns(TierDegradedWarning):
@@ -129,9 +123,6 @@ def test_tiers_come_back_after_a_redis_outage(store_memory: Memory, redis_relay:
     assert [e["metadata"]["tier"] for e in entries] == ["stm", "ltm", "ltm", "stm"]
     best, _ = tm.similar("a", state(4), k=4)[0]
     assert best["memory_id"] == entries[-1]["memory_id"] and best["metadata"]["tier"] == "stm"
-    live = redis.Redis.from_url(REDIS_URL)
-    for key in live.scan_iter(f"{prefix}:*"):
-        live.delete(key)
 
 
 def test_transitions_capacity_and_merged_order(store_memory: Memory, backend):
