@@ -9,6 +9,7 @@ from typing import Any
 
 from .clock import FixedClock
 from .memory import Memory
+from .retrieval.scoring import PROFILES
 
 _DAY = [
     (8.0, "Woke up in the apartment; the kitchen tap is still dripping.", None),
@@ -21,10 +22,14 @@ _DAY = [
     (18.0, "Went for a 10 km run to train for the marathon.", None),
 ]
 
+#: (question, weight profile, touch): the same question under the memory-stream paper's
+#: equal weights and under "recall", where relevance dominates, both read-only so that they
+#: see the same recency; then a search that refreshes the last access of what it returns
+#: (its hits get recency 1 in later searches)
 _QUESTIONS = [
-    ("What should I remember about Maria before booking dinner?", "balanced"),
-    ("What went wrong with the report?", "balanced"),
-    ("What went wrong with the report?", "recent"),
+    ("What should I remember about Maria before booking dinner?", "balanced", False),
+    ("What should I remember about Maria before booking dinner?", "recall", False),
+    ("What went wrong with the report?", "balanced", True),
 ]
 
 
@@ -44,14 +49,21 @@ def run_demo(path: str | None = None, *, echo: Callable[[str], Any] = print) -> 
                 echo(f"  {hour:05.2f}h  add  [imp {rec.importance:.2f}] {text}")
             mem.flush()
             clock.set(start + 20 * 3600)
-            for question, profile in _QUESTIONS:
-                echo(f"\nsearch ({profile}): {question}")
-                for hit in mem.search(question, agent_id="ada", k=3, weights=profile):
+            echo("\nEach hit: score = the profile's weights times recency, importance and "
+                 "relevance,\neach normalised to [0, 1] over the candidates.")
+            for question, profile, touch in _QUESTIONS:
+                w = PROFILES[profile]
+                echo(f"\nsearch ({profile}: {w.recency:g} x recency + {w.importance:g} x "
+                     f"importance + {w.relevance:g} x relevance"
+                     f"{'' if touch else '; read-only'}): {question}")
+                for hit in mem.search(question, agent_id="ada", k=3, weights=profile,
+                                      touch=touch):
                     e = hit.explain
-                    echo(f"  {hit.score:.2f} = recency {e.recency:.2f} + importance "
-                         f"{e.importance:.2f} + relevance {e.relevance:.2f}  {hit.record.text}")
-            ctx = mem.context("plans for the weekend", agent_id="ada", budget=40)
-            echo(f"\ncontext block for 'plans for the weekend' ({ctx.tokens} tokens):\n{ctx.text}")
+                    echo(f"  {hit.score:.2f}  recency {e.recency:.2f}  importance "
+                         f"{e.importance:.2f}  relevance {e.relevance:.2f}  {hit.record.text}")
+            ctx = mem.context("dinner with Maria", agent_id="ada", budget=40, weights="recall")
+            echo(f"\ncontext block for 'dinner with Maria' (recall, {ctx.tokens} tokens of "
+                 f"40):\n{ctx.text}")
     finally:
         if tmp is not None:
             tmp.cleanup()
