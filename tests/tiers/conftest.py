@@ -23,9 +23,12 @@ def redis_up() -> bool:
         return False
 
 
-@pytest.fixture
-def store_memory(tmp_path: Path) -> Iterator[Memory]:
-    with Memory(tmp_path / "agents.db", embedder="none") as mem:
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
+    """The durable store (LTM): a SQLite file, or a fresh database on the real PostgreSQL."""
+    url = str(tmp_path / "agents.db") if request.param == "sqlite" else \
+        request.getfixturevalue("pg_url")
+    with Memory(url, embedder="none") as mem:
         yield mem
 
 
