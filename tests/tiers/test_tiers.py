@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from memstream import InvalidInput, Memory
-from memstream.tiers import TierConfig, TierDegradedWarning, TieredMemory, compress, state_vector
+from memstream.tiers import (
+    TierConfig,
+    TierDegradedWarning,
+    TieredMemory,
+    compress,
+    state_vector,
+    tiered,
+)
 from memstream.tiers.features import leaves, long_term, unit_rows
 
 from .conftest import REDIS_URL, RedisRelay
@@ -177,6 +184,25 @@ def test_promotion_after_repeated_reads(store_memory: Memory, backend):
     tm.step_range("a", 0, 0)  # the third read promotes it
     entry = tm.step_range("a", 0, 0)[0]
     assert entry["metadata"]["compression_level"] == 0 and entry["contents"] == state(0)
+
+
+def test_promotion_counts_are_bounded(store_memory: Memory, monkeypatch: pytest.MonkeyPatch):
+    """A long run reads many entries from IM and LTM once: the counts kept for promotion stay
+    under a bound, forgetting those read least recently."""
+    monkeypatch.setattr(tiered, "_READS_KEPT", 3)
+    tm = TieredMemory(store_memory, config=TierConfig(stm_limit=1, im_limit=1,
+                                                      cleanup_interval=1000, promote_after=2))
+    for i in range(6):
+        tm.store("a", "state", state(i), step=i)
+    tm.maintain("a")
+    for step in (0, 1, 2, 3):  # four entries read from LTM once: step 0's count goes
+        assert tm.step_range("a", step, step)[0]["metadata"]["tier"] == "ltm"
+    assert len(tm._ltm_reads) == 3
+    tm.step_range("a", 1, 1)  # a second read promotes it
+    assert tm.step_range("a", 1, 1)[0]["metadata"]["tier"] == "stm"
+    tm.step_range("a", 0, 0)  # its count was forgotten: this is a first read again, so
+    assert tm.step_range("a", 0, 0)[0]["metadata"]["tier"] == "ltm"  # no promotion yet
+    assert tm.step_range("a", 0, 0)[0]["metadata"]["tier"] == "stm"
 
 
 def test_ttl_expires_cache_not_memory(store_memory: Memory, backend):

@@ -61,6 +61,8 @@ LEVEL_OF = {"stm": 0, "im": 1, "ltm": 2}
 
 #: a batch of at least this many entries is copied to a Redis STM in the background
 _BACKGROUND = 256
+#: promotion counts kept (per entry read from IM or LTM); past this, the least recently read go
+_READS_KEPT = 100_000
 
 
 def _due(span: tuple[int, int, int] | None, limit: int, max_age: int) -> bool:
@@ -383,12 +385,16 @@ class TieredMemory:
         lower = [e for e in entries if e["metadata"]["compression_level"] > 0]
         promote = []
         with self._lock:
+            reads = self._ltm_reads
             for e in lower:
-                n = self._ltm_reads.get(e["memory_id"], 0) + 1
-                self._ltm_reads[e["memory_id"]] = n
+                rid = e["memory_id"]
+                n = reads.pop(rid, 0) + 1  # re-inserted last: the dict runs oldest read first
                 if n >= self.config.promote_after:
-                    promote.append(e["memory_id"])
-                    del self._ltm_reads[e["memory_id"]]
+                    promote.append(rid)
+                else:
+                    reads[rid] = n
+            while len(reads) > _READS_KEPT:  # forget the counts read least recently
+                del reads[next(iter(reads))]
         if promote:
             self._promote(promote)
 
