@@ -111,11 +111,13 @@ def test_closed_store_refuses_work(tmp_path: Path):
 
 
 def test_columns_are_the_first_fields_of_a_record_in_order():
-    """Rows become records positionally: the column list and the dataclass must agree."""
+    """Rows become records positionally in both stores: their column lists and the dataclass
+    must agree."""
     import dataclasses
 
     from memstream import Record
-    from memstream.store._sqlite_schema import COLUMNS
+    from memstream.store import _pg_schema, _sqlite_schema
 
     names = [f.name for f in dataclasses.fields(Record)]
-    assert tuple(names[: len(COLUMNS)]) == COLUMNS
+    for columns in (_sqlite_schema.COLUMNS, _pg_schema.COLUMNS):
+        assert tuple(names[: len(columns)]) == columns

@@ -49,11 +49,15 @@ def _jsonb(value: Any) -> Jsonb | None:
     return None if value is None else Jsonb(value, dumps=_dumps)
 
 
+_PROVENANCE, _METADATA = COLUMNS.index("provenance"), COLUMNS.index("metadata")
+
+
 def _row_to_record(row: Sequence[Any]) -> Record:
-    v = dict(zip(COLUMNS, row, strict=True))
-    v["provenance"] = tuple(v["provenance"] or ())
-    v["metadata"] = v["metadata"] or {}
-    return Record(**v)
+    """A record from the values of COLUMNS (which are Record's first fields, in order)."""
+    v = list(row)
+    v[_PROVENANCE] = tuple(v[_PROVENANCE] or ())
+    v[_METADATA] = v[_METADATA] or {}
+    return Record(*v)
 
 
 def _record_row(r: Record) -> list[Any]:
