@@ -7,6 +7,8 @@ import pytest
 
 from memstream import FixedClock, Memory
 
+from .redis_server import RedisRelay, drop_prefix, redis_up
+
 pytest.register_assert_rewrite("tests.store.conformance")
 
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -64,3 +66,29 @@ def pg_url(pg_admin: str) -> Iterator[str]:
     url = new_database(pg_admin)
     yield url
     drop_database(pg_admin, url)
+
+
+def _need_redis() -> None:
+    if not redis_up():
+        pytest.fail("the Redis server at 127.0.0.1:6379 is not running (.ci/run starts one)")
+
+
+@pytest.fixture
+def redis_prefix() -> Iterator[str]:
+    """A fresh key prefix in the real Redis, its keys removed afterwards (pass or fail)."""
+    import uuid
+
+    _need_redis()
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    yield prefix
+    drop_prefix(prefix)
+
+
+@pytest.fixture
+def redis_relay() -> Iterator[RedisRelay]:
+    """A relay to the real Redis that the test can cut and restore."""
+    _need_redis()
+    relay = RedisRelay()
+    relay.start()
+    yield relay
+    relay.cut()

@@ -556,7 +556,8 @@ def migrate(st: _State, source: str, target: str, batch: int, sample: int) -> No
 @click.option("--rate", default=100.0, show_default=True, help="Requests/s per key (0: off).")
 @click.option("--log-level", default="info", show_default=True)
 @click.option("--redis", "redis_url", envvar="MEMSTREAM_REDIS_URL",
-              help="Keep agents' short-term tiers in this Redis. Env: MEMSTREAM_REDIS_URL.")
+              help="Keep agents' short-term tiers in this Redis, and count rate limits there "
+              "for every server that shares it. Env: MEMSTREAM_REDIS_URL.")
 @click.pass_obj
 def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
           log_level: str, redis_url: str | None) -> None:

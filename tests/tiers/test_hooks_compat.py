@@ -27,7 +27,7 @@ from memstream.compat.agent_memory import (
 )
 from memstream.tiers import TierDegradedWarning, TieredMemory
 
-from .conftest import redis_up
+from ..redis_server import redis_up
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from memstream.tiers import (
 )
 from memstream.tiers.features import leaves, long_term, unit_rows
 
-from .conftest import REDIS_URL, RedisRelay
+from ..redis_server import REDIS_URL, RedisRelay
 
 
 def state(i: int, **extra):

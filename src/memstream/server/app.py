@@ -32,7 +32,7 @@ from ..memory import Memory
 from .auth import authenticate, keys_enabled
 from .errors import error_body, status_for
 from .inspect import router as inspect_router
-from .limits import BodyLimit, RateLimiter
+from .limits import BodyLimit, Limiter, RateLimiter, SharedRateLimiter
 from .mcp import build_mcp
 from .routes import router
 
@@ -74,7 +74,9 @@ def _error(exc: MemstreamError) -> JSONResponse:
 def create_app(memory: Memory, settings: ServerSettings | None = None, *,
                host: str = "127.0.0.1", redis_url: str | None = None) -> FastAPI:
     """The ASGI app over one ``Memory`` (closed by the app's shutdown). ``host`` is where the
-    server listens: on a loopback address MCP also checks Host and Origin headers."""
+    server listens: on a loopback address MCP also checks Host and Origin headers. With
+    ``redis_url``, agents' tiers live in that Redis and rate limits are counted there, shared
+    by every server that uses it."""
     settings = settings or ServerSettings()
     mcp = build_mcp(memory, redis_url=redis_url)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
@@ -101,7 +103,9 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
     app.state.tiers = {}
     app.state.redis_url = redis_url
     keys = _Keys(memory)
-    limiter = RateLimiter(settings.rate_per_key, settings.burst_per_key)
+    limiter: Limiter = RateLimiter(settings.rate_per_key, settings.burst_per_key) \
+        if not redis_url else SharedRateLimiter(settings.rate_per_key, settings.burst_per_key,
+                                                redis_url)
 
     @app.middleware("http")
     async def authenticate_and_log(request: Request,

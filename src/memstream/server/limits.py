@@ -1,12 +1,21 @@
-"""Per-key rate limits (a token bucket each) and the request size limit (an ASGI wrapper)."""
+"""Per-key rate limits (a token bucket each, in this process or shared through Redis) and the
+request size limit (an ASGI wrapper)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
-from ..errors import PayloadTooLarge, RateLimited
+from ..errors import MissingDependency, PayloadTooLarge, RateLimited
+
+log = logging.getLogger("memstream.server")
+
+
+class Limiter(Protocol):
+    def check(self, caller: str) -> None:
+        """Count one request of ``caller``; raise ``RateLimited`` when it is over the limit."""
 
 
 class RateLimiter:
@@ -29,6 +38,73 @@ class RateLimiter:
                 raise RateLimited(f"over the limit of {self.rate:g} requests/s for this key; "
                                   "slow down and retry", retry_after=(1 - tokens) / self.rate)
             self._buckets[caller] = (tokens - 1, now)
+
+
+# ARGV: bucket key, rate (tokens/s), burst. The bucket (tokens left, when) is refilled for the
+# time since, on Redis's clock, then one token is taken if there is one. Returns {1 or 0, the
+# tokens left} (as a string: Redis turns Lua numbers into integers).
+_BUCKET_LUA = """
+local key, rate, burst = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1e6
+local state = redis.call('HMGET', key, 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local allowed = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+end
+redis.call('HSET', key, 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('EXPIRE', key, math.ceil(burst / rate) + 1)
+return {allowed, tostring(tokens)}
+"""
+
+
+class SharedRateLimiter:
+    """``RateLimiter`` with its buckets in Redis: every server that shares the Redis counts a
+    key's requests together, so N servers allow the key ``rate``, not N × ``rate``. When Redis
+    fails, each process counts on its own (logged) and tries Redis again after
+    ``retry_interval`` seconds."""
+
+    def __init__(self, rate: float, burst: int, url: str, *, prefix: str = "memstream:rate",
+                 retry_interval: float = 30.0) -> None:
+        try:
+            import redis
+        except ImportError as exc:
+            raise MissingDependency("shared rate limits need: pip install 'memstream[redis]'"
+                                    ) from exc
+        self.rate, self.burst, self.prefix = rate, burst, prefix
+        self.retry_interval = retry_interval
+        self._r = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=1)
+        self._errors = (redis.RedisError, OSError)
+        self._script = self._r.register_script(_BUCKET_LUA)
+        self._local = RateLimiter(rate, burst)
+        self._retry_at = 0.0  # while Redis fails: when to try it again
+
+    def check(self, caller: str) -> None:
+        if self.rate <= 0:
+            return
+        if time.monotonic() >= self._retry_at:
+            try:
+                allowed, tokens = self._script(args=[f"{self.prefix}:{caller}", self.rate,
+                                                     self.burst])
+            except self._errors as exc:
+                if self._retry_at == 0.0:
+                    log.warning("rate limits: Redis failed (%s); each server counts on its own "
+                                "until it is back", exc)
+                self._retry_at = time.monotonic() + self.retry_interval
+            else:
+                if self._retry_at:
+                    log.warning("rate limits: Redis is back; the servers count together again")
+                self._retry_at = 0.0
+                if not int(allowed):
+                    raise RateLimited(f"over the limit of {self.rate:g} requests/s for this "
+                                      "key; slow down and retry",
+                                      retry_after=(1 - float(tokens)) / self.rate)
+                return
+        self._local.check(caller)
 
 
 class BodyLimit:
