@@ -150,3 +150,25 @@ def test_stdio_session(tmp_path: Path):
             out = await _exercise(client)
             assert out["deleted"] == {"deleted": out["id"]}
     anyio.run(main)
+
+
+def test_streamable_http_calls_count_against_the_keys_rate(tmp_path: Path):
+    """MCP tool calls share the key's token bucket with REST: no way around ``--rate``."""
+    from .conftest import start, stop
+
+    srv = start(tmp_path / "rate.db", "--rate", "1", keys={"admin": (["team-a"], "admin")})
+
+    async def main() -> list[str]:
+        async with _http(srv, "admin") as client:
+            results = [await client.call_tool("search_memories", {"query": "x"})
+                       for _ in range(6)]
+        return [r.content[0].text if r.is_error else "ok" for r in results]
+
+    try:
+        with srv.client("admin") as http:
+            assert http.get("/v1/stats").status_code == 200  # one of the burst of 2, via REST
+        outcomes = anyio.run(main)
+        assert outcomes[0] == "ok" and outcomes.count("ok") <= 2
+        assert any("RateLimited (429)" in o for o in outcomes)
+    finally:
+        stop(srv)

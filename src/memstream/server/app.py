@@ -78,7 +78,10 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
     ``redis_url``, agents' tiers live in that Redis and rate limits are counted there, shared
     by every server that uses it."""
     settings = settings or ServerSettings()
-    mcp = build_mcp(memory, redis_url=redis_url)
+    limiter: Limiter = RateLimiter(settings.rate_per_key, settings.burst_per_key) \
+        if not redis_url else SharedRateLimiter(settings.rate_per_key, settings.burst_per_key,
+                                                redis_url)
+    mcp = build_mcp(memory, redis_url=redis_url, limiter=limiter)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
                                       json_response=True, host=host)
     registry = CollectorRegistry()
@@ -103,9 +106,6 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
     app.state.tiers = {}
     app.state.redis_url = redis_url
     keys = _Keys(memory)
-    limiter: Limiter = RateLimiter(settings.rate_per_key, settings.burst_per_key) \
-        if not redis_url else SharedRateLimiter(settings.rate_per_key, settings.burst_per_key,
-                                                redis_url)
 
     @app.middleware("http")
     async def authenticate_and_log(request: Request,

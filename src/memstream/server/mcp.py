@@ -25,6 +25,7 @@ from ..learning import Learner
 from ..memory import Memory
 from ..tiers import TieredMemory
 from .auth import Principal, authenticate, keys_enabled
+from .limits import Limiter
 from .errors import status_for
 
 P = ParamSpec("P")
@@ -48,8 +49,10 @@ def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
 
 
 def build_mcp(memory: Memory, *, stdio_key: str | None = None,
-              redis_url: str | None = None) -> MCPServer:
-    """An MCP server over ``memory`` (agent tiers in Redis when ``redis_url`` is given)."""
+              redis_url: str | None = None, limiter: Limiter | None = None) -> MCPServer:
+    """An MCP server over ``memory`` (agent tiers in Redis when ``redis_url`` is given). Over
+    HTTP, each tool call and resource read counts against its key's rate in ``limiter``, the
+    same buckets the REST API uses."""
     server = MCPServer(name="memstream", instructions=INSTRUCTIONS, version=__version__)
     env_key = stdio_key if stdio_key is not None else os.environ.get("MEMSTREAM_API_KEY")
 
@@ -61,7 +64,10 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
         if headers is None:  # stdio
             return authenticate(memory.store, env_key, required=keys_enabled(memory.store))
         auth = headers.get("authorization") or headers.get("x-api-key")
-        return authenticate(memory.store, auth, required=keys_enabled(memory.store))
+        who = authenticate(memory.store, auth, required=keys_enabled(memory.store))
+        if limiter is not None:  # without keys the server listens on loopback only
+            limiter.check(who.key_id or "local")
+        return who
 
     def scope(ctx: Context, namespace: str | None, need: str) -> str:
         who = principal(ctx)
