@@ -25,8 +25,8 @@ from ..learning import Learner
 from ..memory import Memory
 from ..tiers import TieredMemory
 from .auth import Principal, authenticate, keys_enabled
-from .limits import Limiter
 from .errors import status_for
+from .limits import Limiter
 
 P = ParamSpec("P")
 R = TypeVar("R")
