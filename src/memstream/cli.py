@@ -766,15 +766,18 @@ def bench_fit_rerank(st: _State, data: str, out: str) -> None:
 @click.option("--steps", default=1000, show_default=True)
 @click.option("--redis", "redis_url", default=None,
               help="Keep STM and IM in this Redis (e.g. redis://127.0.0.1:6379/0).")
+@click.option("--store", default=None,
+              help="The durable store to write (e.g. postgresql://...; the records stay there, "
+              "in the namespace bench-<pid>.agents). Default: a temporary SQLite file.")
 @click.option("--queries", default=200, show_default=True)
 @click.pass_obj
 def bench_agents(st: _State, agents: int, steps: int, redis_url: str | None,
-                 queries: int) -> None:
+                 store: str | None, queries: int) -> None:
     """Agent states at scale: ingest rate, step-range, attribute and similar-state queries."""
     from .bench import agents as agents_bench
 
-    report = agents_bench.run(agents=agents, steps=steps, redis_url=redis_url, queries=queries,
-                              echo=lambda s: click.echo(s, err=True))
+    report = agents_bench.run(agents=agents, steps=steps, redis_url=redis_url, store=store,
+                              queries=queries, echo=lambda s: click.echo(s, err=True))
     _emit(report) if st.as_json else click.echo(agents_bench.render(report))
 
 

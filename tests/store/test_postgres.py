@@ -63,6 +63,24 @@ def test_hnsw_index_per_dimension_and_used(pg_url: str) -> None:
         s.close()
 
 
+def test_vectors_searched_exactly_make_no_hnsw_index(pg_url: str) -> None:
+    """Agent states (``ann=False``) keep their vectors for exact per-agent scans: no HNSW index
+    is made for their dimension, so inserting them costs a row, not a graph update."""
+    from memstream.tiers import TieredMemory
+
+    with Memory(pg_url, embedder="none") as mem:
+        tm = TieredMemory(mem)
+        tm.store_many([(f"a{i}", "state", {"hp": i}, 1, 0.5) for i in range(3)])
+        assert tm.similar("a1", {"hp": 1}, k=1, tiers=["ltm"])[0][0]["step_number"] == 1
+        s = mem.store
+        assert isinstance(s, PostgresStore)
+        s.insert([rec("text", embedding=unit(1, 0, 0, 0))], model="m")  # a text embedding
+    with psycopg.connect(pg_url) as conn:
+        names = [r[0] for r in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'records_vec_%'")]
+    assert names == ["records_vec_4"]
+
+
 def test_nul_characters_are_refused_and_nothing_is_stored(pg_url: str) -> None:
     s = PostgresStore(pg_url)
     try:

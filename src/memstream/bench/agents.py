@@ -1,10 +1,12 @@
 """Agents at scale: ``agents`` agents each write one state per step for ``steps`` steps (one
 ``store_many`` call per step; the ingest rate counts the time inside it, not the making up of
 the states), then step-range, attribute and similar-state queries are timed on random agents.
-Run with the tiers in Redis and in this process."""
+Run with the tiers in Redis and in this process, over a temporary SQLite file or a given store
+(whose records are left in the namespace ``bench-<pid>.agents``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import tempfile
@@ -31,54 +33,64 @@ def _ms(values: list[float]) -> dict[str, float]:
 
 
 def run(*, agents: int = 1000, steps: int = 1000, redis_url: str | None = None,
-        queries: int = 200, echo: Callable[[str], Any] = print) -> dict[str, Any]:
-    folder = tempfile.mkdtemp(prefix="memstream-agents-")
-    prefix = f"bench-{os.getpid()}"
-    report: dict[str, Any] = {"agents": agents, "steps": steps,
-                              "tiers": "redis" if redis_url else "in-process"}
-    rng = random.Random(7)
-    with Memory(Path(folder) / "agents.db", embedder="none") as mem:
+        store: str | None = None, queries: int = 200, echo: Callable[[str], Any] = print
+        ) -> dict[str, Any]:
+    with contextlib.ExitStack() as stack:
+        db: Path | None = None
+        if store is None:  # a temporary file, removed afterwards
+            db = Path(stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="memstream-agents-"))) / "agents.db"
+        mem = stack.enter_context(Memory(db or store, embedder="none"))
+        prefix = f"bench-{os.getpid()}"
         tm = TieredMemory(mem, redis_url=redis_url, prefix=prefix,
-                          config=TierConfig(stm_ttl=None))
-        redis_before = tm.stm.memory_bytes() if redis_url else None
-        elapsed = 0.0  # in store_many only: making up the states is the simulation's work
-        for step in range(steps):
-            batch = [(f"agent{a}", "state", _state(rng, a, step), step,
-                      0.3 + 0.7 * rng.random()) for a in range(agents)]
-            started = time.perf_counter()
-            tm.store_many(batch)
-            if step == steps - 1:
-                tm.flush()  # the last batch's STM copy is part of the ingest
-            elapsed += time.perf_counter() - started
-            if (step + 1) % max(1, steps // 10) == 0:
-                done = (step + 1) * agents
-                echo(f"  {done:,} states, {done / elapsed:,.0f}/s")
-        report["states"] = agents * steps
-        report["ingest_per_s"] = round(agents * steps / elapsed)
-        if redis_url:
-            report["redis_mib"] = round(((tm.stm.memory_bytes() or 0) - (redis_before or 0))
-                                        / 2**20, 1)
-        timings: dict[str, list[float]] = {"step_range": [], "attributes": [], "similar": []}
-        for _ in range(queries):
-            agent = f"agent{rng.randrange(agents)}"
-            start = rng.randrange(max(1, steps - 100))
-            t = time.perf_counter()
-            tm.step_range(agent, start, start + 99)
-            timings["step_range"].append((time.perf_counter() - t) * 1000)
-            t = time.perf_counter()
-            tm.by_attributes(agent, {"position.zone": f"z{rng.randrange(10)}",
-                                     "status": "trading"})
-            timings["attributes"].append((time.perf_counter() - t) * 1000)
-            t = time.perf_counter()
-            tm.similar(agent, _state(rng, 0, rng.randrange(steps)), k=5)
-            timings["similar"].append((time.perf_counter() - t) * 1000)
-        for name, values in timings.items():
-            report[f"{name}_ms"] = _ms(values)
-        report["db_mib"] = round(os.path.getsize(Path(folder) / "agents.db") / 2**20, 1)
-        if redis_url:
-            tm.stm.clear()
-            tm.im.clear()
+                          namespace=None if db else prefix, config=TierConfig(stm_ttl=None))
+        if redis_url:  # the cache entries go, also when the run fails
+            stack.callback(tm.im.clear)
+            stack.callback(tm.stm.clear)
+        report: dict[str, Any] = {
+            "agents": agents, "steps": steps, "tiers": "redis" if redis_url else "in-process",
+            "store": "sqlite" if db else str(store).partition(":")[0]}
+        _measure(tm, agents, steps, queries, report, echo)
+        report["db_mib"] = round(os.path.getsize(db) / 2**20, 1) if db else None
     return report
+
+
+def _measure(tm: TieredMemory, agents: int, steps: int, queries: int, report: dict[str, Any],
+             echo: Callable[[str], Any]) -> None:
+    rng = random.Random(7)
+    redis_before = tm.stm.memory_bytes()
+    elapsed = 0.0  # in store_many only: making up the states is the simulation's work
+    for step in range(steps):
+        batch = [(f"agent{a}", "state", _state(rng, a, step), step,
+                  0.3 + 0.7 * rng.random()) for a in range(agents)]
+        started = time.perf_counter()
+        tm.store_many(batch)
+        if step == steps - 1:
+            tm.flush()  # the last batch's STM copy is part of the ingest
+        elapsed += time.perf_counter() - started
+        if (step + 1) % max(1, steps // 10) == 0:
+            done = (step + 1) * agents
+            echo(f"  {done:,} states, {done / elapsed:,.0f}/s")
+    report["states"] = agents * steps
+    report["ingest_per_s"] = round(agents * steps / elapsed)
+    if redis_before is not None:
+        report["redis_mib"] = round(((tm.stm.memory_bytes() or 0) - redis_before) / 2**20, 1)
+    timings: dict[str, list[float]] = {"step_range": [], "attributes": [], "similar": []}
+    for _ in range(queries):
+        agent = f"agent{rng.randrange(agents)}"
+        start = rng.randrange(max(1, steps - 100))
+        t = time.perf_counter()
+        tm.step_range(agent, start, start + 99)
+        timings["step_range"].append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        tm.by_attributes(agent, {"position.zone": f"z{rng.randrange(10)}",
+                                 "status": "trading"})
+        timings["attributes"].append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        tm.similar(agent, _state(rng, 0, rng.randrange(steps)), k=5)
+        timings["similar"].append((time.perf_counter() - t) * 1000)
+    for name, values in timings.items():
+        report[f"{name}_ms"] = _ms(values)
 
 
 def render(r: dict[str, Any]) -> str:
@@ -86,12 +98,13 @@ def render(r: dict[str, Any]) -> str:
         return f"p50 {d['p50']} ms, p95 {d['p95']} ms"
 
     lines = [f"agents: {r['agents']:,} agents x {r['steps']:,} steps = {r['states']:,} states, "
-             f"tiers {r['tiers']}",
+             f"tiers {r['tiers']}, store {r['store']}",
              f"ingest:              {r['ingest_per_s']:,} states/s",
              f"step-range (100):    {pp(r['step_range_ms'])}",
              f"attribute query:     {pp(r['attributes_ms'])}",
-             f"similar state (k=5): {pp(r['similar_ms'])}",
-             f"database:            {r['db_mib']} MiB"]
+             f"similar state (k=5): {pp(r['similar_ms'])}"]
+    if r["db_mib"] is not None:
+        lines.append(f"database:            {r['db_mib']} MiB")
     if "redis_mib" in r:
         lines.append(f"redis memory:        {r['redis_mib']} MiB")
     return "\n".join(lines)

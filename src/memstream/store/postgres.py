@@ -184,11 +184,12 @@ class PostgresStore(Selecting):
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
-               history: bool = True) -> None:
+               history: bool = True, ann: bool = True) -> None:
         if not records:
             return
-        dims = {len(_vec(r.embedding)) for r in records if r.embedding is not None}
-        self._ensure_vector_index(dims)
+        if ann:
+            self._ensure_vector_index({len(_vec(r.embedding)) for r in records
+                                       if r.embedding is not None})
         rows = [[*_record_row(r),
                  None if r.embedding is None else _vec(r.embedding),
                  None if r.embedding is None else model,
@@ -447,7 +448,8 @@ class PostgresStore(Selecting):
         where, params = selection_sql(sel)
         with self._conn(write=False) as cur:
             rows = cur.execute(f"SELECT r.id, r.embedding FROM records r WHERE {where} "
-                               "AND r.embedding IS NOT NULL ORDER BY r.seq", params).fetchall()
+                               "AND r.embedding IS NOT NULL ORDER BY r.seq", params,
+                               binary=True).fetchall()  # pgvector's text form: 28 µs a row
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
         vectors = [(rid, _from_db(v)) for rid, v in rows]
@@ -463,7 +465,7 @@ class PostgresStore(Selecting):
         with self._conn(write=False) as cur:
             rows = cur.execute("SELECT id, embedding FROM records WHERE namespace = %s AND "
                                "id = ANY(%s) AND embedding IS NOT NULL",
-                               (namespace, list(ids))).fetchall()
+                               (namespace, list(ids)), binary=True).fetchall()
         return {rid: _from_db(v) for rid, v in rows}
 
     def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:

@@ -73,13 +73,16 @@ class Store(Protocol):
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
-               history: bool = True) -> None:
+               history: bool = True, ann: bool = True) -> None:
         """Store new records atomically: all or none. Each gets a history entry ``event``.
         A record's ``embedding`` (if set) is stored with it as made by ``model``; records
         without one are queued for embedding, and those whose id is in ``rate`` for an
         importance rating. A duplicate id raises Conflict. Durable when the call returns.
         ``history=False`` writes no "add" history entry (bulk data such as agent states; their
-        later updates and deletes are still recorded)."""
+        later updates and deletes are still recorded). ``ann=False``: these vectors are only
+        ever compared exactly within a small selection, so no approximate index needs to be
+        made for their dimension (PostgreSQL keeps one HNSW index per dimension, and every
+        insert into it costs far more than the row)."""
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
         """The records with these ids in this namespace, in the order of ``ids``; unknown ids are

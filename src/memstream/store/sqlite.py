@@ -238,7 +238,7 @@ class SQLiteStore(Selecting):
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
-               history: bool = True) -> None:
+               history: bool = True, ann: bool = True) -> None:
         if not records:
             return
         with self._write() as db:

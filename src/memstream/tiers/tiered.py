@@ -209,7 +209,8 @@ class TieredMemory:
         batch = items if isinstance(items, Sequence) else list(items)
         records, entries = self._prepare(batch, self.memory.clock.now())
         # durable before any cache; an add needs no history row (the record itself is it)
-        self.memory.store.insert(records, model=MODEL, history=False)
+        # states are compared exactly, per agent: no approximate index for their vectors
+        self.memory.store.insert(records, model=MODEL, history=False, ann=False)
         if len(entries) >= _BACKGROUND and isinstance(self.stm, RedisTier):
             self._put_later(self.stm, entries)
         else:
