@@ -558,7 +558,7 @@ class PostgresStore(Selecting):
             rows = cur.execute(
                 _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
                 + " WHERE r.namespace = %s AND r.id > %s ORDER BY r.id LIMIT %s",
-                (namespace, after or "", limit)).fetchall()
+                (namespace, after or "", limit), binary=True).fetchall()
         out = []
         for row in rows:
             rec = _row_to_record(row[:-2])
