@@ -121,3 +121,26 @@ def test_columns_are_the_first_fields_of_a_record_in_order():
     names = [f.name for f in dataclasses.fields(Record)]
     for columns in (_sqlite_schema.COLUMNS, _pg_schema.COLUMNS):
         assert tuple(names[: len(columns)]) == columns
+
+
+def test_the_vector_index_reads_other_namespaces_log_entries_once(tmp_path: Path):
+    """Every vector change of every namespace goes through one log. A namespace's index moves
+    its position to the log's end at each search, so the entries of a busy other namespace
+    (agent states, say) are read past once, not again at every later search; and it still
+    sees its own changes made in between."""
+    s = SQLiteStore(tmp_path / "v.db")
+    try:
+        s.insert([rec("first", ns="docs", embedding=unit(1, 0, 0))], model="m")
+        assert [i for i, _ in s.vector_search(Selection("docs"), unit(1, 0, 0), 5)]
+        s.insert([rec(f"state {i}", ns="agents", embedding=unit(0, 1, i)) for i in range(50)],
+                 model="m")
+        late = rec("second", ns="docs", embedding=unit(1, 1, 0))
+        s.insert([late], model="m")
+        s.insert([rec("more", ns="agents", embedding=unit(0, 0, 1))], model="m")
+        hits = s.vector_search(Selection("docs"), unit(1, 1, 0), 5)
+        assert hits[0][0] == late.id and len(hits) == 2
+        with sqlite3.connect(tmp_path / "v.db") as db:
+            end = db.execute("SELECT max(seq) FROM vector_log").fetchone()[0]
+        assert s._vectors["docs"].last_seq == end  # past the agents' 51 entries
+    finally:
+        s.close()

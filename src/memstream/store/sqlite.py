@@ -686,14 +686,17 @@ class SQLiteStore(Selecting):
             finally:
                 db.execute("COMMIT")
             return index
-        changes = db.execute("SELECT seq, rid, op FROM vector_log WHERE seq > ? AND namespace = ? "
-                             "ORDER BY seq", (index.last_seq, namespace)).fetchall()
+        # the log's end now: this namespace's changes up to it are replayed, and the position
+        # moves there even when none are this namespace's, so that entries of other
+        # namespaces (an agent's states, say) are read past once and not at every search
+        top = db.execute("SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
+        changes = db.execute("SELECT rid, op FROM vector_log WHERE seq > ? AND seq <= ? "
+                             "AND namespace = ? ORDER BY seq",
+                             (index.last_seq, top, namespace)).fetchall()
+        index.last_seq = max(index.last_seq, top)
         if not changes:
             return index
-        final: dict[int, int] = {}
-        for seq, rid, op in changes:
-            final[rid] = op
-            index.last_seq = max(index.last_seq, seq)
+        final: dict[int, int] = dict(changes)
         index.remove(rid for rid, op in final.items() if op == OP_REMOVED)
         live = [rid for rid, op in final.items() if op != OP_REMOVED]
         for chunk in _chunks(live):
