@@ -32,6 +32,7 @@ from .errors import (
     RateLimited,
     ScopeViolation,
     Unauthenticated,
+    UnsupportedMediaType,
 )
 from .memory import AsyncMemory, Context, Memory
 from .retrieval.scoring import PROFILES, Weights
@@ -70,6 +71,7 @@ __all__ = [
     "ScopeViolation",
     "SimulationClock",
     "Unauthenticated",
+    "UnsupportedMediaType",
     "WallClock",
     "Weights",
     "__version__",

@@ -14,7 +14,10 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "loads"]
+__all__ = ["MAX_DEPTH", "clip", "depth", "dumps", "loads"]
+
+#: how deeply a record's data or metadata may nest (objects and lists); deeper is refused
+MAX_DEPTH = 64
 
 _DIGITS = bytes(57 if 48 <= b <= 57 else 32 for b in range(256))
 _RUN = b"9" * 20
@@ -51,3 +54,36 @@ def loads(text: str | bytes) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return json.loads(raw)
+
+
+def depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply ``value`` nests (a scalar is 0), counted up to ``limit + 1`` at most."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            level += 1
+            if level > deepest:
+                deepest = level
+                if deepest > limit:
+                    return deepest
+            stack.extend((v, level) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def clip(value: Any, limit: int = MAX_DEPTH) -> Any:
+    """``value`` itself when it nests at most ``limit`` levels; otherwise a copy whose deeper
+    parts are replaced by a note (what is stored stays readable by every interface)."""
+    if depth(value, limit) <= limit:
+        return value
+
+    def cut(item: Any, room: int) -> Any:
+        if not isinstance(item, dict | list | tuple):
+            return item
+        if room == 0:
+            return f"(nested deeper than {limit} levels: not shown)"
+        if isinstance(item, dict):
+            return {k: cut(v, room - 1) for k, v in item.items()}
+        return [cut(v, room - 1) for v in item]
+
+    return cut(value, limit)

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._json import clip
+
 __all__ = ["KINDS", "Explanation", "HistoryEntry", "Hit", "MemoryChange", "Record"]
 
 #: Kinds the product itself writes. Any other lowercase identifier is accepted too.
@@ -73,6 +75,7 @@ class Record:
         """A JSON-ready dict of every field (the embedding as a list of floats when asked)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["provenance"] = list(self.provenance)
+        out["data"], out["metadata"] = clip(self.data), clip(self.metadata)
         emb = out.pop("embedding")
         if with_embedding and emb is not None:
             out["embedding"] = [float(x) for x in emb]
@@ -148,17 +151,20 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One change to a record: ``event`` is add, update, delete, invalidate or import."""
+    """One change to a record: ``event`` is add, update, delete, invalidate, import or erase
+    (what is left of an erased record: its id and the time, no content)."""
 
     record_id: str
     namespace: str
-    event: Literal["add", "update", "delete", "invalidate", "import"]
+    event: Literal["add", "update", "delete", "invalidate", "import", "erase"]
     at: float
     old: dict[str, Any] | None
     new: dict[str, Any] | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["old"], out["new"] = clip(self.old), clip(self.new)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

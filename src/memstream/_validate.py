@@ -11,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from ._json import MAX_DEPTH
+from ._json import depth as json_depth
+from ._json import dumps as json_dumps
 from .errors import InvalidInput
 
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@\-]{0,127}$")
@@ -93,7 +96,7 @@ def _plain_copy(value: Any, depth: int = 0) -> Any:
         if value - value != 0.0:  # NaN or infinity
             raise _NotPlain
         return value
-    if depth > 64:
+    if depth >= MAX_DEPTH:
         raise _NotPlain
     if kind is dict:
         out = {}
@@ -107,20 +110,34 @@ def _plain_copy(value: Any, depth: int = 0) -> Any:
     raise _NotPlain
 
 
-def json_object(value: Any, field: str) -> dict[str, Any] | None:
+def json_object(value: Any, field: str, *, max_bytes: int | None = None
+                ) -> dict[str, Any] | None:
+    """A plain copy of a JSON object, at most ``MAX_DEPTH`` levels deep and, when given,
+    ``max_bytes`` long as JSON."""
     if value is None:
         return None
     if not isinstance(value, Mapping):
         raise InvalidInput(f"{field} must be a dict (a JSON object), not {type(value).__name__}")
     try:
-        return dict(_plain_copy(value)) if type(value) is dict else _round_trip(value, field)
+        out = dict(_plain_copy(value)) if type(value) is dict else _round_trip(value, field)
     except _NotPlain:
-        return _round_trip(value, field)
+        out = _round_trip(value, field)
+    if json_depth(out) > MAX_DEPTH:
+        raise InvalidInput(f"{field} nests more than {MAX_DEPTH} levels deep; flatten it (deep "
+                           "structures cannot be filtered or shown)")
+    if max_bytes is not None and out:
+        size = len(json_dumps(out).encode())
+        if size > max_bytes:
+            raise InvalidInput(f"{field} is {size:,} bytes as JSON, over the limit of "
+                               f"{max_bytes:,}; store less in it or raise max_text_bytes")
+    return out
 
 
 def _round_trip(value: Any, field: str) -> dict[str, Any]:
     try:
         return dict(json.loads(json.dumps(value, allow_nan=False)))
+    except RecursionError as exc:
+        raise InvalidInput(f"{field} nests more than {MAX_DEPTH} levels deep; flatten it") from exc
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{field} must hold only JSON values (no NaN, sets or objects): "
                            f"{exc}") from exc

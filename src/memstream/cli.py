@@ -233,12 +233,52 @@ def list_(st: _State, user_id: str | None, agent_id: str | None, run_id: str | N
 
 @cli.command()
 @click.argument("record_id")
+@click.option("--erase", is_flag=True,
+              help="Also remove its text, payload and history everywhere (see `erase`).")
 @click.pass_obj
-def delete(st: _State, record_id: str) -> None:
-    """Delete a record from every index (its history stays)."""
+def delete(st: _State, record_id: str, erase: bool) -> None:
+    """Delete a record from every index (its history stays unless --erase)."""
     with st.memory() as mem:
-        mem.delete(record_id)
+        mem.delete(record_id, erase=erase)
     _emit({"deleted": record_id}) if st.as_json else click.echo(f"deleted {record_id}")
+
+
+@cli.command()
+@click.pass_obj
+def check(st: _State) -> None:
+    """Scan a SQLite store page by page (PRAGMA integrity_check) without changing it; exit
+    code 7 when it is damaged."""
+    from .store import sqlite_path
+    from .store._sqlite_check import check_file
+
+    path = sqlite_path(st.db)
+    if path is None:
+        raise InvalidInput("check reads SQLite files; PostgreSQL checks its own pages")
+    problems = check_file(path)
+    if problems:
+        raise CorruptStore(f"{path} is damaged: {'; '.join(problems[:10])}")
+    _emit({"ok": True, "path": path}) if st.as_json else click.echo(f"{path}: ok")
+
+
+@cli.command("erase")
+@click.argument("record_id", required=False)
+@click.option("--user", "user_id", help="Erase every memory of this user.")
+@click.option("--agent", "agent_id", help="Erase every memory of this agent.")
+@click.option("--run", "run_id", help="Erase every memory of this run.")
+@click.pass_obj
+def erase(st: _State, record_id: str | None, user_id: str | None, agent_id: str | None,
+          run_id: str | None) -> None:
+    """Erase a record, or everything of a user, agent or run: text, payload, vectors and
+    history go from every store and index; only the ids and the time of erasure stay."""
+    if (record_id is None) == (user_id is None and agent_id is None and run_id is None):
+        raise InvalidInput("name one record id, or --user / --agent / --run (not both)")
+    with st.memory() as mem:
+        if record_id is not None:
+            mem.delete(record_id, erase=True)
+            count = 1
+        else:
+            count = mem.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id, erase=True)
+    _emit({"erased": count}) if st.as_json else click.echo(f"erased {count} record(s)")
 
 
 @cli.command()
@@ -566,16 +606,18 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
         import uvicorn
 
         from .server.app import ServerSettings, create_app
-        from .server.auth import keys_enabled
+        from .server.security import KeyPolicy, is_loopback
     except ImportError as exc:
         raise MissingDependency("the server needs: pip install 'memstream[server]'") from exc
     mem = st.memory()
-    if not keys_enabled(mem.store) and host not in ("127.0.0.1", "localhost", "::1"):
-        click.echo(f"no API keys exist: binding to 127.0.0.1 instead of {host} (create one with "
-                   "`memstream keys create`)", err=True)
-        host = "127.0.0.1"
-    elif not keys_enabled(mem.store):
-        click.echo("no API keys exist: serving 127.0.0.1 only, without authentication", err=True)
+    if not KeyPolicy(mem.store).required:  # create_app refuses to serve elsewhere openly
+        if not is_loopback(host):
+            click.echo(f"no API keys exist: binding to 127.0.0.1 instead of {host} (create one "
+                       "with `memstream keys create`)", err=True)
+            host = "127.0.0.1"
+        else:
+            click.echo("no API keys exist: serving 127.0.0.1 only, without authentication",
+                       err=True)
     settings = ServerSettings(max_body_bytes=int(max_body_mb * 2**20), rate_per_key=rate,
                               burst_per_key=max(1, int(rate * 2)))
     app = create_app(mem, settings, host=host, redis_url=redis_url)

@@ -101,8 +101,10 @@ class Client:
         return _record(self._call("PATCH", f"/v1/memories/{record_id}", json=_clean(changes),
                                   params=_clean({"namespace": namespace})))
 
-    def delete(self, record_id: str, *, namespace: str | None = None) -> None:
-        self._call("DELETE", f"/v1/memories/{record_id}", params=_clean({"namespace": namespace}))
+    def delete(self, record_id: str, *, namespace: str | None = None,
+               erase: bool = False) -> None:
+        self._call("DELETE", f"/v1/memories/{record_id}",
+                   params=_clean({"namespace": namespace, "erase": erase or None}))
 
     def delete_all(self, **selection: Any) -> int:
         return int(self._call("POST", "/v1/memories/delete", json=_clean(selection))["deleted"])
@@ -142,7 +144,8 @@ class Client:
 
     def import_jsonl(self, text: str, *, skip_existing: bool = False) -> int:
         out = self._call("POST", "/v1/import", content=text.encode(),
-                         params={"skip_existing": skip_existing})
+                         params={"skip_existing": skip_existing},
+                         headers={"content-type": "application/x-ndjson"})
         return int(out["imported"])
 
     def flush(self, timeout: float | None = None) -> None:

@@ -71,13 +71,17 @@ class SimulationClock:
         self.step += steps
 
 
+#: the times memstream accepts: those a datetime can show (years 1 to 9999)
+EARLIEST, LATEST = -62_135_596_800.0, 253_402_300_799.0
+
+
 def to_timestamp(value: TimeLike) -> float:
     """Seconds since the epoch from a number, an aware or naive (taken as UTC) datetime, or an
     ISO 8601 string."""
     if isinstance(value, bool):
         raise InvalidInput("a time must be a number, a datetime or an ISO 8601 string, not a bool")
     if isinstance(value, int | float):
-        ts = float(value)
+        ts = float(value) if isinstance(value, float) or abs(value) < 2**63 else math.inf
     elif isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=UTC)
         ts = dt.timestamp()
@@ -93,6 +97,7 @@ def to_timestamp(value: TimeLike) -> float:
         raise InvalidInput(
             f"a time must be a number, a datetime or an ISO 8601 string, not {type(value).__name__}"
         )
-    if not math.isfinite(ts):
-        raise InvalidInput("a time must be a finite number of seconds since the epoch")
+    if not math.isfinite(ts) or not EARLIEST <= ts <= LATEST:
+        raise InvalidInput(f"a time must be seconds since the epoch between {EARLIEST:.0f} "
+                           f"(year 1) and {LATEST:.0f} (year 9999), got {str(value)[:40]}")
     return ts

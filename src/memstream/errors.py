@@ -4,7 +4,8 @@
 
     MemstreamError                      root: catch this to catch everything memstream raises
     ├── InvalidInput (ValueError)       the caller passed something unusable; nothing was stored
-    │   └── InvalidFilter               a filter expression is malformed or uses an unknown operator
+    │   ├── InvalidFilter               a filter expression is malformed or uses an unknown operator
+    │   └── UnsupportedMediaType        a request body that is not JSON (the server's boundary)
     ├── NotFound (KeyError)             no record with that id in that namespace
     ├── Conflict                        the write clashes with the stored state
     ├── ScopeViolation (PermissionError) the caller may not read or write there
@@ -38,6 +39,7 @@ __all__ = [
     "RateLimited",
     "ScopeViolation",
     "Unauthenticated",
+    "UnsupportedMediaType",
 ]
 
 
@@ -51,6 +53,10 @@ class InvalidInput(MemstreamError, ValueError):
 
 class InvalidFilter(InvalidInput):
     """A filter expression is malformed or uses an unknown operator."""
+
+
+class UnsupportedMediaType(InvalidInput):
+    """A request body is not of a type the server reads (it must say it is JSON)."""
 
 
 class NotFound(MemstreamError, KeyError):

@@ -32,6 +32,8 @@ OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains")
 _COMBINATORS = {"AND": "AND", "$and": "AND", "OR": "OR", "$or": "OR", "NOT": "NOT", "$not": "NOT"}
 _SEGMENT = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 _MAX_DEPTH = 16
+#: values one filter may compare with in all (each condition's value, each value of in/nin)
+MAX_VALUES = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,19 @@ def parse_filter(raw: Mapping[str, Any] | None) -> Expr | None:
         )
     if not raw:
         return None
-    return _parse(raw, 0)
+    expr = _parse(raw, 0)
+    if _size(expr) > MAX_VALUES:
+        raise InvalidFilter(f"the filter compares with more than {MAX_VALUES} values in all; "
+                            "narrow it, or store a field that groups those values")
+    return expr
+
+
+def _size(expr: Expr) -> int:
+    if isinstance(expr, Cond):
+        return len(expr.value) if expr.op in ("in", "nin") else 1
+    if isinstance(expr, Not):
+        return _size(expr.item)
+    return sum(_size(e) for e in expr.items)
 
 
 def _parse(raw: Any, depth: int) -> Expr:
@@ -172,6 +186,10 @@ def _check_scalar(key: str, op: str, value: Any) -> None:
         )
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidFilter(f"{op!r} on {key!r} cannot compare with {value!r}")
+    if isinstance(value, int) and not isinstance(value, bool) \
+            and not -(2**63) <= value < 2**63:
+        raise InvalidFilter(f"{op!r} on {key!r}: {value} does not fit in 64 bits; compare "
+                            "with a float or a string instead")
 
 
 # --- evaluation in Python: the reference meaning every backend must agree with ---------------

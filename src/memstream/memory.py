@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import json
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,7 +33,7 @@ from .cognition.extraction import check_messages
 from .cognition.importance import heuristic_importance
 from .config import Config, ResolvedConfig
 from .embed import Embedder, load_embedder
-from .embed.cache import embed_documents_cached
+from .embed.cache import content_hash, embed_documents_cached
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection, parse_filter
 from .llm import ChatClient, chat_client_from_config
@@ -88,6 +90,7 @@ class Memory:
         self.llm: ChatClient | None = chat_client_from_config(self.config) if llm is _AUTO \
             else llm
         self._touched: set[str] = set()
+        self._delete_listeners: list[Callable[[], Callable[[str, list[str]], None] | None]] = []
         background = self.embedder if self.config.embed_mode == "background" else None
         self._worker: EnrichmentWorker | None = None
         if background is not None or self.llm is not None:
@@ -188,13 +191,16 @@ class Memory:
         else:
             created = self.clock.now()
         imp = v.importance(importance)
+        limit = self.config.max_text_bytes
         record = Record(
             id=new_id(created), namespace=self._ns(namespace), text=text, kind=kind,
-            data=v.json_object(data, "data"), user_id=v.scope_id(user_id, "user_id"),
-            agent_id=v.scope_id(agent_id, "agent_id"), run_id=v.scope_id(run_id, "run_id"),
+            data=v.json_object(data, "data", max_bytes=limit),
+            user_id=v.scope_id(user_id, "user_id"), agent_id=v.scope_id(agent_id, "agent_id"),
+            run_id=v.scope_id(run_id, "run_id"),
             step=step, importance=imp if imp is not None else heuristic_importance(text, kind),
             created_at=created, last_accessed_at=created,
-            provenance=v.ids(provenance), metadata=v.json_object(metadata, "metadata") or {})
+            provenance=v.ids(provenance),
+            metadata=v.json_object(metadata, "metadata", max_bytes=limit) or {})
         if embedding is not None:
             dim = self.embedder.dim if self.embedder is not None else None
             record.embedding = v.vector(embedding, dim)
@@ -308,8 +314,9 @@ class Memory:
         """Change a record; the old values go to its history. A new text is embedded again."""
         patch = Patch(
             text=None if text is None else v.text(text, max_bytes=self.config.max_text_bytes),
-            data=v.json_object(data, "data"), importance=v.importance(importance),
-            metadata=v.json_object(metadata, "metadata"),
+            data=v.json_object(data, "data", max_bytes=self.config.max_text_bytes),
+            importance=v.importance(importance),
+            metadata=v.json_object(metadata, "metadata", max_bytes=self.config.max_text_bytes),
             provenance=None if provenance is None else v.ids(provenance))
         record = self.store.update(self._ns(namespace), record_id, patch, at=self._now(at))
         if text is not None:
@@ -324,21 +331,60 @@ class Memory:
                                  Patch(invalidated_at=when, superseded_by=superseded_by), at=when)
 
     def delete(self, record_id: str, *, namespace: str | None = None,
-               at: TimeLike | None = None) -> None:
-        """Remove a record from every index. Raises NotFound when there is no such record."""
+               at: TimeLike | None = None, erase: bool = False) -> None:
+        """Remove a record from every index. Raises NotFound when there is no such record.
+
+        The record's history stays (with a delete entry) unless ``erase``: then its text,
+        payload, vector and history are removed from every store, index and cache, leaving
+        only an ``erase`` entry with the id and the time (see docs/server.md, "Erasure").
+        A record deleted earlier can be erased later."""
         ns = self._ns(namespace)
-        if not self.store.delete(ns, [record_id], at=self._now(at)):
+        if not self._remove(ns, [record_id], at=self._now(at), erase=erase):
             raise NotFound(f"no record {record_id!r} in namespace {ns!r}")
 
     def delete_all(self, *, namespace: str | None = None, user_id: str | None = None,
                    agent_id: str | None = None, run_id: str | None = None,
                    kinds: str | Iterable[str] | None = None,
-                   filters: Mapping[str, Any] | None = None) -> int:
-        """Delete every record the arguments select in one namespace; returns the count."""
+                   filters: Mapping[str, Any] | None = None, erase: bool = False) -> int:
+        """Delete every record the arguments select in one namespace; returns the count.
+        With ``erase`` (see ``delete``), the history of records of that user, agent or run
+        deleted earlier is erased too."""
         sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, None, None,
                               include_invalid=True)
         ids = [r.id for r in self.store.select(sel)]
-        return self.store.delete(sel.namespace, ids, at=self.clock.now())
+        count = len(ids)
+        if erase and not kinds and not filters:
+            scope = {k: val for k, val in (("user_id", sel.user_id), ("agent_id", sel.agent_id),
+                                           ("run_id", sel.run_id)) if val is not None}
+            ids += [i for i in self.store.history_ids(sel.namespace, scope) if i not in set(ids)]
+        removed = self._remove(sel.namespace, ids, at=self.clock.now(), erase=erase)
+        return count if erase else removed
+
+    def on_delete(self, listener: Callable[[str, list[str]], None]) -> None:
+        """Call ``listener(namespace, ids)`` after records are deleted or erased through this
+        Memory, so that caches over it (the agents' tiers) drop them. A listener that raises
+        is logged; the delete stands. A bound method is held weakly (its object may go)."""
+        self._delete_listeners.append(weakref.WeakMethod(listener) if inspect.ismethod(listener)
+                                      else lambda: listener)
+
+    def _remove(self, namespace: str, ids: list[str], *, at: float, erase: bool) -> int:
+        if not ids:
+            return 0
+        if erase:
+            keys = [content_hash(r.text) for r in self.store.get(namespace, ids)]
+            removed = self.store.erase(namespace, ids, at=at, cache_keys=keys)
+        else:
+            removed = self.store.delete(namespace, ids, at=at)
+        for ref in list(self._delete_listeners):
+            listener = ref()
+            if listener is None:
+                self._delete_listeners.remove(ref)
+                continue
+            try:
+                listener(namespace, ids)
+            except Exception:  # a cache's failure never undoes a committed delete
+                log.exception("a delete listener failed")
+        return removed
 
     def reset(self) -> None:
         """Erase every namespace, record, history entry and cached vector in this store."""
@@ -414,8 +460,9 @@ class Memory:
             cached = self._query_cache.get(query)
             if cached is not None:
                 return cached
-            if self._embedding_thread is None:
-                self._embedding_thread = ThreadPoolExecutor(1, "memstream-query")
+            if self._embedding_thread is None:  # as many as the embedder runs side by side
+                workers = int(getattr(self.embedder, "query_workers", 1))
+                self._embedding_thread = ThreadPoolExecutor(workers, "memstream-query")
             future = self._embedding_thread.submit(self._query_vector, query)
         return future.result
 

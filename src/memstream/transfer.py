@@ -8,11 +8,14 @@ import is one transaction: a bad line aborts it with its line number and nothing
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from . import _validate as v
+from ._ids import new_id
 from ._types import Record
+from .clock import to_timestamp
 from .errors import Conflict, InvalidInput
 from .memory import Memory
 
@@ -50,14 +53,49 @@ def export_jsonl(mem: Memory, fp: IO[str], *, namespace: str | None = None,
     return n
 
 
-def _check(rec: Record, mem: Memory) -> Record:
+_ID = re.compile(r"^[0-9A-Za-z_\-]{1,64}$")
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "id": (str,), "namespace": (str,), "text": (str,), "kind": (str,),
+    "access_count": (int,), "importance": (int, float), "created_at": (int, float, str),
+    "last_accessed_at": (int, float, str), "updated_at": (int, float, str),
+    "invalidated_at": (int, float, str), "superseded_by": (str,), "provenance": (list,),
+    "embedding": (list,),
+}
+
+
+def _check(raw: dict[str, Any], mem: Memory) -> Record:
+    """A record from one exported line, every field checked as ``add`` checks its arguments."""
+    for name, types in _FIELD_TYPES.items():
+        value = raw.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            raise InvalidInput(f"{name} must be of type {types[0].__name__}, not "
+                               f"{type(value).__name__}")
+    for name in ("id", "namespace", "text"):
+        if raw.get(name) is None:
+            raise InvalidInput(f"{name} is missing")
+    rec = Record.from_dict(raw)
+    if not _ID.match(rec.id):
+        raise InvalidInput(f"id {rec.id[:80]!r} is not a record id (1-64 letters, digits, _ "
+                           "or -)")
     v.namespace(rec.namespace)
     v.text(rec.text, max_bytes=mem.config.max_text_bytes, field="text")
     v.kind(rec.kind)
-    v.json_object(rec.data, "data")
-    v.json_object(rec.metadata, "metadata")
+    limit = mem.config.max_text_bytes
+    rec.data = v.json_object(rec.data, "data", max_bytes=limit)
+    rec.metadata = v.json_object(rec.metadata, "metadata", max_bytes=limit) or {}
+    for name in ("user_id", "agent_id", "run_id", "superseded_by"):
+        v.scope_id(getattr(rec, name), name)
+    rec.step = v.step(rec.step)
     if v.importance(rec.importance) is None:
         raise InvalidInput("importance is missing")
+    rec.created_at = to_timestamp(rec.created_at)
+    rec.last_accessed_at = to_timestamp(rec.last_accessed_at or rec.created_at)
+    for name in ("updated_at", "invalidated_at"):
+        value = getattr(rec, name)
+        setattr(rec, name, None if value is None else to_timestamp(value))
+    if not 0 <= rec.access_count < 2**63:
+        raise InvalidInput(f"access_count must be a whole number >= 0, got {rec.access_count}")
+    rec.provenance = v.ids(rec.provenance)
     if rec.embedding is not None:
         dim = mem.embedder.dim if mem.embedder else None
         if dim is not None and rec.embedding.shape[0] != dim:
@@ -76,22 +114,27 @@ def parse_lines(lines: Iterable[str], mem: Memory) -> list[Record]:
             raw: Any = json.loads(line)
             if not isinstance(raw, dict):
                 raise InvalidInput("a line must be a JSON object")
-            records.append(_check(Record.from_dict(raw), mem))
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise InvalidInput(f"line {lineno}: not a record ({exc})") from exc
-        except InvalidInput as exc:
-            raise InvalidInput(f"line {lineno}: {exc}") from exc
+            records.append(_check(raw, mem))
+        except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as exc:
+            if isinstance(exc, InvalidInput):
+                raise InvalidInput(f"line {lineno}: {exc}") from exc
+            raise InvalidInput(f"line {lineno}: not a record ({str(exc)[:200]})") from exc
     return records
 
 
-def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error") -> int:
+def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
+                 records: list[Record] | None = None) -> int:
     """Read records written by ``export_jsonl``; returns how many were stored.
 
-    ``on_conflict``: "error" (an id that exists aborts the import) or "skip" (keep the stored one).
+    ``on_conflict``: "error" (an id that exists in the record's namespace aborts the import) or
+    "skip" (keep the stored one). A record whose id is taken in another namespace is stored
+    under a new id, as if that id were free: an import never tells whether a record exists
+    elsewhere. ``records``: lines already read with ``parse_lines``.
     """
     if on_conflict not in ("error", "skip"):
         raise InvalidInput("on_conflict must be 'error' or 'skip'")
-    records = parse_lines(fp, mem)
+    if records is None:
+        records = parse_lines(fp, mem)
     by_ns: dict[str, set[str]] = {}
     for rec in records:
         by_ns.setdefault(rec.namespace, set()).add(rec.id)
@@ -101,5 +144,18 @@ def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error") 
         raise Conflict(f"{len(existing)} record id(s) already exist (e.g. {some}); import with "
                        "on_conflict='skip' (--skip-existing) to keep the stored ones")
     fresh = [r for r in records if (r.namespace, r.id) not in existing]
+    elsewhere = mem.store.taken([r.id for r in fresh])
+    if elsewhere:
+        _renumber(fresh, elsewhere)
     mem._store_records(fresh, event="import")
     return len(fresh)
+
+
+def _renumber(records: list[Record], taken: set[str]) -> None:
+    """New ids for the records whose ids are taken, and references to them updated."""
+    new = {r.id: new_id(r.created_at) for r in records if r.id in taken}
+    for rec in records:
+        rec.id = new.get(rec.id, rec.id)
+        rec.provenance = tuple(new.get(i, i) for i in rec.provenance)
+        if rec.superseded_by is not None:
+            rec.superseded_by = new.get(rec.superseded_by, rec.superseded_by)

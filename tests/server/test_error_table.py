@@ -10,6 +10,7 @@ def test_every_error_class_has_its_status():
     expected = {
         e.Unauthenticated: 401, e.ScopeViolation: 403, e.NotFound: 404, e.Conflict: 409,
         e.PayloadTooLarge: 413, e.InvalidInput: 422, e.InvalidFilter: 422,
+        e.UnsupportedMediaType: 415,
         e.RateLimited: 429, e.EmbeddingError: 502, e.LLMError: 502,
         e.BackendUnavailable: 503, e.CorruptStore: 503, e.MissingDependency: 503,
         e.MemstreamError: 500,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +15,11 @@ def test_schemathesis_finds_no_server_error(tmp_path: Path):
     try:
         exe = str(Path(sys.executable).parent / "schemathesis")
         res = subprocess.run(
-            [exe, "run", srv.url + "/openapi.json", "--checks", "not_a_server_error",
-             "--max-examples", "15", "--generation-deterministic", "--header",
-             f"Authorization: Bearer {srv.keys['admin']}"],
-            capture_output=True, text=True, timeout=600)
+            [exe, "run", srv.url + "/openapi.json", "--checks",
+             "not_a_server_error,error_body_is_documented", "--max-examples", "25",
+             "--seed", "20261122", "--header", f"Authorization: Bearer {srv.keys['admin']}"],
+            capture_output=True, text=True, timeout=600, cwd=Path(__file__).parent,
+            env={**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks"})
     finally:
         stop(srv)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]

@@ -20,7 +20,7 @@ from .conftest import Server
 
 TOOLS = {"add_memory", "search_memories", "get_memory", "update_memory", "delete_memory",
          "memory_context", "record_episode", "episode_context", "learn_outcome", "task_advice",
-         "store_agent_memory", "similar_agent_states"}
+         "store_agent_memory", "similar_agent_states", "forget_user"}
 
 
 @contextlib.asynccontextmanager
@@ -121,6 +121,7 @@ def test_streamable_http_auth_and_isolation(server: Server):
                 ("task_advice", {"task": "t", "agent": "a"}),
                 ("store_agent_memory", {"agent_id": "a", "contents": {"x": 1}, "step": 1}),
                 ("similar_agent_states", {"agent_id": "a", "state": {"x": 1}}),
+                ("forget_user", {"user_id": "u"}),
             ]
             assert {name for name, _ in calls} == TOOLS
             for name, args in calls:

@@ -10,6 +10,8 @@ from memstream import Client, NotFound, ScopeViolation, Unauthenticated
 
 from .conftest import Server, start, stop
 
+NDJSON = {"content-type": "application/x-ndjson"}
+
 
 def test_health_metrics_openapi(server: Server):
     with server.client() as http:
@@ -17,6 +19,8 @@ def test_health_metrics_openapi(server: Server):
         spec = http.get("/openapi.json").json()
         assert "/v1/search" in spec["paths"] and "/v1/memories/{record_id}" in spec["paths"]
         http.get("/v1/stats")  # a counted request (401 without a key)
+        assert http.get("/metrics").status_code == 401  # it needs an admin key
+    with server.client("admin") as http:
         assert "memstream_requests_total" in http.get("/metrics").text
 
 
@@ -49,9 +53,9 @@ def test_every_route_with_an_admin_key(server: Server):
         assert http.get("/v1/stats").json()["records"] == 4
         dump = http.get("/v1/export").text
         assert len(dump.splitlines()) == 4
-        again = http.post("/v1/import", content=dump.encode())
+        again = http.post("/v1/import", content=dump.encode(), headers=NDJSON)
         assert again.status_code == 409
-        assert http.post("/v1/import", content=dump.encode(),
+        assert http.post("/v1/import", content=dump.encode(), headers=NDJSON,
                          params={"skip_existing": True}).json() == {"imported": 0}
         assert http.post("/v1/reflect").status_code == 200
         assert http.post("/v1/consolidate").status_code == 200
@@ -112,11 +116,11 @@ def test_conflict_and_payload_limits(server: Server):
     with server.client("admin") as http:
         rec = http.post("/v1/memories", json={"content": "unique"}).json()
         line = json.dumps(rec)
-        assert http.post("/v1/import", content=line.encode()).status_code == 409
+        assert http.post("/v1/import", content=line.encode(), headers=NDJSON).status_code == 409
         big = http.post("/v1/memories", content=b'{"content": "' + b"x" * (6 * 2**20) + b'"}',
                         headers={"content-type": "application/json"})
         assert big.status_code == 413 and big.json()["error"]["type"] == "PayloadTooLarge"
-        bad_utf8 = http.post("/v1/import", content=b"\xff\xfe")
+        bad_utf8 = http.post("/v1/import", content=b"\xff\xfe", headers=NDJSON)
         assert bad_utf8.status_code == 422
 
 
@@ -129,7 +133,7 @@ def test_key_roles(server: Server):
         rid = http.post("/v1/memories", json={"content": "writer note"}).json()["id"]
         assert http.patch(f"/v1/memories/{rid}", json={"text": "edited"}).status_code == 200
         assert http.post("/v1/reflect").status_code == 403
-        assert http.post("/v1/import", content=b"").status_code in (200, 403)
+        assert http.post("/v1/import", content=b"", headers=NDJSON).status_code in (200, 403)
         assert http.delete(f"/v1/memories/{rid}").status_code == 200
 
 
@@ -184,7 +188,7 @@ def test_isolation_every_route_with_another_namespace_key(server: Server):
             assert resp.status_code == 403, (method, path, resp.text)
             assert "team-a" not in resp.text or "may not use namespace" in resp.text
         line = json.dumps({**secret, "id": "01AAAAAAAAAAAAAAAAAAAAAAAA"})
-        assert http.post("/v1/import", content=line.encode()).status_code == 403
+        assert http.post("/v1/import", content=line.encode(), headers=NDJSON).status_code == 403
         # without naming a namespace, the key's own namespace is used: nothing of team-a shows
         assert http.post("/v1/search", json={"query": "secret launch code"}).json() == []
         assert http.get(f"/v1/memories/{sid}").status_code == 404

@@ -146,6 +146,30 @@ class StoreConformance:
         assert [i for i, _ in store.vector_search(Selection("ns"), unit(0, 1, 0), 5)] == [b.id]
         assert [h.event for h in store.history("ns", a.id)] == ["add", "delete"]
 
+    def test_erase_keeps_only_a_tombstone(self, store):
+        a = rec("the vault code is 4417", user_id="pat", embedding=unit(1, 0, 0))
+        b = rec("pat's earlier note", user_id="pat")
+        keep = rec("the vault code is 4417 too", user_id="sam", embedding=unit(1, 0, 0))
+        store.insert([a, b, keep], model="m")
+        store.cache_vectors("m", [("h-a", unit(1, 0, 0)), ("h-keep", unit(0, 1, 0))])
+        store.update("ns", a.id, Patch(text="the vault code is 4418"), at=T0 + 1)
+        store.delete("ns", [b.id], at=T0 + 2)
+        assert sorted(store.history_ids("ns", {"user_id": "pat"})) == sorted([a.id, b.id])
+        assert store.erase("ns", [a.id, b.id, "never-existed"], at=T0 + 3,
+                           cache_keys=["h-a"]) == 2
+        for rid in (a.id, b.id):
+            assert [(h.event, h.at, h.old, h.new) for h in store.history("ns", rid)] == [
+                ("erase", T0 + 3, None, None)]
+        assert store.history("ns", "never-existed") == []
+        assert store.get("ns", [a.id, b.id]) == []
+        assert [i for i, _ in store.keyword_search(Selection("ns"), ["vault"], 5)] == [keep.id]
+        assert [i for i, _ in store.vector_search(Selection("ns"), unit(1, 0, 0), 5)] == [
+            keep.id]
+        assert set(store.cached_vectors("m", ["h-a", "h-keep"])) == {"h-keep"}
+        assert store.erase("ns", [a.id], at=T0 + 4) == 1  # idempotent: the tombstone stays
+        assert store.taken([a.id, keep.id]) == {keep.id}
+        assert store.taken([keep.id]) == {keep.id} and store.get("other", [keep.id]) == []
+
     def test_delete_is_scoped_to_namespace(self, store):
         a = rec("a", ns="one")
         store.insert([a])

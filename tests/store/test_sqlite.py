@@ -72,7 +72,7 @@ def test_two_connections_see_each_others_writes(tmp_path: Path):
 def test_garbage_file_is_reported_as_corrupt(tmp_path: Path):
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not a database" * 500)
-    with pytest.raises(CorruptStore, match="damaged or is not a memstream database"):
+    with pytest.raises(CorruptStore, match="is not an SQLite database"):
         SQLiteStore(path)
     assert path.read_bytes() == b"this is not a database" * 500
 

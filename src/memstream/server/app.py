@@ -25,16 +25,32 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
-from ..errors import InvalidInput, MemstreamError, RateLimited
+from ..errors import (
+    InvalidInput,
+    MemstreamError,
+    RateLimited,
+    ScopeViolation,
+    Unauthenticated,
+)
 from ..memory import Memory
-from .auth import authenticate, keys_enabled
+from .auth import authenticate
 from .errors import error_body, status_for
 from .inspect import router as inspect_router
 from .limits import BodyLimit, Limiter, RateLimiter, SharedRateLimiter
 from .mcp import build_mcp
 from .routes import router
+from .security import (
+    LOOPBACK,
+    KeyPolicy,
+    check_bind,
+    check_browser,
+    check_content_type,
+    check_host,
+    is_loopback,
+)
 
 access_log = logging.getLogger("memstream.access")
 STATIC = Path(__file__).parent / "static"
@@ -50,18 +66,11 @@ class ServerSettings:
     rate_per_key: float = 100.0
     burst_per_key: int = 200
     drain_seconds: float = 30.0
-
-
-class _Keys:
-    """Whether keys are required, re-read from the store at most once a second."""
-
-    def __init__(self, memory: Memory) -> None:
-        self.memory, self._at, self._value = memory, 0.0, False
-
-    def required(self) -> bool:
-        if time.monotonic() - self._at > 1.0:
-            self._value, self._at = keys_enabled(self.memory.store), time.monotonic()
-        return self._value
+    #: host names the server answers to (the Host header); None: loopback names on a loopback
+    #: address, any name elsewhere (where keys are required)
+    allowed_hosts: tuple[str, ...] | None = None
+    #: None: keys are required when one exists (see ``security.KeyPolicy``)
+    require_keys: bool | None = None
 
 
 def _error(exc: MemstreamError) -> JSONResponse:
@@ -74,14 +83,18 @@ def _error(exc: MemstreamError) -> JSONResponse:
 def create_app(memory: Memory, settings: ServerSettings | None = None, *,
                host: str = "127.0.0.1", redis_url: str | None = None) -> FastAPI:
     """The ASGI app over one ``Memory`` (closed by the app's shutdown). ``host`` is where the
-    server listens: on a loopback address MCP also checks Host and Origin headers. With
-    ``redis_url``, agents' tiers live in that Redis and rate limits are counted there, shared
-    by every server that uses it."""
+    server listens: without API keys it must be a loopback address, and on one every request's
+    Host must be a loopback name (see ``security``). With ``redis_url``, agents' tiers live in
+    that Redis and rate limits are counted there, shared by every server that uses it."""
     settings = settings or ServerSettings()
+    policy = KeyPolicy(memory.store, settings.require_keys)
+    check_bind(policy, host)
+    allowed_hosts = settings.allowed_hosts if settings.allowed_hosts is not None else \
+        (tuple(LOOPBACK) if is_loopback(host) else None)
     limiter: Limiter = RateLimiter(settings.rate_per_key, settings.burst_per_key) \
         if not redis_url else SharedRateLimiter(settings.rate_per_key, settings.burst_per_key,
                                                 redis_url)
-    mcp = build_mcp(memory, redis_url=redis_url, limiter=limiter)
+    mcp = build_mcp(memory, redis_url=redis_url, limiter=limiter, policy=policy)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
                                       json_response=True, host=host)
     registry = CollectorRegistry()
@@ -105,27 +118,37 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
     app.state.memory = memory
     app.state.tiers = {}
     app.state.redis_url = redis_url
-    keys = _Keys(memory)
 
     @app.middleware("http")
-    async def authenticate_and_log(request: Request,
-                                   call_next: Callable[[Request], Awaitable[Response]]
-                                   ) -> Response:
+    async def guard_and_log(request: Request,
+                            call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         started = time.perf_counter()
-        path = request.url.path
-        route = path if not path.startswith("/v1/memories/") else "/v1/memories/{id}"
+        path, headers = request.url.path, request.headers
         key_id = None
         try:
-            if path.startswith("/v1/"):
-                header = request.headers.get("authorization") or request.headers.get("x-api-key")
-                principal = authenticate(memory.store, header, required=keys.required())
+            check_host(headers, allowed_hosts)
+            header = headers.get("authorization") or headers.get("x-api-key")
+            check_browser(headers, has_key=bool(header), allowed=allowed_hosts)
+            address = f"ip:{request.client.host if request.client else '-'}"
+            if path.startswith("/v1/") or path == "/metrics":
+                try:
+                    principal = authenticate(memory.store, header, required=policy.required)
+                except Unauthenticated:
+                    limiter.check(address)  # failed attempts count against the address
+                    raise
                 key_id = principal.key_id
-                limiter.check(key_id or (request.client.host if request.client else "local"))
                 request.state.principal = principal
+                if path == "/metrics" and principal.role != "admin":
+                    raise ScopeViolation("/metrics needs a key with the admin role")
+            if key_id is not None or not (path == "/mcp" and header):  # MCP counts per tool
+                limiter.check(key_id or address)
+            check_content_type(request.method, path, headers)
             response = await call_next(request)
         except MemstreamError as exc:
             response = _error(exc)
         elapsed = time.perf_counter() - started
+        # labelled by route template (never by raw path: no ids, no unbounded label sets)
+        route = getattr(request.scope.get("route"), "path", None) or "unmatched"
         requests.labels(request.method, route, str(response.status_code)).inc()
         latency.labels(route).observe(elapsed)
         access_log.info(json.dumps({"method": request.method, "path": path,
@@ -142,6 +165,16 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
                              for e in exc.errors()[:5])
         return _error(InvalidInput(f"invalid request: {problems}"))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Routing's own errors (no such path, a method the path does not take) in the same
+        body as every other error."""
+        kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
+        message = f"{exc.detail}: {request.method} {request.url.path}"
+        return JSONResponse({"error": {"type": kind, "status": exc.status_code,
+                                       "message": message}},
+                            status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(UnicodeDecodeError)
     async def bad_encoding(request: Request, exc: UnicodeDecodeError) -> JSONResponse:

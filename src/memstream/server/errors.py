@@ -18,6 +18,7 @@ from ..errors import (
     RateLimited,
     ScopeViolation,
     Unauthenticated,
+    UnsupportedMediaType,
 )
 
 HTTP_STATUS: list[tuple[type[MemstreamError], int]] = [
@@ -26,6 +27,7 @@ HTTP_STATUS: list[tuple[type[MemstreamError], int]] = [
     (NotFound, 404),
     (Conflict, 409),
     (PayloadTooLarge, 413),
+    (UnsupportedMediaType, 415),
     (InvalidInput, 422),
     (RateLimited, 429),
     (EmbeddingError, 502),

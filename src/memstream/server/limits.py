@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any, Protocol
 
-from ..errors import MissingDependency, PayloadTooLarge, RateLimited
+from ..errors import MissingDependency, RateLimited
 
 log = logging.getLogger("memstream.server")
 
@@ -118,21 +118,30 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            await _too_large(send, self.max_bytes)
+        if length is not None and length.isdigit():
+            if int(length) > self.max_bytes:
+                await _too_large(send, self.max_bytes)
+                return
+            await self.app(scope, receive, send)
             return
-        seen = 0
-
-        async def counted() -> Any:
-            nonlocal seen
+        # no length given (a chunked body): read it whole, up to the limit, then pass it on
+        messages, seen = [], 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise PayloadTooLarge(f"the request body is over {self.max_bytes} bytes")
-            return message
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                await _too_large(send, self.max_bytes)
+                return
+            if not message.get("more_body", False):
+                break
 
-        await self.app(scope, counted, send)
+        async def replay() -> Any:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
 
 
 async def _too_large(send: Any, limit: int) -> None:

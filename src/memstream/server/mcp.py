@@ -16,7 +16,8 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from pydantic import ValidationError
 
 from .. import __version__
 from ..episodes import EpisodeMemory
@@ -24,9 +25,10 @@ from ..errors import MemstreamError
 from ..learning import Learner
 from ..memory import Memory
 from ..tiers import TieredMemory
-from .auth import Principal, authenticate, keys_enabled
+from .auth import Principal, authenticate
 from .errors import status_for
 from .limits import Limiter
+from .security import KeyPolicy
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -48,12 +50,43 @@ def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     return run
 
 
+class _Server(MCPServer):
+    """MCPServer whose every tool error reads ``<Type> (<HTTP status>): <message>``: the tools'
+    own errors (see ``_tool_errors``), arguments that fail the input schema as ``InvalidInput
+    (422)`` (naming the fields, never echoing the values), an unknown tool as ``NotFound
+    (404)`` and a crash as ``MemstreamError (500)`` (its details stay in the server log)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            raise UnexpectedToolError(f"MemstreamError (500): tool {name} failed; the server "
+                                      "log has the details") from exc
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ToolError):  # one of ours, already typed
+                raise ToolError(str(exc.__cause__)) from None
+            if isinstance(exc.__cause__, ValidationError):
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                    for e in exc.__cause__.errors()[:5])
+                raise ToolError(f"InvalidInput (422): invalid arguments for {name}: "
+                                f"{problems}") from None
+            if self._tool_manager.get_tool(name) is None:
+                raise ToolError(f"NotFound (404): no tool named {name!r}; list_tools shows "
+                                "them") from None
+            raise
+
+
 def build_mcp(memory: Memory, *, stdio_key: str | None = None,
-              redis_url: str | None = None, limiter: Limiter | None = None) -> MCPServer:
+              redis_url: str | None = None, limiter: Limiter | None = None,
+              policy: KeyPolicy | None = None) -> MCPServer:
     """An MCP server over ``memory`` (agent tiers in Redis when ``redis_url`` is given). Over
     HTTP, each tool call and resource read counts against its key's rate in ``limiter``, the
-    same buckets the REST API uses."""
-    server = MCPServer(name="memstream", instructions=INSTRUCTIONS, version=__version__)
+    same buckets the REST API uses. ``policy`` decides whether keys are required (by default:
+    when one exists as the server starts; see ``security.KeyPolicy``)."""
+    policy = policy or KeyPolicy(memory.store)
+    server = _Server(name="memstream", instructions=INSTRUCTIONS, version=__version__)
     env_key = stdio_key if stdio_key is not None else os.environ.get("MEMSTREAM_API_KEY")
 
     def principal(ctx: Context) -> Principal:
@@ -62,18 +95,21 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
         except ValueError:
             headers = None
         if headers is None:  # stdio
-            return authenticate(memory.store, env_key, required=keys_enabled(memory.store))
+            return authenticate(memory.store, env_key, required=policy.required)
         auth = headers.get("authorization") or headers.get("x-api-key")
-        who = authenticate(memory.store, auth, required=keys_enabled(memory.store))
+        who = authenticate(memory.store, auth, required=policy.required)
         if limiter is not None:  # without keys the server listens on loopback only
             limiter.check(who.key_id or "local")
         return who
 
-    def scope(ctx: Context, namespace: str | None, need: str) -> str:
+    def access(ctx: Context, namespace: str | None, need: str) -> tuple[str, Principal]:
         who = principal(ctx)
         ns = who.namespace_for(namespace, memory.config.namespace)
         who.authorize(ns, need)
-        return ns
+        return ns, who
+
+    def scope(ctx: Context, namespace: str | None, need: str) -> str:
+        return access(ctx, namespace, need)[0]
 
     async def call(fn: Callable[[], R]) -> R:
         return await anyio.to_thread.run_sync(fn)
@@ -99,10 +135,11 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
                               agent_id: str | None = None, kinds: list[str] | None = None,
                               filters: dict[str, Any] | None = None,
                               weights: str | None = None) -> list[dict[str, Any]]:
-        ns = scope(ctx, namespace, "read")
+        ns, who = access(ctx, namespace, "read")
+        touch = who.role != "read"  # a read key leaves recency as it was
         hits = await call(lambda: memory.search(query, k=k, namespace=ns, user_id=user_id,
                                                 agent_id=agent_id, kinds=kinds, filters=filters,
-                                                weights=weights))
+                                                weights=weights, touch=touch))
         return [h.to_dict() for h in hits]
 
     @server.tool(description="Read one memory by id.")
@@ -124,13 +161,23 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
                                                data=data, namespace=ns))
         return rec.to_dict()
 
-    @server.tool(description="Delete a memory from every index (its history stays).")
+    @server.tool(description="Delete a memory from every index. Its history stays unless "
+                 "erase is true: then its text, payload and history are removed everywhere.")
     @_tool_errors
-    async def delete_memory(memory_id: str, ctx: Context,
-                            namespace: str | None = None) -> dict[str, Any]:
+    async def delete_memory(memory_id: str, ctx: Context, namespace: str | None = None,
+                            erase: bool = False) -> dict[str, Any]:
         ns = scope(ctx, namespace, "write")
-        await call(lambda: memory.delete(memory_id, namespace=ns))
+        await call(lambda: memory.delete(memory_id, namespace=ns, erase=erase))
         return {"deleted": memory_id}
+
+    @server.tool(description="Erase everything of one user (admin): every memory's text, "
+                 "payload, vectors and history, also of memories deleted earlier.")
+    @_tool_errors
+    async def forget_user(user_id: str, ctx: Context,
+                          namespace: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, namespace, "admin")
+        count = await call(lambda: memory.delete_all(namespace=ns, user_id=user_id, erase=True))
+        return {"erased": count}
 
     @server.tool(description="The best memories for a query that fit in a token budget, as "
                  "text ready for a prompt.")
@@ -138,9 +185,10 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
     async def memory_context(query: str, ctx: Context, budget: int = 512,
                              namespace: str | None = None, user_id: str | None = None,
                              agent_id: str | None = None) -> dict[str, Any]:
-        ns = scope(ctx, namespace, "read")
+        ns, who = access(ctx, namespace, "read")
         result = await call(lambda: memory.context(query, budget=budget, namespace=ns,
-                                                   user_id=user_id, agent_id=agent_id))
+                                                   user_id=user_id, agent_id=agent_id,
+                                                   touch=who.role != "read"))
         return {"text": result.text, "tokens": result.tokens,
                 "ids": [h.record.id for h in result.hits]}
 

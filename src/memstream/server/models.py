@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
-Time = float | str
+# strict: a JSON true is not the number 1, and an integer is kept whole for the engine to check
+Time = StrictFloat | StrictInt | StrictStr
+Number = StrictFloat | StrictInt
+#: the largest row offset or step the API reads (SQLite and PostgreSQL integers are 64-bit)
+MAX_INT = 2**63 - 1
 
 
 class _Body(BaseModel):
@@ -30,8 +34,8 @@ class AddRequest(Scope):
     content: str = Field(..., description="The text of the memory.")
     kind: str = "observation"
     data: dict[str, Any] | None = None
-    importance: float | None = None
-    step: int | None = None
+    importance: Number | None = None
+    step: StrictInt | None = None
     at: Time | None = Field(None, description="Seconds since the epoch or ISO 8601.")
     metadata: dict[str, Any] | None = None
     provenance: list[str] | None = None
@@ -54,8 +58,8 @@ class BatchItem(_Body):
     agent_id: str | None = None
     run_id: str | None = None
     data: dict[str, Any] | None = None
-    importance: float | None = None
-    step: int | None = None
+    importance: Number | None = None
+    step: StrictInt | None = None
     at: Time | None = None
     metadata: dict[str, Any] | None = None
     provenance: list[str] | None = None
@@ -69,7 +73,7 @@ class AddManyRequest(_Body):
 class UpdateRequest(_Body):
     text: str | None = None
     data: dict[str, Any] | None = None
-    importance: float | None = None
+    importance: Number | None = None
     metadata: dict[str, Any] | None = None
 
 
@@ -78,20 +82,23 @@ class Selecting(Scope):
     filters: dict[str, Any] | None = None
     since: Time | None = None
     until: Time | None = None
-    step_range: tuple[int, int] | None = None
+    step_range: tuple[StrictInt, StrictInt] | None = None
     as_of: Time | None = None
 
 
 class ListRequest(Selecting):
     include_invalid: bool = False
     limit: int = Field(100, ge=0, le=1000)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_INT)
     order: str = "created"
 
 
 class DeleteAllRequest(Scope):
     kinds: list[str] | None = None
     filters: dict[str, Any] | None = None
+    erase: bool = Field(False, description="Also remove the records' text, payload and history "
+                        "(and the history of the scope's records deleted earlier) from every "
+                        "store and index; only ids and times stay.")
 
 
 class SearchRequest(Selecting):
@@ -178,8 +185,8 @@ class AgentEntryRequest(_Body):
     agent_id: str
     memory_type: str = "state"
     contents: dict[str, Any]
-    step: int
-    priority: float = 1.0
+    step: StrictInt
+    priority: Number = 1.0
 
 
 class AgentSimilarRequest(_Body):

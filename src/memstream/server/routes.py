@@ -4,7 +4,6 @@ role, makes one engine call and returns its result as JSON."""
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +18,7 @@ from ..memory import Memory
 from ..tiers import TieredMemory
 from .auth import Principal
 from .models import (
+    MAX_INT,
     AddManyRequest,
     AddRequest,
     AdviceRequest,
@@ -50,6 +50,11 @@ def _ns(request: Request, requested: str | None, need: str) -> tuple[Memory, str
     ns = who.namespace_for(requested, mem.config.namespace)
     who.authorize(ns, need)
     return mem, ns
+
+
+def _may_touch(request: Request) -> bool:
+    """A read key reads: its searches leave recency (last access) as it was."""
+    return bool(request.state.principal.role != "read")
 
 
 def _rec(r: Record) -> dict[str, Any]:
@@ -121,9 +126,13 @@ def update(request: Request, record_id: str, body: UpdateRequest,
 
 
 @router.delete("/memories/{record_id}", tags=["memories"])
-def delete(request: Request, record_id: str, namespace: str | None = None) -> dict[str, Any]:
+def delete(request: Request, record_id: str, namespace: str | None = None,
+           erase: bool = Query(False, description="Also remove its text, payload and history "
+                               "from every store and index (only the id and time stay).")
+           ) -> dict[str, Any]:
+    """Delete a record (its history stays unless ``erase``)."""
     mem, ns = _ns(request, namespace, "write")
-    mem.delete(record_id, namespace=ns)
+    mem.delete(record_id, namespace=ns, erase=erase)
     return {"deleted": record_id}
 
 
@@ -132,7 +141,7 @@ def delete_all(request: Request, body: DeleteAllRequest) -> dict[str, Any]:
     """Delete every record a selection matches in one namespace (admin)."""
     mem, ns = _ns(request, body.namespace, "admin")
     return {"deleted": mem.delete_all(namespace=ns, kinds=body.kinds, filters=body.filters,
-                                      **_scope(body))}
+                                      erase=body.erase, **_scope(body))}
 
 
 @router.get("/memories/{record_id}/history", tags=["memories"])
@@ -149,6 +158,7 @@ def search(request: Request, body: SearchRequest) -> list[dict[str, Any]]:
     """The k best memories, each with its recency, importance and relevance explained."""
     mem, ns = _ns(request, body.namespace, "read")
     fields = body.model_dump(exclude={"namespace", "query"})
+    fields["touch"] = body.touch and _may_touch(request)
     return [_hit(h) for h in mem.search(body.query, namespace=ns, **fields)]
 
 
@@ -157,6 +167,7 @@ def context(request: Request, body: ContextRequest) -> dict[str, Any]:
     """The best memories that fit a token budget, rendered one per line."""
     mem, ns = _ns(request, body.namespace, "read")
     fields = body.model_dump(exclude={"namespace", "query", "budget"})
+    fields["touch"] = body.touch and _may_touch(request)
     ctx = mem.context(body.query, budget=body.budget, namespace=ns, **fields)
     return {"text": ctx.text, "tokens": ctx.tokens, "hits": [_hit(h) for h in ctx.hits]}
 
@@ -185,12 +196,12 @@ async def import_records(request: Request, skip_existing: bool = Query(False)
     """Load JSON Lines written by /v1/export, all or nothing (admin of every namespace named)."""
     mem, who = _ctx(request)
     raw = (await request.body()).decode("utf-8", errors="strict")
-    lines = raw.splitlines()
-    for ns in {json.loads(line).get("namespace") for line in lines if line.strip()
-               if line.lstrip().startswith("{")}:
-        who.authorize(str(ns), "admin")
+    records = transfer.parse_lines(raw.splitlines(), mem)
+    for ns in sorted({r.namespace for r in records}):
+        who.authorize(ns, "admin")
     on_conflict = "skip" if skip_existing else "error"
-    return {"imported": transfer.import_jsonl(mem, lines, on_conflict=on_conflict)}
+    return {"imported": transfer.import_jsonl(mem, [], on_conflict=on_conflict,
+                                              records=records)}
 
 
 # --- cognition, episodes, learning -----------------------------------------------------------
@@ -275,8 +286,8 @@ def store_agent_entry(request: Request, body: AgentEntryRequest) -> dict[str, An
 
 
 @router.get("/agents/{agent_id}/range", tags=["agents"])
-def agent_range(request: Request, agent_id: str, start: int = Query(..., ge=0),
-                end: int = Query(..., ge=0), memory_type: str | None = None,
+def agent_range(request: Request, agent_id: str, start: int = Query(..., ge=0, le=MAX_INT),
+                end: int = Query(..., ge=0, le=MAX_INT), memory_type: str | None = None,
                 namespace: str | None = None) -> list[dict[str, Any]]:
     """The agent's entries with start <= step <= end, oldest first, each once."""
     return _tiers(request, namespace, "read").step_range(agent_id, start, end, memory_type)

@@ -9,7 +9,8 @@ from typing import Any
 from ..errors import InvalidInput, MissingDependency
 from .protocol import ApiKey, Patch, Signals, Store, StoreStats
 
-__all__ = ["STORES", "ApiKey", "Patch", "Signals", "Store", "StoreStats", "open_store"]
+__all__ = ["STORES", "ApiKey", "Patch", "Signals", "Store", "StoreStats", "open_store",
+           "sqlite_path"]
 
 #: URL scheme -> (module:Class, extra that provides its dependencies). The one registration.
 STORES: dict[str, tuple[str, str | None]] = {
@@ -19,12 +20,9 @@ STORES: dict[str, tuple[str, str | None]] = {
 }
 
 
-def open_store(url: str | Path | None, **options: Any) -> Store:
-    """A store from a path, ``":memory:"``, ``sqlite:///path``, ``postgresql://...`` or another
-    registered URL."""
-    if url is None:
-        url = "memstream.db"
-    url = str(url)
+def _parse(url: str | Path | None) -> tuple[str, str]:
+    """(scheme, what the backend opens) of a store URL."""
+    url = str(url) if url is not None else "memstream.db"
     scheme, sep, rest = url.partition("://")
     if not sep:
         scheme, rest = "sqlite", url
@@ -33,12 +31,23 @@ def open_store(url: str | Path | None, **options: Any) -> Store:
     if scheme not in STORES:
         raise InvalidInput(f"unknown store URL scheme {scheme!r} in {url!r}; use a file path, "
                            "':memory:', sqlite:///path or postgresql://user@host/db")
-    target, extra = STORES[scheme]
-    module_name, _, class_name = target.partition(":")
+    return scheme, (rest or ":memory:") if scheme == "sqlite" else url  # servers: the whole URL
+
+
+def sqlite_path(url: str | Path | None) -> str | None:
+    """The file of a SQLite store URL (None for other stores and ``:memory:``)."""
+    scheme, target = _parse(url)
+    return target if scheme == "sqlite" and target != ":memory:" else None
+
+
+def open_store(url: str | Path | None, **options: Any) -> Store:
+    """A store from a path, ``":memory:"``, ``sqlite:///path``, ``postgresql://...`` or another
+    registered URL."""
+    scheme, target = _parse(url)
+    module_name, _, class_name = STORES[scheme][0].partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise MissingDependency(f"the {scheme} store needs: pip install 'memstream[{extra}]'"
-                                ) from exc
-    target_url = (rest or ":memory:") if scheme == "sqlite" else url  # servers get the whole URL
-    return getattr(module, class_name)(target_url, **options)  # type: ignore[no-any-return]
+        raise MissingDependency(f"the {scheme} store needs: pip install "
+                                f"'memstream[{STORES[scheme][1]}]'") from exc
+    return getattr(module, class_name)(target, **options)  # type: ignore[no-any-return]

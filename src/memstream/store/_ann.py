@@ -37,8 +37,16 @@ def available() -> bool:
 
 
 def file_for(folder: Path, namespace: str, dim: int) -> Path:
-    digest = hashlib.sha1(namespace.encode()).hexdigest()[:16]
-    return folder / f"{digest}-{dim}.hnsw"
+    return folder / f"{_digest(namespace)}-{dim}.hnsw"
+
+
+def files_for(folder: Path, namespace: str) -> list[Path]:
+    """Every saved graph of a namespace (one per vector size)."""
+    return sorted(folder.glob(f"{_digest(namespace)}-*.hnsw")) if folder.is_dir() else []
+
+
+def _digest(namespace: str) -> str:
+    return hashlib.sha1(namespace.encode()).hexdigest()[:16]
 
 
 class AnnIndex:

@@ -15,7 +15,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -251,6 +251,39 @@ class PostgresStore(Selecting):
                      for row in rows])
         return len(rows)
 
+    def erase(self, namespace: str, ids: Sequence[str], *, at: float,
+              cache_keys: Sequence[str] = ()) -> int:
+        if not ids:
+            return 0
+        unique = sorted(set(ids))
+        with self._conn(write=True) as cur:
+            known = sorted({r[0] for r in cur.execute(
+                "SELECT id FROM records WHERE namespace = %s AND id = ANY(%s) UNION "
+                "SELECT record_id FROM history WHERE namespace = %s AND record_id = ANY(%s)",
+                (namespace, unique, namespace, unique)).fetchall()})
+            cur.execute("DELETE FROM records WHERE namespace = %s AND id = ANY(%s)",
+                        (namespace, unique))
+            cur.execute("DELETE FROM history WHERE namespace = %s AND record_id = ANY(%s)",
+                        (namespace, unique))
+            if known:
+                cur.executemany("INSERT INTO history(namespace, record_id, event, at) "
+                                "VALUES (%s, %s, 'erase', %s)", [(namespace, i, at) for i in known])
+            if cache_keys:
+                cur.execute("DELETE FROM embedding_cache WHERE hash = ANY(%s)",
+                            (sorted(set(cache_keys)),))
+        with self._conn(write=False) as cur:  # outside a transaction: VACUUM may run there
+            cur.execute("VACUUM records, history, embedding_cache")
+        return len(known)
+
+    def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:
+        if not scope:
+            return []
+        where = " AND ".join(f"coalesce(old->>'{k}', new->>'{k}') = %s" for k in scope)
+        with self._conn(write=False) as cur:
+            return [r[0] for r in cur.execute(
+                f"SELECT DISTINCT record_id FROM history WHERE namespace = %s AND {where}",
+                (namespace, *scope.values())).fetchall()]
+
     def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
         if not ids:
             return
@@ -307,6 +340,14 @@ class PostgresStore(Selecting):
                                (namespace, list(dict.fromkeys(ids)))).fetchall()
         found = {row[0]: _row_to_record(row) for row in rows}
         return [found[i] for i in ids if i in found]
+
+    def taken(self, ids: Sequence[str]) -> set[str]:
+        if not ids:
+            return set()
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT id FROM records WHERE id = ANY(%s)",
+                               (list(dict.fromkeys(ids)),)).fetchall()
+        return {row[0] for row in rows}
 
     def signals(self, namespace: str, ids: Sequence[str]) -> list[Signals]:
         if not ids:

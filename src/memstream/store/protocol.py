@@ -7,7 +7,7 @@ Scores returned by the search methods are "higher is better". Every method that 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -88,6 +88,10 @@ class Store(Protocol):
         """The records with these ids in this namespace, in the order of ``ids``; unknown ids are
         left out. Invalidated records are returned too. Embeddings are not loaded."""
 
+    def taken(self, ids: Sequence[str]) -> set[str]:
+        """Which of these ids a record holds in any namespace (ids are unique in a store).
+        Only for the engine's own checks: never to be shown to a caller of one namespace."""
+
     def signals(self, namespace: str, ids: Sequence[str]) -> list[Signals]:
         """The scoring fields of these records, in the order of ``ids``; unknown ids are left
         out. Cheaper than ``get`` for the many candidates of a search."""
@@ -112,6 +116,19 @@ class Store(Protocol):
     def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
         """Remove records from every index and return how many existed. Their history stays,
         with a delete entry. Idempotent."""
+
+    def erase(self, namespace: str, ids: Sequence[str], *, at: float,
+              cache_keys: Sequence[str] = ()) -> int:
+        """``delete`` that keeps nothing of the records' content: their rows, vectors and
+        history entries are removed (one ``erase`` entry per id is left: the id and the time),
+        the embedding cache entries of ``cache_keys`` too, and the space they held is cleared
+        as the backend allows (SQLite: zeroed pages, a merged keyword index and a truncated
+        log; PostgreSQL: VACUUM). Returns how many ids had a record or a history entry
+        (each gets the ``erase`` entry). Idempotent."""
+
+    def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:
+        """Ids whose history names this scope (``{"user_id": ...}``, ``agent_id``, ``run_id``),
+        deleted records included: what erasing a whole user must reach."""
 
     def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
         """Set last access to ``at`` (never moving it backwards) and add one access."""

@@ -16,7 +16,7 @@ import operator
 import sqlite3
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from . import _ann
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
 from ._common import Selecting, diff, order_sql
+from ._sqlite_check import inspect_file
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
@@ -113,6 +114,7 @@ class SQLiteStore(Selecting):
                 raise BackendUnavailable(
                     f"cannot open {self.path}: the folder {parent} does not exist; create it first"
                 )
+            inspect_file(self.path)  # before anything writes to it
         self._lock = threading.RLock()
         self._vectors: dict[str, VectorIndex] = {}
         self._closed = False
@@ -161,7 +163,9 @@ class SQLiteStore(Selecting):
         msg = str(exc)
         if isinstance(exc, sqlite3.IntegrityError):
             return Conflict(f"the write conflicts with a stored record: {msg}")
-        if "not a database" in msg or "malformed" in msg or "corrupt" in msg:
+        name = getattr(exc, "sqlite_errorname", None) or ""
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or msg.startswith("no such table") \
+                or "disk image is malformed" in msg:
             return CorruptStore(
                 f"{self.path} is damaged or is not a memstream database ({msg}); restore it from a "
                 "backup or point memstream at another file"
@@ -304,6 +308,50 @@ class SQLiteStore(Selecting):
                                       (namespace, *chunk)).rowcount
         return removed
 
+    def erase(self, namespace: str, ids: Sequence[str], *, at: float,
+              cache_keys: Sequence[str] = ()) -> int:
+        erased = 0
+        with self._lock:
+            self._check_open()
+            self._db.execute("PRAGMA secure_delete = ON")  # freed bytes are zeroed
+            try:
+                with self._write() as db:
+                    for chunk in _chunks(list(dict.fromkeys(ids))):
+                        q = ",".join("?" * len(chunk))
+                        known = {r[0] for r in db.execute(
+                            f"SELECT id FROM records WHERE +namespace = ? AND id IN ({q}) UNION "
+                            f"SELECT record_id FROM history WHERE namespace = ? AND record_id IN "
+                            f"({q})", (namespace, *chunk, namespace, *chunk))}
+                        db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
+                                   (namespace, *chunk))
+                        db.execute(f"DELETE FROM history WHERE namespace = ? AND record_id IN "
+                                   f"({q})", (namespace, *chunk))
+                        db.executemany("INSERT INTO history(namespace, record_id, event, at) "
+                                       "VALUES (?, ?, 'erase', ?)",
+                                       [(namespace, rid, at) for rid in sorted(known)])
+                        erased += len(known)
+                    for chunk in _chunks(list(dict.fromkeys(cache_keys))):
+                        db.execute("DELETE FROM embedding_cache WHERE hash IN "
+                                   f"({','.join('?' * len(chunk))})", chunk)
+                    # the keyword index keeps deleted entries until its segments merge
+                    db.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
+                if self._checkpointer is not None:  # the log's copies of the old pages go too
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                self._db.execute("PRAGMA secure_delete = OFF")
+        self._drop_ann(namespace)
+        return erased
+
+    def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:
+        if not scope:
+            return []
+        where = " AND ".join(f"coalesce(json_extract(old, '$.{k}'), json_extract(new, '$.{k}'))"
+                             " = ?" for k in scope)
+        with self._read() as db:
+            return [r[0] for r in db.execute(
+                f"SELECT DISTINCT record_id FROM history WHERE namespace = ? AND {where}",
+                (namespace, *scope.values()))]
+
     def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
         if not ids:
             return
@@ -361,6 +409,15 @@ class SQLiteStore(Selecting):
                     rec = _row_to_record(row)
                     found[rec.id] = rec
         return [found[i] for i in ids if i in found]
+
+    def taken(self, ids: Sequence[str]) -> set[str]:
+        out: set[str] = set()
+        with self._read() as db:
+            for chunk in _chunks(list(dict.fromkeys(ids))):
+                q = ",".join("?" * len(chunk))
+                out.update(r[0] for r in db.execute(f"SELECT id FROM records WHERE id IN ({q})",
+                                                    chunk))
+        return out
 
     def signals(self, namespace: str, ids: Sequence[str]) -> list[Signals]:
         found: dict[str, Signals] = {}
@@ -734,6 +791,14 @@ class SQLiteStore(Selecting):
         if self.path == ":memory:":
             return None
         return _ann.file_for(Path(self.path + ".ann"), namespace, dim)
+
+    def _drop_ann(self, namespace: str) -> None:
+        """Forget the namespace's HNSW graph, in memory and on disk (a graph keeps the vectors
+        of removed entries): it is built again, from what is stored, when next needed."""
+        self._ann.pop(namespace, None)
+        if self.path != ":memory:":
+            for file in _ann.files_for(Path(self.path + ".ann"), namespace):
+                file.unlink(missing_ok=True)
 
     def _ann_index(self, db: sqlite3.Connection, namespace: str, index: VectorIndex
                    ) -> AnnIndex | None:

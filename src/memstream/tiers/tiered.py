@@ -150,6 +150,7 @@ class TieredMemory:
         self._ltm_reads: dict[str, int] = {}
         self._executor: ThreadPoolExecutor | None = None
         self._stm_put: Future[BackendUnavailable | None] | None = None
+        memory.on_delete(self._forget)
 
     # --- tier plumbing ---------------------------------------------------------------------
 
@@ -300,6 +301,19 @@ class TieredMemory:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(1, thread_name_prefix="memstream-tiers")
             return self._executor
+
+    def _forget(self, namespace: str, ids: list[str]) -> None:
+        """Drop deleted records from STM and IM (called by the Memory after a delete)."""
+        if namespace == self.namespace:
+            for backend in (self.stm, self.im):
+                self._evict(backend, ids)
+
+    def _evict(self, backend: TierBackend, ids: Sequence[str]) -> None:
+        by_agent: dict[str, list[str]] = {}
+        for rid, e in self._tier(lambda: backend.get(ids), {}).items():
+            by_agent.setdefault(e["agent_id"], []).append(rid)
+        for agent, gone in by_agent.items():
+            self._tier(lambda a=agent, g=gone: backend.remove(a, g), None)
 
     # --- entries in their three forms --------------------------------------------------------
 
@@ -502,7 +516,8 @@ class TieredMemory:
                         chosen.append((-float(scores[j]), ids[j], self._public(e, tier)))
                 if len(chosen) >= k * 2:
                     break
-            ranked.append(sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2])
+            chosen = self._stored(backend, sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2])
+            ranked.append(chosen)
         if "ltm" in tiers:
             ids, mat = _unheld(*self.memory.store.selection_vectors(
                 self._select(agent_id, kind)), held)
@@ -525,6 +540,20 @@ class TieredMemory:
                 break
         self._count_reads([e for e, _ in out])
         return out
+
+    def _stored(self, backend: TierBackend, chosen: list[tuple[float, str, dict[str, Any]]]
+                ) -> list[tuple[float, str, dict[str, Any]]]:
+        """The cached entries whose records are still in the durable store: a delete made
+        elsewhere (another process, a tier this one cannot reach) never resurfaces. The others
+        are evicted."""
+        if not chosen:
+            return chosen
+        alive = {s.id for s in self.memory.store.signals(self.namespace,
+                                                         [rid for _, rid, _ in chosen])}
+        gone = [rid for _, rid, _ in chosen if rid not in alive]
+        if gone:
+            self._evict(backend, gone)
+        return [c for c in chosen if c[1] in alive]
 
     # --- maintenance and statistics ---------------------------------------------------------
 

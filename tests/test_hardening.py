@@ -1,0 +1,160 @@
+"""The store and the engine against damaged files, poison input and deletes that must reach
+every cache: each test here failed on the code before the hardening round (issue 17)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memstream import CorruptStore, InvalidInput, Memory
+from memstream.tiers import TieredMemory
+
+from .redis_server import REDIS_URL
+
+EXE = str(Path(sys.executable).parent / "memstream")
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+# --- 9. damaged files: refused, and left exactly as they were ---------------------------------
+
+def test_a_foreign_sqlite_file_is_refused_unchanged(tmp_path: Path):
+    db = tmp_path / "theirs.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    before = _files(tmp_path)
+    with pytest.raises(CorruptStore, match="not a memstream store"):
+        Memory(db, embedder="none")
+    assert _files(tmp_path) == before  # no WAL switch, no -wal or -shm beside it
+
+
+def test_an_empty_file_is_not_silently_a_new_store(tmp_path: Path):
+    (tmp_path / "empty.db").touch()
+    with pytest.raises(CorruptStore, match="empty file"):
+        Memory(tmp_path / "empty.db", embedder="none")
+    assert _files(tmp_path) == {"empty.db": b""}
+
+
+def test_damage_in_the_middle_is_found_before_any_write(tmp_path: Path):
+    db = tmp_path / "hurt.db"
+    with Memory(db, embedder="none") as mem:
+        mem.add_many([f"memory {i} about the harbour and the boats" for i in range(3000)])
+    size = db.stat().st_size
+    with db.open("r+b") as fh:
+        fh.seek(size // 2)
+        fh.write(os.urandom(8192))
+    before = _files(tmp_path)
+    with pytest.raises(CorruptStore, match="damaged"):
+        Memory(db, embedder="none")
+    assert _files(tmp_path) == before
+    out = subprocess.run([EXE, "--db", str(db), "check"], capture_output=True, text=True)
+    assert out.returncode == 7 and "damaged" in out.stderr
+
+
+def test_a_dropped_keyword_table_is_a_corrupt_store(tmp_path: Path):
+    db = tmp_path / "fts.db"
+    with Memory(db, embedder="none") as mem:
+        mem.add("hello harbour")
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE records_fts")
+    with pytest.raises(CorruptStore, match="records_fts"):
+        Memory(db, embedder="none")
+
+
+def test_check_passes_a_healthy_store(tmp_path: Path):
+    db = tmp_path / "ok.db"
+    with Memory(db, embedder="none") as mem:
+        mem.add("fine")
+    out = subprocess.run([EXE, "--db", str(db), "check"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip().endswith(": ok")
+
+
+# --- 3 and 8 in the library: depth, size and times at the boundary -----------------------------
+
+def test_deep_or_huge_payloads_and_wild_times_store_nothing(kw_memory: Memory):
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(100):
+        node["a"] = {}
+        node = node["a"]  # type: ignore[assignment]
+    bad_calls = [
+        lambda: kw_memory.add("x", data=deep),
+        lambda: kw_memory.add("x", metadata={"blob": "y" * 2_000_000}),
+        lambda: kw_memory.add("x", at=1e20),
+        lambda: kw_memory.add("x", at=2**63),
+        lambda: kw_memory.add("x", at=True),
+        lambda: kw_memory.get_all(filters={"n": 2**64}),
+        lambda: kw_memory.get_all(filters={"n": {"in": list(range(1000))}}),
+    ]
+    for call in bad_calls:
+        with pytest.raises(InvalidInput):
+            call()
+    assert kw_memory.count() == 0
+
+
+# --- 5. deletes reach every tier, in process and in Redis, from any process -------------------
+
+@pytest.mark.parametrize("redis", [False, True])
+def test_deletes_reach_the_tiers(tmp_path: Path, redis: bool, redis_prefix: str):
+    kwargs = {"redis_url": REDIS_URL, "prefix": redis_prefix} if redis else {}
+    with Memory(tmp_path / "t.db", embedder="none") as mem:
+        tiers = TieredMemory(mem, namespace="sim", **kwargs)  # type: ignore[arg-type]
+        ids = [tiers.store("fox", "state", {"x": i, "den": "oak"}, i)["memory_id"]
+               for i in range(8)]
+        query = {"x": 3, "den": "oak"}
+        mem.delete(ids[3], namespace="sim.agents")
+        assert ids[3] not in [e["memory_id"] for e, _ in tiers.similar("fox", query, k=8)]
+        if redis:  # evicted from Redis at once, not left there for the TTL
+            assert tiers.stm.get([ids[3]]) == {}
+        # a delete by another process (no listener here): never served again
+        with Memory(tmp_path / "t.db", embedder="none") as other:
+            other.delete(ids[4], namespace="sim.agents")
+        assert ids[4] not in [e["memory_id"] for e, _ in tiers.similar("fox", query, k=8)]
+        assert mem.delete_all(namespace="sim.agents", agent_id="fox", erase=True) == 6
+        assert tiers.similar("fox", query, k=8) == []
+        assert tiers.stm.get(ids) == {} and tiers.im.get(ids) == {}
+
+
+# --- 6. erasure in the library and the CLI -----------------------------------------------------
+
+def test_erasure_leaves_no_trace_in_the_files(tmp_path: Path):
+    db = tmp_path / "e.db"
+    with Memory(db, embedder="none") as mem:
+        mem.add_many([f"filler memory {i}" for i in range(500)], namespace="ns")
+        secret = mem.add("the locker code is quokkapass", user_id="kim", namespace="ns",
+                         data={"note": "quokkapass"})
+        mem.update(secret.id, text="the locker code is quokkapass again", namespace="ns")
+        mem.delete(secret.id, namespace="ns")  # a plain delete keeps the history...
+        assert "quokkapass" in str(mem.history(secret.id, namespace="ns"))
+        kept = b"".join(_files(tmp_path).values())
+        assert b"quokkapass" in kept
+        mem.delete(secret.id, namespace="ns", erase=True)  # ...erasure does not
+        assert [(e.event, e.old, e.new) for e in mem.history(secret.id, namespace="ns")] == [
+            ("erase", None, None)]
+        assert mem.count(namespace="ns") == 500
+    assert b"quokkapass" not in b"".join(_files(tmp_path).values())
+
+
+def test_erase_from_the_cli(tmp_path: Path):
+    db = str(tmp_path / "f.db")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([EXE, "--db", db, "--embedder", "none", *args],
+                              capture_output=True, text=True)
+
+    run("add", "Kim's passport number is 55 41 wombat", "--user", "kim")
+    rid = run("add", "Kim likes tea", "--user", "kim").stdout.split()[-1]
+    run("add", "Lee likes coffee", "--user", "lee")
+    assert run("erase").returncode == 2
+    out = run("erase", "--user", "kim")
+    assert out.returncode == 0 and "erased 2" in out.stdout
+    assert "erase" in run("history", rid).stdout
+    assert "wombat" not in run("--json", "list").stdout
+    assert b"wombat" not in b"".join(_files(tmp_path).values())
