@@ -105,9 +105,12 @@ class Record:
 class Explanation:
     """Why a hit ranks where it does.
 
-    ``recency``, ``importance`` and ``relevance`` are the normalised components in [0, 1];
-    ``score`` = sum of weight * component. The ``raw_*`` values are before normalisation:
-    ``raw_recency`` = decay ** hours since last access, ``raw_relevance`` the fused relevance.
+    ``recency``, ``importance`` and ``relevance`` are the components in [0, 1] and ``rule``
+    how they made the score: "relevance-first" (the default) uses the calibrated relevance
+    and the raw recency and importance, ``raw_relevance`` being the relevance's logit;
+    "weighted" (the paper's) min-max normalises each over the candidates and sums them with
+    ``weights``, ``raw_relevance`` being the fused relevance. ``raw_recency`` = decay ** hours
+    since last access.
     ``cosine`` and ``keyword`` are the two relevance sources (None when that index did not
     return the record); ``vector_rank`` and ``keyword_rank`` are 1-based ranks in each list.
     """
@@ -125,6 +128,7 @@ class Explanation:
     vector_rank: int | None = None
     keyword_rank: int | None = None
     fusion: str = "rrf"
+    rule: str = "weighted"
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

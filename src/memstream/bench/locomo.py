@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,10 +24,9 @@ from ..config import Config
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..memory import Memory
-from .metrics import ndcg_at, percentile, recall_any_at, recall_frac_at
+from .metrics import KS, accumulate, percentile
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-KS = (1, 5, 10)
 _EVIDENCE = re.compile(r"D\d+:\d+")
 
 
@@ -113,17 +111,6 @@ class Result:
         return self.scores[category]
 
 
-def _accumulate(sums: dict[str, dict[str, float]], counts: dict[str, int], category: str,
-                ranked: Sequence[str], relevant: set[str]) -> None:
-    for key in (category, "overall"):
-        counts[key] = counts.get(key, 0) + 1
-        bucket = sums.setdefault(key, defaultdict(float))
-        for k in KS:
-            bucket[f"recall_any@{k}"] += recall_any_at(ranked, relevant, k)
-            bucket[f"recall_frac@{k}"] += recall_frac_at(ranked, relevant, k)
-            bucket[f"ndcg@{k}"] += ndcg_at(ranked, relevant, k)
-
-
 class _Only:
     """A store whose keyword or vector index answers nothing: one source at a time."""
 
@@ -191,7 +178,7 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
                                       weights=profile, vector=vector)
                     latencies[profile].append((time.perf_counter() - t1) * 1000)
                     ranked = [by_id[h.record.id] for h in hits]
-                    _accumulate(sums[profile], counts[profile], CATEGORIES[q.category], ranked,
+                    accumulate(sums[profile], counts[profile], CATEGORIES[q.category], ranked,
                                 q.evidence)
                 for name, drop, changes in ABLATIONS if ablate else []:
                     c = mem.config
@@ -205,7 +192,7 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
                     t1 = time.perf_counter()
                     hits = run_search(store, Selection(ns), q.text, vector, now, params)
                     latencies[name].append((time.perf_counter() - t1) * 1000)
-                    _accumulate(sums[name], counts[name], CATEGORIES[q.category],
+                    accumulate(sums[name], counts[name], CATEGORIES[q.category],
                                 [by_id[h.record.id] for h in hits], q.evidence)
             if progress:
                 progress(conv.sample_id, len(conv.questions))

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Sequence
 
-__all__ = ["ndcg_at", "percentile", "recall_any_at", "recall_frac_at"]
+__all__ = ["KS", "accumulate", "ndcg_at", "percentile", "recall_any_at", "recall_frac_at"]
+
+#: the cut-offs every retrieval bench reports
+KS = (1, 5, 10)
 
 
 def recall_any_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
@@ -36,3 +40,16 @@ def percentile(values: Sequence[float], q: float) -> float:
     lo = math.floor(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def accumulate(sums: dict[str, dict[str, float]], counts: dict[str, int], category: str,
+               ranked: Sequence[str], relevant: set[str]) -> None:
+    """Add one question's recall_any, recall_frac and nDCG at each of ``KS`` to its category's
+    sums and to "overall"."""
+    for key in (category, "overall"):
+        counts[key] = counts.get(key, 0) + 1
+        bucket = sums.setdefault(key, defaultdict(float))
+        for k in KS:
+            bucket[f"recall_any@{k}"] += recall_any_at(ranked, relevant, k)
+            bucket[f"recall_frac@{k}"] += recall_frac_at(ranked, relevant, k)
+            bucket[f"ndcg@{k}"] += ndcg_at(ranked, relevant, k)

@@ -19,14 +19,27 @@ from ..filters import Selection
 from ..store.protocol import Store
 from .context import smooth
 from .keywords import query_terms
+from .relevance import CALIBRATION, evidence, is_question, null_of, settle, sigmoid
 from .rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
 from .scoring import Weights, convex_fusion, minmax, recency, rrf_fusion
 
 __all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
 
 FUSIONS = ("rrf", "convex")
-#: Context smoothing applies to namespaces of at most this many records (see context.py).
+#: Context smoothing applies to selections of at most this many records (see context.py).
 LARGE_STREAM = 5000
+#: Records longer than this (characters, the median of the best candidates) carry their own
+#: context: long messages and whole exchanges skip context smoothing, the learned stage (which
+#: model short conversational turns) and the sharing of relevance between near-duplicates
+#: (which is about short statements of fact: long records on one subject all look alike).
+LONG_TEXT = 600
+
+
+def _long(store: Store, sel: Selection, ids: Sequence[str], texts: dict[str, str]) -> bool:
+    """Whether the records of ``ids`` are long at the median (their texts join ``texts``)."""
+    texts.update((r.id, r.text) for r in store.get(sel.namespace, list(ids)))
+    lengths = sorted(len(texts[i]) for i in ids if i in texts)
+    return bool(lengths) and lengths[len(lengths) // 2] > LONG_TEXT
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +71,8 @@ class SearchParams:
 def run_search(store: Store, sel: Selection, text: str,
                query_vector: np.ndarray | Callable[[], np.ndarray | None] | None, now: float,
                p: SearchParams, *,
-               observe: Callable[[list[str], np.ndarray], object] | None = None) -> list[Hit]:
+               observe: Callable[[list[str], np.ndarray], object] | None = None,
+               background: np.ndarray | None = None) -> list[Hit]:
     """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
     scored on their signals alone; only the winners are read in full. ``query_vector`` may be
     a callable that waits for a vector being computed elsewhere: it is called after the
@@ -76,8 +90,10 @@ def run_search(store: Store, sel: Selection, text: str,
     # context needs vectors (a keyword search keeps plain keyword semantics) and a stream small
     # enough to read in order at once (counted on the covering index: well under 1 ms)
     nb: dict[str, tuple[list[str], list[str]]] | None = None
-    if p.context > 0 and dense and store.count(
-            Selection(sel.namespace, include_invalid=True), limit=LARGE_STREAM) <= LARGE_STREAM:
+    texts: dict[str, str] = {}
+    long_records = _long(store, sel, [i for i, _ in (dense or keyword)[:10]], texts)
+    if p.context > 0 and dense and not long_records \
+            and store.count(sel, limit=LARGE_STREAM) <= LARGE_STREAM:
         dense_ids, kw_ids, nb = _with_context(store, sel, vector, dense, keyword, cosine, p)
     ids = list(dict.fromkeys(dense_ids + kw_ids))
     candidates = store.signals(sel.namespace, ids)
@@ -89,15 +105,35 @@ def run_search(store: Store, sel: Selection, text: str,
         fused = convex_fusion(cosine, kw_score, alpha=p.alpha if dense else 0.0)
     # the learned stage needs the context's neighbours (small streams, with vectors)
     model = load_model() if p.rerank else None
+    learned: dict[str, float] = {}
     if nb is not None and vector is not None and len(fused) >= MIN_POOL and (
             model is not None or observe is not None):
         found = gather(store, sel, vector, fused, cosine, kw_score, vec_rank, kw_rank, nb)
+        texts.update(found.texts)
         x = features(text, found)
         if observe is not None:
             observe(list(found.ids), x)
         if model is not None:
-            fused = reorder(fused, found.ids, model.score(x))
-    top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now, p=p)
+            learned = dict(zip(found.ids, (float(v) for v in model.score(x)), strict=True))
+            fused = reorder(fused, found.ids, np.array(list(learned.values())))
+    # calibrated relevance of the best candidates (the rest rank below them, in fused order)
+    window = sorted(fused, key=lambda i: (-fused[i], i))[: max(POOL, p.k)]
+    calibrated = _calibrate(store, sel, text, vector, window, texts, cosine, learned,
+                            background)
+    # near-duplicates share relevance among short records that the learned stage did not
+    # order: in a conversation, turns about one topic look alike, and there the learned stage,
+    # which reads each turn's surroundings, tells them apart (sharing cost LoCoMo dev 0.80 ->
+    # 0.66 recall_any@5)
+    if p.weights.rule == "relevance-first" and background is not None and vector is not None \
+            and not long_records and not learned:
+        calibrated = share_near_duplicates(store, sel, calibrated, texts, background)
+    candidates = [c for c in candidates if c.id in calibrated] if p.weights.rule == \
+        "relevance-first" else candidates
+    if p.weights.rule == "relevance-first":
+        top = rank(candidates, relevance=[calibrated[c.id] for c in candidates], now=now, p=p)
+    else:
+        top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now,
+                   p=p)
     if vector is not None:  # exact cosine of keyword-only winners, for the explanation
         missing = [s.item.id for s in top if s.item.id not in cosine]
         for rid, emb in store.embeddings(sel.namespace, missing).items():
@@ -110,6 +146,84 @@ def run_search(store: Store, sel: Selection, text: str,
             vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id)))
         for s in top if s.item.id in records
     ]
+
+
+def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | None,
+               window: Sequence[str], texts: dict[str, str], cosine: dict[str, float],
+               learned: Mapping[str, float], background: np.ndarray | None
+               ) -> dict[str, float]:
+    """The calibrated relevance logit of each candidate of ``window`` (retrieval.relevance):
+    reads the texts and cosines it lacks."""
+    missing = [i for i in window if i not in texts]
+    if missing:
+        texts.update((r.id, r.text) for r in store.get(sel.namespace, missing))
+    if vector is not None:
+        unknown = [i for i in window if i not in cosine]
+        for rid, emb in store.embeddings(sel.namespace, unknown).items():
+            if emb.shape == vector.shape:
+                cosine[rid] = float(emb @ vector)
+    if vector is not None and background is not None and background.shape[1:] == vector.shape:
+        null = null_of(background, vector)
+    else:  # no background for these vectors: the candidates' own spread
+        known = sorted(cosine[i] for i in window if i in cosine) or [0.0]
+        null = (known[len(known) // 2], max(1e-3, float(np.std(known))))
+    found = evidence(text, {i: texts[i] for i in window if i in texts}, cosine, learned,
+                     null=null)
+    return {i: CALIBRATION.logit(e) for i, e in found.items()}
+
+
+#: how many of the most relevant candidates are compared with each other
+NEAR_TOP = 10
+#: two records are near-duplicates when their cosine stands this many standard deviations
+#: above their cosines to the background texts (relevance.BACKGROUND)
+NEAR_Z = 3.3
+#: how far below its group's relevance a stored question ranks (logits)
+QUESTION_DROP = 1.0
+
+
+def share_near_duplicates(store: Store, sel: Selection, logits: dict[str, float],
+                          texts: Mapping[str, str], background: np.ndarray
+                          ) -> dict[str, float]:
+    """Memories that say nearly the same thing are equally relevant: among the ``NEAR_TOP``
+    most relevant candidates, near-duplicates (a fact and its update, an event and its new
+    date, twins) take their group's best relevance logit, so that recency and importance decide
+    which comes first; a stored question in a group with a statement ranks just below it (a
+    question is not its own answer)."""
+    top = sorted(logits, key=lambda i: (-logits[i], i))[:NEAR_TOP]
+    vecs = store.embeddings(sel.namespace, top)
+    ids = [i for i in top if i in vecs and vecs[i].shape[0] == background.shape[1]]
+    if len(ids) < 2:
+        return logits
+    mat = np.vstack([vecs[i] for i in ids])
+    bg = mat @ background.T
+    mean, std = bg.mean(axis=1), np.maximum(bg.std(axis=1), 1e-3)
+    pair = mat @ mat.T
+    z = ((pair - mean[:, None]) / std[:, None] + (pair - mean[None, :]) / std[None, :]) / 2
+    group = list(range(len(ids)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for a in range(len(ids)):
+        for b in range(a + 1, len(ids)):
+            if z[a, b] >= NEAR_Z:
+                group[root(a)] = root(b)
+    members: dict[int, list[str]] = {}
+    for n, rid in enumerate(ids):
+        members.setdefault(root(n), []).append(rid)
+    out = dict(logits)
+    for rids in members.values():
+        if len(rids) < 2:
+            continue
+        best = max(logits[r] for r in rids)
+        statements = any(not is_question(texts.get(r, "")) for r in rids)
+        for r in rids:
+            drop = QUESTION_DROP if statements and is_question(texts.get(r, "")) else 0.0
+            out[r] = best - drop
+    return out
 
 
 def gather(store: Store, sel: Selection, vector: np.ndarray, fused: Mapping[str, float],
@@ -202,22 +316,35 @@ def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: Searc
          ) -> list[Scored[S]]:
     """Score candidates whose raw relevance is known and return the best ``p.k``, best first.
 
-    Ties on the score break on raw relevance, then on the newer record, then on the id.
+    Under the "weighted" rule (the paper's), ``relevance`` is any score that orders the
+    candidates and every signal is min-max normalised over them; under "relevance-first" it is
+    the calibrated relevance logit (retrieval.relevance) and recency and importance are used
+    as they are (see ``scoring.Weights``). Ties on the score break on raw relevance, then on
+    the newer record, then on the id.
     """
     hours = [(now - c.last_accessed_at) / 3600.0 for c in items]
     raw_rec = [recency(h, p.decay) for h in hours]
     raw_imp = [c.importance for c in items]
-    n_rec = minmax(raw_rec, p.min_spread)
-    n_imp = minmax(raw_imp, p.min_spread)
-    n_rel = minmax(list(relevance), p.min_spread)
     w = p.weights.as_tuple()
+    if p.weights.rule == "relevance-first":
+        n_rec, n_imp = raw_rec, raw_imp
+        n_rel = [sigmoid(x) for x in relevance]
+        scores = [sigmoid(w[2] * settle(relevance[i]) + w[0] * (raw_rec[i] - 0.5)
+                          + w[1] * (raw_imp[i] - 0.5)) for i in range(len(items))]
+    else:
+        n_rec = minmax(raw_rec, p.min_spread)
+        n_imp = minmax(raw_imp, p.min_spread)
+        n_rel = minmax(list(relevance), p.min_spread)
+        scores = [w[0] * n_rec[i] + w[1] * n_imp[i] + w[2] * n_rel[i]
+                  for i in range(len(items))]
     scored = []
     for i, item in enumerate(items):
-        score = w[0] * n_rec[i] + w[1] * n_imp[i] + w[2] * n_rel[i]
-        scored.append(Scored(item, score, Explanation(
+        scored.append(Scored(item, scores[i], Explanation(
             recency=n_rec[i], importance=n_imp[i], relevance=n_rel[i], raw_recency=raw_rec[i],
             raw_importance=raw_imp[i], raw_relevance=relevance[i], weights=w,
-            hours_since_access=hours[i], fusion=p.fusion)))
+            hours_since_access=hours[i], fusion=p.fusion, rule=p.weights.rule)))
     scored.sort(key=lambda s: (-s.score, -s.explain.raw_relevance, -s.item.created_at,
                                s.item.id))
     return scored[: p.k]
+
+

@@ -40,7 +40,7 @@ WEIGHTS_FILE = "rerank_weights.json"
 POOL = 100
 #: fewer candidates than this keep their fused order: the stage's per-search statistics
 #: (cosines standardised over the candidates) mean little on a handful of records
-MIN_POOL = 20
+MIN_POOL = 50
 #: a gap longer than this (seconds) between consecutive records starts a new session
 SESSION_GAP = 3600.0
 FEATURES = (

@@ -18,6 +18,7 @@ from ..errors import InvalidInput
 
 __all__ = [
     "PROFILES",
+    "RULES",
     "Weights",
     "convex_fusion",
     "minmax",
@@ -27,13 +28,29 @@ __all__ = [
 ]
 
 
+RULES = ("weighted", "relevance-first")
+
+
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """How much each normalised signal counts in the final score."""
+    """How the three signals make the score, and how much each counts.
+
+    ``rule="weighted"`` is the memory-stream paper's: each signal min-max normalised over the
+    candidates, the score their weighted sum. ``rule="relevance-first"`` (the default profile)
+    uses the calibrated relevance logit (retrieval.relevance) and the raw recency and
+    importance, which mean the same in every search: ``score = sigmoid(relevance_weight *
+    settle(logit) + recency_weight * (recency - 0.5) + importance_weight * (importance -
+    0.5))``. With the default weights (1, 0.5, 0.3) recency and importance move a memory by at
+    most 0.8 logits against another: enough to order memories about equally relevant (and,
+    since ``settle`` flattens the differences between unrelated ones, to decide when nothing
+    is relevant), never enough to lift an unrelated memory (relevance under 0.2) over a
+    relevant one (over 0.5).
+    """
 
     recency: float = 1.0
     importance: float = 1.0
     relevance: float = 1.0
+    rule: str = "weighted"
 
     def __post_init__(self) -> None:
         for name in ("recency", "importance", "relevance"):
@@ -42,15 +59,20 @@ class Weights:
                 raise InvalidInput(f"weight {name} must be a finite number >= 0, got {value!r}")
         if self.recency == self.importance == self.relevance == 0:
             raise InvalidInput("at least one weight must be above 0")
+        if self.rule not in RULES:
+            raise InvalidInput(f"unknown scoring rule {self.rule!r}; use one of {RULES}")
 
     def as_tuple(self) -> tuple[float, float, float]:
         return (float(self.recency), float(self.importance), float(self.relevance))
 
 
-#: Named weight profiles. "balanced" is the memory-stream paper's equal weighting, for an agent
-#: acting in the moment; "recall" lets relevance dominate, for questions about a long history
-#: (recency and importance only break near-ties); "recent" favours what was just used.
+#: Named weight profiles. "default" (relevance first, see ``Weights``) serves both an agent
+#: acting in the moment and questions over a long history. The others use the paper's rule:
+#: "paper" and "balanced" are its equal weights; "recall" lets relevance dominate (recency and
+#: importance only break near-ties); "recent" favours what was just used.
 PROFILES: dict[str, Weights] = {
+    "default": Weights(0.5, 0.3, 1.0, rule="relevance-first"),
+    "paper": Weights(1.0, 1.0, 1.0),
     "balanced": Weights(1.0, 1.0, 1.0),
     "recall": Weights(0.05, 0.05, 1.0),
     "recent": Weights(2.0, 0.5, 1.0),
@@ -58,7 +80,7 @@ PROFILES: dict[str, Weights] = {
 
 
 def resolve_weights(value: str | Weights | Mapping[str, float] | Sequence[float] | None,
-                    default: str = "balanced") -> Weights:
+                    default: str = "default") -> Weights:
     """Weights from a profile name, a Weights, a dict or a (recency, importance, relevance)."""
     if value is None:
         value = default
@@ -73,11 +95,13 @@ def resolve_weights(value: str | Weights | Mapping[str, float] | Sequence[float]
         if unknown:
             raise InvalidInput(f"unknown weight(s) {sorted(unknown)}; use recency, importance, "
                                "relevance")
-        return Weights(**{k: float(v) for k, v in value.items()})
+        w = {k: float(v) for k, v in value.items()}
+        return Weights(w.get("recency", 1.0), w.get("importance", 1.0), w.get("relevance", 1.0))
     if len(value) != 3:
         raise InvalidInput("weights as a sequence need three numbers: recency, importance, "
                            "relevance")
-    return Weights(*value)
+    recency_w, importance_w, relevance_w = (float(x) for x in value)
+    return Weights(recency_w, importance_w, relevance_w)
 
 
 def recency(hours_since_access: float, decay: float) -> float:

@@ -457,9 +457,9 @@ class PostgresStore(Selecting):
         out: dict[str, tuple[list[str], list[str]]] = {}
         wanted = list(dict.fromkeys(ids))
         with self._conn(write=False) as cur:
-            total = _scalar(
-                cur, "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = %s LIMIT %s) t",
-                (sel.namespace, SMALL_SELECTION + 1))
+            total = _scalar(  # the selection's size, up to the bound
+                cur, f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT %s) t",
+                (*params, SMALL_SELECTION + 1))
             if total <= SMALL_SELECTION:  # read the whole stream once
                 order = [r[0] for r in cur.execute(
                     f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id",

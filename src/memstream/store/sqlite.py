@@ -554,9 +554,9 @@ class SQLiteStore(Selecting):
         where, params = selection_sql(sel)
         out: dict[str, tuple[list[str], list[str]]] = {}
         with self._read() as db:
-            total = db.execute(  # an upper bound, from the covering namespace index
-                "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = ? LIMIT ?)",
-                (sel.namespace, SMALL_SELECTION + 1)).fetchone()[0]
+            total = db.execute(  # the selection's size, up to the bound (from an index)
+                f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
+                (*params, SMALL_SELECTION + 1)).fetchone()[0]
             if total <= SMALL_SELECTION:  # read the whole stream once
                 order = [r[0] for r in db.execute(
                     f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id",

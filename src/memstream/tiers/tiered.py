@@ -458,7 +458,7 @@ class TieredMemory:
         a value may also be an operator dict such as {"lt": 0.5})."""
         if not isinstance(attributes, Mapping) or not attributes:
             raise InvalidInput("attributes must be a non-empty dict")
-        where = parse_filter({k.replace("$", ""): (
+        where = parse_filter({"data." + k.replace("$", ""): (
             {op.lstrip("$"): val for op, val in spec.items()} if isinstance(spec, Mapping)
             else spec) for k, spec in attributes.items()})
         ids = self.memory.store.select_ids(self._select(agent_id, kind, where=where),

@@ -1,0 +1,171 @@
+"""Calibrated relevance: one number in [0, 1] that says how likely a record is to be relevant to
+a query, on the same scale for every query and every store size.
+
+Fusion and the learned stage only *order* candidates: a rank cannot say "unrelated", and
+min-max over the candidates hands the least related one full marks. The calibrated relevance
+rests first on evidence that means the same everywhere (the record's **absolute evidence**):
+
+- ``dense``: how far the record's cosine stands above the query's cosines to unrelated text,
+  in standard deviations: ``(cos - mean) / std`` of the query's cosines to ``BACKGROUND``, a
+  fixed set of about a hundred varied sentences (background.txt) embedded once per store.
+  Raw cosines do not mean the same for every query (a vague question such as "what was I
+  doing?" is close to everything), so the query's own null distribution sets the scale;
+- ``keyword``: the share of the query's content words (``keywords.query_terms``) the record
+  holds, each word weighted by its rarity among the candidates (a word every candidate has is
+  no evidence), matched on a 5-letter prefix as a crude stemmer;
+- ``question``: 1 when both the query and the record are questions (a stored question is
+  worded like the query but answers nothing).
+
+``absolute = bias + dense_w * dense + keyword_w * keyword + question_w * question`` (for a
+record without a vector, a keyword-only search or one not embedded yet, a keyword-only form).
+When the learned ranking stage ran (retrieval.rerank: the record's surroundings, its session,
+who speaks), an ordering model gives a second logit from the stage's score and the same
+evidence (fitted on the candidates of each question); it is relative to the search's
+candidates, so it may only *lower* what the absolute evidence allows, up to a margin:
+``logit = softmin(absolute + margin, ordering)``, where ``softmin(a, b) = -log(exp(-a) +
+exp(-b))``. An unrelated record therefore stays unlikely whatever its rank, and among
+plausible ones the learned stage decides.
+
+``relevance = 1 / (1 + exp(-logit))``. It is monotone in each piece of evidence, the same
+texts get the same relevance, and a single candidate is scored like any other. The weights
+were fitted by logistic regression with each question's positives and negatives weighted
+equally (so 0.5 reads "as likely relevant as not"); the margin was chosen on the development
+splits (docs/retrieval.md, "Calibrated relevance").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from .keywords import query_terms
+
+__all__ = ["BACKGROUND", "CALIBRATION", "UNRELATED", "Calibration", "Evidence", "evidence",
+           "is_question", "null_of", "settle", "sigmoid"]
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+#: texts of the null distribution (see the module docstring)
+BACKGROUND: tuple[str, ...] = tuple(
+    line for line in resources.files(__package__).joinpath("background.txt").read_text(
+        encoding="utf-8").splitlines() if line.strip() and not line.startswith("#"))
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the calibration reads of one candidate (see the module docstring). ``dense`` is
+    None for a record without a vector, ``learned`` None when the learned stage did not run."""
+
+    dense: float | None
+    keyword: float
+    question: float
+    learned: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """The weights of the map from evidence to a relevance logit (see the module docstring)."""
+
+    bias: float
+    dense: float
+    keyword: float
+    question: float
+    #: for a record without a vector
+    keyword_bias: float
+    keyword_only: float
+    keyword_question: float
+    #: the ordering model, where the learned stage ran
+    learned_bias: float
+    learned: float
+    learned_dense: float
+    learned_keyword: float
+    learned_question: float
+    margin: float
+
+    def absolute(self, e: Evidence) -> float:
+        if e.dense is None:
+            return (self.keyword_bias + self.keyword_only * e.keyword
+                    + self.keyword_question * e.question)
+        return self.bias + self.dense * e.dense + self.keyword * e.keyword \
+            + self.question * e.question
+
+    def logit(self, e: Evidence) -> float:
+        a = self.absolute(e)
+        if e.learned is None:
+            return a
+        b = (self.learned_bias + self.learned * e.learned + self.learned_keyword * e.keyword
+             + self.learned_dense * (e.dense or 0.0) + self.learned_question * e.question)
+        return -_logaddexp(-(a + self.margin), -b)
+
+
+def _logaddexp(a: float, b: float) -> float:
+    hi = max(a, b)
+    return hi + math.log1p(math.exp(min(a, b) - hi))
+
+
+#: fitted on the development splits (docs/retrieval.md, "Calibrated relevance"): the absolute
+#: part on LoCoMo and BEAM (evidence against records of other conversations), the ordering
+#: model on LoCoMo's candidates (evidence against the other candidates of its question)
+CALIBRATION = Calibration(
+    bias=-5.798, dense=1.376, keyword=8.316, question=-0.758,
+    keyword_bias=-1.629, keyword_only=15.361, keyword_question=-1.15,
+    learned_bias=-2.748, learned=0.744, learned_dense=0.081, learned_keyword=0.388,
+    learned_question=-0.383, margin=4.0)
+
+
+#: below this logit (relevance 0.2) differences between records mean little: ``settle``
+#: compresses them ten-fold, so that among unrelated memories recency and importance decide
+UNRELATED = -1.4
+
+
+def settle(logit: float, floor: float = UNRELATED, slope: float = 0.1) -> float:
+    """The logit, with differences below ``floor`` shrunk to ``slope`` (smoothly; monotone)."""
+    t = logit - floor
+    return floor + slope * t + (1.0 - slope) * (max(t, 0.0) + math.log1p(math.exp(-abs(t))))
+
+
+def sigmoid(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, logit))))
+
+
+def is_question(text: str) -> bool:
+    return text.rstrip().endswith("?")
+
+
+def _prefixes(text: str) -> set[str]:
+    return {w[:5] for w in _WORD.findall(text.lower())}
+
+
+def null_of(background: np.ndarray, vector: np.ndarray) -> tuple[float, float]:
+    """(mean, standard deviation) of the query's cosines to the background rows."""
+    cos = background @ vector
+    return float(cos.mean()), max(float(cos.std()), 1e-3)
+
+
+def evidence(query: str, texts: Mapping[str, str], cosine: Mapping[str, float],
+             learned: Mapping[str, float], *, null: tuple[float, float]
+             ) -> dict[str, Evidence]:
+    """The evidence of each record of ``texts`` (id -> text) for ``query``; ``null`` is
+    ``null_of`` the query's vector."""
+    terms = list(dict.fromkeys(t[:5] for t in query_terms(query)))
+    held = {rid: _prefixes(text) for rid, text in texts.items()}
+    n = len(texts)
+    # rarity among the candidates: log((n + 1) / (holders + 0.5)), at least 0.1
+    weight = {t: max(0.1, math.log((n + 1) / (sum(t in h for h in held.values()) + 0.5)))
+              for t in terms}
+    total = sum(weight.values()) or 1.0
+    asked = 1.0 if is_question(query) else 0.0
+    mean, std = null
+    out = {}
+    for rid, text in texts.items():
+        cos = cosine.get(rid)
+        out[rid] = Evidence(
+            dense=(cos - mean) / std if cos is not None else None,
+            keyword=sum(weight[t] for t in terms if t in held[rid]) / total,
+            question=asked if is_question(text) else 0.0, learned=learned.get(rid))
+    return out
