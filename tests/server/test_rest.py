@@ -6,9 +6,7 @@ import json
 
 import pytest
 
-from memstream import Client, NotFound, ScopeViolation, Unauthenticated
-
-from memstream import PROFILES
+from memstream import PROFILES, Client, NotFound, ScopeViolation, Unauthenticated
 
 from .conftest import Server, start, stop
 
