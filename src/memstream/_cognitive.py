@@ -65,9 +65,13 @@ def reflect(mem: Memory, *, namespace: str | None = None, agent_id: str | None =
 
 
 def maybe_reflect(mem: Memory, namespace: str) -> list[Record]:
-    """Reflect when the importance added since the last reflection passes the threshold."""
+    """Reflect when the importance added since the last reflection passes the threshold and
+    an LLM is configured. Without one, the offline reflections ("Recurring: ...") did not earn
+    their place in searches (LoCoMo dev, default profile: recall_frac@10 0.793 without them,
+    0.791 with 125 of them, which took 26 of the 3,800 top-5 places and held no evidence), so
+    they are made only on demand (``reflect()``)."""
     threshold = mem.config.reflection_threshold
-    if threshold <= 0:
+    if threshold <= 0 or mem.llm is None:
         return []
     since = float(mem.store.get_meta(f"reflected_through:{namespace}") or 0.0)
     fresh = [r for r in mem.get_all(namespace=namespace, since=since, limit=None)

@@ -144,6 +144,16 @@ def test_automatic_reflection_after_enough_importance(tmp_path: Path, chat):
         assert len(mem.get_all(kinds="reflection")) == 1  # the threshold starts again
 
 
+def test_no_automatic_offline_reflection_without_an_llm(tmp_path: Path):
+    with Memory(tmp_path / "m.db", embedder="none", llm=None, clock=FixedClock(T0),
+                config=Config(reflection_threshold=1.5)) as mem:
+        for i in range(6):
+            mem.add(f"the garden gate squeaks every morning ({i})", importance=0.5)
+        mem.flush(timeout=30)
+        assert mem.get_all(kinds="reflection") == []  # nothing by itself...
+        assert len(mem.reflect()) == 1  # ...but on demand, as before
+
+
 # --- extraction ---------------------------------------------------------------------------------
 
 def _extraction_server(script: dict[str, str]):
