@@ -170,6 +170,19 @@ class StoreConformance:
         assert store.taken([a.id, keep.id]) == {keep.id}
         assert store.taken([keep.id]) == {keep.id} and store.get("other", [keep.id]) == []
 
+    def test_keyword_statistics_are_the_selections(self, store):
+        """Other users of the namespace do not change how one user's records rank: "apple"
+        is rarer than "banana" in u1's records, though u2 has apples everywhere."""
+        mine = [rec("apple pie recipe notes", user_id="u1"),
+                rec("banana bread recipe notes", user_id="u1"),
+                rec("banana smoothie recipe notes", user_id="u1")]
+        store.insert(mine)
+        alone = store.keyword_search(Selection("ns", user_id="u1"), ["apple", "banana"], 3)
+        store.insert([rec(f"apple orchard visit number {i} notes", user_id="u2")
+                      for i in range(60)])
+        crowded = store.keyword_search(Selection("ns", user_id="u1"), ["apple", "banana"], 3)
+        assert alone[0][0] == crowded[0][0] == mine[0].id
+
     def test_delete_is_scoped_to_namespace(self, store):
         a = rec("a", ns="one")
         store.insert([a])

@@ -29,7 +29,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from ..filters import Selection
-from ._common import Selecting, diff, order_sql
+from ._common import SELECTION_STATS, Selecting, diff, order_sql
 from ._pg_schema import COLUMNS, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
 from .protocol import ApiKey, Patch, Signals, StoreStats
@@ -403,7 +403,9 @@ class PostgresStore(Selecting):
 
     def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
                        ) -> list[tuple[str, float]]:
-        """Records matching any term, scored by the sum over terms of idf x ts_rank. Terms in
+        """Records matching any term, scored by the sum over terms of idf x ts_rank, the idf
+        from the selection when it holds at most ``SELECTION_STATS`` records (else from the
+        namespace). Terms in
         more than ``max(MAX_DF_FLOOR, MAX_DF_RATIO * namespace size)`` records are dropped
         (their idf is near zero but they would make every such record a candidate), unless
         every term is that common: then the rarest stays."""
@@ -416,11 +418,20 @@ class PostgresStore(Selecting):
         with self._conn(write=False) as cur:
             total = self._cached((ns, ""), lambda: _scalar(
                 cur, "SELECT count(*) FROM records WHERE namespace = %s", (ns,)))
+            in_sel = total if sel == Selection(ns) else _scalar(
+                cur, f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT %s) t",
+                (*params, SELECTION_STATS + 1))
             cap = max(MAX_DF_FLOOR, int(MAX_DF_RATIO * total))
             freq = {w: self._cached((ns, w), lambda w=w: _scalar(
                 cur, "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = %s AND "
                 "tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (ns, w, cap + 1)))
                 for w in words}
+            if in_sel < total and in_sel <= SELECTION_STATS:  # the selection's own statistics
+                total = in_sel
+                freq = {w: _scalar(
+                    cur, f"SELECT count(*) FROM records r WHERE {where} AND "
+                    "r.tsv @@ plainto_tsquery('english', %s)", (*params, w)) for w in words}
+                cap = max(cap, total)
             kept = [w for w in words if freq[w] <= cap] or [min(words, key=lambda w: freq[w])]
             idf = [math.log(1 + (total - freq[w] + 0.5) / (freq[w] + 0.5)) for w in kept]
             score = " + ".join("%s * ts_rank(r.tsv, plainto_tsquery('english', %s), 1)"

@@ -30,7 +30,7 @@ from ..filters import Selection
 from . import _ann
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import Selecting, diff, order_sql
+from ._common import SELECTION_STATS, Selecting, diff, order_sql
 from ._sqlite_check import inspect_file
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
@@ -459,10 +459,12 @@ class SQLiteStore(Selecting):
 
     def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
                        ) -> list[tuple[str, float]]:
-        """BM25 with the namespace's own statistics. FTS5 ranks with the document frequencies
-        of the whole table, so one namespace's records would shift another's ranking; each
-        term's FTS5 score is therefore rescaled by idf(in the namespace) / idf(in the table),
-        and a record's score is the sum over the terms it holds."""
+        """BM25 with the statistics of what the search selects. FTS5 ranks with the document
+        frequencies of the whole table, so other namespaces, or other users of the same one,
+        would shift the ranking; each term's FTS5 score is therefore rescaled by idf(in the
+        selection) / idf(in the table), and a record's score is the sum over the terms it
+        holds. A selection of more than ``SELECTION_STATS`` records uses its namespace's
+        statistics instead (close enough, and cheaper to count)."""
         quoted = ['"' + t.replace('"', "") + '"' for t in terms if t.replace('"', "").strip()]
         if not quoted or limit <= 0:
             return []
@@ -481,6 +483,9 @@ class SQLiteStore(Selecting):
             in_ns = self._count((sel.namespace, ""), lambda: db.execute(
                 "SELECT count(*) FROM records WHERE namespace = ?",
                 (sel.namespace,)).fetchone()[0])
+            in_sel = 0 if plain else db.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
+                (*params, SELECTION_STATS + 1)).fetchone()[0]
             for term in quoted:
                 rows = db.execute(sql, (term, *params, per_term)).fetchall()
                 if not rows:
@@ -489,7 +494,9 @@ class SQLiteStore(Selecting):
                     "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
                     (t,)).fetchone()[0])
                 weight = 1.0  # a namespace that is most of the table has its statistics
-                if 2 * in_ns < total:
+                if 0 < in_sel <= SELECTION_STATS and len(rows) < per_term:
+                    weight = _idf(in_sel, len(rows)) / _idf(total, hits)  # all its matches
+                elif 2 * in_ns < total:
                     if plain and len(rows) < per_term:  # every match in the namespace is here
                         hits_ns = len(rows)
                     else:  # counted up to a cap; past it, the table's share is close enough

@@ -1,0 +1,104 @@
+"""Calibrated relevance (retrieval.relevance) and the default rule: hand-checked properties,
+and the real model on small stores."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from memstream import Config, FixedClock, InvalidFilter, Memory, Record
+from memstream.retrieval.pipeline import SearchParams, rank
+from memstream.retrieval.relevance import CALIBRATION, Evidence, settle, sigmoid
+from memstream.retrieval.scoring import PROFILES
+
+H = 3600.0
+NOW = 1_700_000_000.0
+
+
+def test_the_calibration_is_monotone_in_each_piece_of_evidence():
+    grid = [-2.0, 0.0, 2.0, 5.0]
+    for dense, kw, learned in itertools.product(grid, [0.0, 0.5, 1.0], [None, -3.0, 0.0, 3.0]):
+        base = Evidence(dense=dense, keyword=kw, question=0.0, learned=learned)
+        more_dense = Evidence(dense=dense + 1, keyword=kw, question=0.0, learned=learned)
+        more_kw = Evidence(dense=dense, keyword=kw + 0.25, question=0.0, learned=learned)
+        asked = Evidence(dense=dense, keyword=kw, question=1.0, learned=learned)
+        assert CALIBRATION.logit(more_dense) > CALIBRATION.logit(base)
+        assert CALIBRATION.logit(more_kw) > CALIBRATION.logit(base)
+        assert CALIBRATION.logit(asked) < CALIBRATION.logit(base)
+        if learned is not None:
+            higher = Evidence(dense=dense, keyword=kw, question=0.0, learned=learned + 1)
+            assert CALIBRATION.logit(higher) > CALIBRATION.logit(base)
+            # the learned stage never lifts a record far above its own evidence
+            assert CALIBRATION.logit(Evidence(dense, kw, 0.0, 50.0)) <= \
+                CALIBRATION.absolute(base) + CALIBRATION.margin + 1e-9
+
+
+def test_settle_is_monotone_and_flattens_only_the_unrelated():
+    xs = [x / 4 for x in range(-40, 40)]
+    settled = [settle(x) for x in xs]
+    assert all(a < b for a, b in itertools.pairwise(settled))
+    assert settle(-8.0) - settle(-6.0) < 0.25  # ten-fold flatter below the floor
+    assert abs((settle(6.0) - settle(4.0)) - 2.0) < 0.01  # unchanged well above it
+
+
+def _item(rid: str, hours_ago: float, importance: float) -> Record:
+    t = NOW - hours_ago * H
+    return Record(id=rid, namespace="n", text=rid, importance=importance, created_at=t,
+                  last_accessed_at=t)
+
+
+def test_recency_and_importance_never_lift_the_unrelated_over_the_relevant():
+    p = SearchParams(k=2, weights=PROFILES["default"])
+    relevant = _item("relevant", hours_ago=24 * 365, importance=0.0)  # old and dull
+    unrelated = _item("unrelated", hours_ago=0, importance=1.0)  # new and vital
+    # relevance 0.5 (logit 0) against relevance 0.2 (logit -1.4)
+    hits = rank([unrelated, relevant], relevance=[-1.4, 0.0], now=NOW, p=p)
+    assert [h.item.id for h in hits] == ["relevant", "unrelated"]
+    assert hits[0].explain.rule == "relevance-first"
+    assert hits[0].explain.relevance == pytest.approx(0.5)
+    # about equally relevant: recency and importance decide
+    hits = rank([relevant, unrelated], relevance=[2.0, 2.0], now=NOW, p=p)
+    assert [h.item.id for h in hits] == ["unrelated", "relevant"]
+    # nothing relevant: recency and importance decide, whatever the small differences
+    hits = rank([relevant, unrelated], relevance=[-4.0, -6.0], now=NOW, p=p)
+    assert [h.item.id for h in hits] == ["unrelated", "relevant"]
+    assert 0 < hits[0].score < 1 and hits[0].score == sigmoid(
+        settle(-6.0) + 0.5 * (1.0 - 0.5) + 0.3 * (1.0 - 0.5))
+
+
+@pytest.fixture
+def small(e5):
+    with Memory(":memory:", embedder=e5, config=Config(reflection_threshold=0,
+                                                         embed_mode="sync"),
+                clock=FixedClock(NOW), llm=None) as mem:
+        yield mem
+
+
+def test_a_single_candidate_is_scored_not_zeroed(small: Memory):
+    small.add("Maria is allergic to peanuts.", at=NOW - 30 * 24 * H)
+    hit = small.search("What can't Maria eat?", touch=False)[0]
+    assert hit.explain.relevance > 0.5 and hit.score > 0.5
+    small.add("Bought new hiking boots.", at=NOW - 3600)
+    hits = small.search("What can't Maria eat?", touch=False)
+    assert hits[0].record.text.startswith("Maria")
+    assert hits[1].explain.relevance < 0.2  # unrelated, however recent and however ranked
+
+
+def test_identical_texts_get_identical_relevance(small: Memory):
+    for days in (1, 20):
+        small.add("The gate code is 1379.", at=NOW - days * 24 * H)
+    small.add("Watered the plants.", at=NOW - 2 * 24 * H)
+    a, b = small.search("What is the gate code?", k=2, touch=False)
+    assert a.explain.relevance == b.explain.relevance
+    assert a.record.created_at > b.record.created_at  # the newer copy first
+
+
+def test_filters_name_the_parameter_for_record_fields(kw_memory: Memory):
+    kw_memory.add("note", user_id="u1", kind="fact", data={"kind": "x"})
+    for key, argument in (("user_id", "user_id="), ("kind", "kinds="), ("run_id", "run_id=")):
+        with pytest.raises(InvalidFilter, match=argument):
+            kw_memory.get_all(filters={key: "anything"})
+        with pytest.raises(InvalidFilter, match=f"data.{key}"):
+            kw_memory.search("note", filters={key: "anything"})
+    assert len(kw_memory.get_all(filters={"data.kind": "x"})) == 1
