@@ -103,9 +103,9 @@ def test_console_script_runs(tmp_path: Path):
 
 
 def test_demo_shows_why_weight_profiles_exist():
-    """The README's first command, with the real embedding model: under the paper's equal
-    weights the day's most important memory outranks the one about Maria; under "recall" the
-    Maria memory comes first, and it heads the context block."""
+    """The README's first command, with the real embedding model: under the default rule the
+    Maria memory comes first and heads the context block; under the paper's formula the day's
+    most important memory outranks it."""
     out = CliRunner().invoke(cli, ["demo"])
     assert out.exit_code == 0, out.output
     blocks = out.output.split("\n\n")
@@ -113,9 +113,9 @@ def test_demo_shows_why_weight_profiles_exist():
     hits = [(lines[0][8:].split(":")[0], [line.split("  ")[-1] for line in lines[1:]])
             for lines in searches if "Maria" in lines[0]]
     maria = "Lunch with Maria; she is allergic to peanuts and prefers Thai food."
-    assert [profile for profile, _ in hits] == ["balanced", "recall"]
-    assert hits[0][1][0] != maria and maria in hits[0][1]
-    assert hits[1][1][0] == maria
+    assert [profile for profile, _ in hits] == ["default", "paper"]
+    assert hits[0][1][0] == maria
+    assert hits[1][1][0] != maria and maria in hits[1][1]
     assert blocks[-1].splitlines()[1] == f"- {maria}"
     assert "tokens of 40" in blocks[-1]
 

@@ -22,15 +22,24 @@ _DAY = [
     (18.0, "Went for a 10 km run to train for the marathon.", None),
 ]
 
-#: (question, weight profile, touch): the same question under the memory-stream paper's
-#: equal weights and under "recall", where relevance dominates, both read-only so that they
-#: see the same recency; then a search that refreshes the last access of what it returns
-#: (its hits get recency 1 in later searches)
+#: (question, weight profile, touch): the same question under the default rule (relevance
+#: first) and under the memory-stream paper's formula, both read-only so that they see the
+#: same recency; then a search that refreshes the last access of what it returns (its hits get
+#: recency 1 in later searches)
 _QUESTIONS = [
-    ("What should I remember about Maria before booking dinner?", "balanced", False),
-    ("What should I remember about Maria before booking dinner?", "recall", False),
-    ("What went wrong with the report?", "balanced", True),
+    ("What should I remember about Maria before booking dinner?", "default", False),
+    ("What should I remember about Maria before booking dinner?", "paper", False),
+    ("What went wrong with the report?", "default", True),
 ]
+
+
+def _describe(profile: str) -> str:
+    w = PROFILES[profile]
+    if w.rule == "relevance-first":
+        return (f"{profile}: calibrated relevance first, {w.recency:g} x recency and "
+                f"{w.importance:g} x importance to order the about equally relevant")
+    return (f"{profile}: {w.recency:g} x recency + {w.importance:g} x importance + "
+            f"{w.relevance:g} x relevance, each min-max normalised over the candidates")
 
 
 def run_demo(path: str | None = None, *, echo: Callable[[str], Any] = print) -> None:
@@ -49,21 +58,19 @@ def run_demo(path: str | None = None, *, echo: Callable[[str], Any] = print) -> 
                 echo(f"  {hour:05.2f}h  add  [imp {rec.importance:.2f}] {text}")
             mem.flush()
             clock.set(start + 20 * 3600)
-            echo("\nEach hit: score = the profile's weights times recency, importance and "
-                 "relevance,\neach normalised to [0, 1] over the candidates.")
+            echo("\nEach hit shows its score and the three signals that made it (see "
+                 "docs/retrieval.md).")
             for question, profile, touch in _QUESTIONS:
-                w = PROFILES[profile]
-                echo(f"\nsearch ({profile}: {w.recency:g} x recency + {w.importance:g} x "
-                     f"importance + {w.relevance:g} x relevance"
-                     f"{'' if touch else '; read-only'}): {question}")
+                echo(f"\nsearch ({_describe(profile)}{'' if touch else '; read-only'}): "
+                     f"{question}")
                 for hit in mem.search(question, agent_id="ada", k=3, weights=profile,
                                       touch=touch):
                     e = hit.explain
                     echo(f"  {hit.score:.2f}  recency {e.recency:.2f}  importance "
                          f"{e.importance:.2f}  relevance {e.relevance:.2f}  {hit.record.text}")
-            ctx = mem.context("dinner with Maria", agent_id="ada", budget=40, weights="recall")
-            echo(f"\ncontext block for 'dinner with Maria' (recall, {ctx.tokens} tokens of "
-                 f"40):\n{ctx.text}")
+            ctx = mem.context("dinner with Maria", agent_id="ada", budget=40)
+            echo(f"\ncontext block for 'dinner with Maria' ({ctx.tokens} tokens of 40):\n"
+                 f"{ctx.text}")
     finally:
         if tmp is not None:
             tmp.cleanup()
