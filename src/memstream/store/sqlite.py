@@ -494,8 +494,12 @@ class SQLiteStore(Selecting):
                     "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
                     (t,)).fetchone()[0])
                 weight = 1.0  # a namespace that is most of the table has its statistics
-                if 0 < in_sel <= SELECTION_STATS and len(rows) < per_term:
-                    weight = _idf(in_sel, len(rows)) / _idf(total, hits)  # all its matches
+                if 0 < in_sel <= SELECTION_STATS:  # the selection's own statistics
+                    in_term = len(rows) if len(rows) < per_term else db.execute(
+                        "SELECT count(*) FROM records_fts JOIN records r ON r.rowid = "
+                        f"records_fts.rowid WHERE records_fts MATCH ? AND {where}",
+                        (term, *params)).fetchone()[0]
+                    weight = _idf(in_sel, in_term) / _idf(total, hits)
                 elif 2 * in_ns < total:
                     if plain and len(rows) < per_term:  # every match in the namespace is here
                         hits_ns = len(rows)
