@@ -12,7 +12,9 @@ rests first on evidence that means the same everywhere (the record's **absolute 
   doing?" is close to everything), so the query's own null distribution sets the scale;
 - ``keyword``: the share of the query's content words (``keywords.query_terms``) the record
   holds, each word weighted by its rarity among the candidates (a word every candidate has is
-  no evidence), matched on a 5-letter prefix as a crude stemmer;
+  no evidence), matched on a 5-letter prefix as a crude stemmer; read, like the vector, from
+  the record's passage window (``embed.cache.passage``), so a long record does not hold most
+  words merely by being long;
 - ``question``: 1 when both the query and the record are questions (a stored question is
   worded like the query but answers nothing).
 
@@ -43,6 +45,7 @@ from importlib import resources
 
 import numpy as np
 
+from ..embed.cache import passage
 from .keywords import query_terms
 
 __all__ = ["BACKGROUND", "CALIBRATION", "UNRELATED", "Calibration", "Evidence", "evidence",
@@ -109,11 +112,12 @@ def _logaddexp(a: float, b: float) -> float:
 
 
 #: fitted on the development splits (docs/retrieval.md, "Calibrated relevance"): the absolute
-#: part on LoCoMo and BEAM (evidence against records of other conversations), the ordering
-#: model on LoCoMo's candidates (evidence against the other candidates of its question)
+#: part on LoCoMo and BEAM, each with the same total weight (evidence against records of other
+#: conversations), the ordering model on LoCoMo's candidates (evidence against the other
+#: candidates of its question)
 CALIBRATION = Calibration(
-    bias=-5.798, dense=1.376, keyword=8.316, question=-0.758,
-    keyword_bias=-1.629, keyword_only=15.361, keyword_question=-1.15,
+    bias=-4.204, dense=1.062, keyword=5.23, question=-0.09,
+    keyword_bias=-1.544, keyword_only=9.48, keyword_question=-0.611,
     learned_bias=-2.748, learned=0.744, learned_dense=0.081, learned_keyword=0.388,
     learned_question=-0.383, margin=4.0)
 
@@ -153,7 +157,7 @@ def evidence(query: str, texts: Mapping[str, str], cosine: Mapping[str, float],
     """The evidence of each record of ``texts`` (id -> text) for ``query``; ``null`` is
     ``null_of`` the query's vector."""
     terms = list(dict.fromkeys(t[:5] for t in query_terms(query)))
-    held = {rid: _prefixes(text) for rid, text in texts.items()}
+    held = {rid: _prefixes(passage(text)) for rid, text in texts.items()}
     n = len(texts)
     # rarity among the candidates: log((n + 1) / (holders + 0.5)), at least 0.1
     weight = {t: max(0.1, math.log((n + 1) / (sum(t in h for h in held.values()) + 0.5)))
