@@ -35,6 +35,16 @@ LARGE_STREAM = 5000
 LONG_TEXT = 600
 
 
+def _small(store: Store, sel: Selection) -> bool:
+    """Whether the search selects at most ``LARGE_STREAM`` records: the namespace is counted
+    first (on a covering index), the selection only when it is narrower."""
+    everything = Selection(sel.namespace, include_invalid=True)
+    if store.count(everything, limit=LARGE_STREAM) <= LARGE_STREAM:
+        return True
+    narrower = dataclasses.replace(sel, include_invalid=True, as_of=None) != everything
+    return narrower and store.count(sel, limit=LARGE_STREAM) <= LARGE_STREAM
+
+
 def _long(store: Store, sel: Selection, ids: Sequence[str], texts: dict[str, str]) -> bool:
     """Whether the records of ``ids`` are long at the median (their texts join ``texts``)."""
     texts.update((r.id, r.text) for r in store.get(sel.namespace, list(ids)))
@@ -92,8 +102,7 @@ def run_search(store: Store, sel: Selection, text: str,
     nb: dict[str, tuple[list[str], list[str]]] | None = None
     texts: dict[str, str] = {}
     long_records = _long(store, sel, [i for i, _ in (dense or keyword)[:10]], texts)
-    if p.context > 0 and dense and not long_records \
-            and store.count(sel, limit=LARGE_STREAM) <= LARGE_STREAM:
+    if p.context > 0 and dense and not long_records and _small(store, sel):
         dense_ids, kw_ids, nb = _with_context(store, sel, vector, dense, keyword, cosine, p)
     ids = list(dict.fromkeys(dense_ids + kw_ids))
     candidates = store.signals(sel.namespace, ids)
@@ -262,6 +271,25 @@ def reorder(fused: Mapping[str, float], ids: Sequence[str], scores: np.ndarray
     return out
 
 
+def _two_rings(wide: Mapping[str, tuple[list[str], list[str]]]
+               ) -> dict[str, tuple[list[str], list[str]]]:
+    """The (two before, one after) neighbours of each seed and of each of those neighbours,
+    from one read of the seeds' wider windows (four before, two after): every window is a run
+    of the stream, so a neighbour's own neighbours are in it. A window shorter than asked
+    ends at the stream's start or end."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for seed, (prev, nxt) in wide.items():
+        run = [*prev[::-1], seed, *nxt]
+        starts, ends = len(prev) < 4, len(nxt) < 2  # the run reaches the stream's start / end
+        at = len(prev)  # the seed, then its two before and one after
+        for i in (at, at - 1, at - 2, at + 1):
+            if not 0 <= i < len(run) or run[i] in out or (i < 2 and not starts) \
+                    or (i == len(run) - 1 and not ends):
+                continue
+            out[run[i]] = (run[max(0, i - 2):i][::-1], run[i + 1:i + 2])
+    return out
+
+
 def _with_context(store: Store, sel: Selection, vector: np.ndarray | None,
                   dense: list[tuple[str, float]], keyword: list[tuple[str, float]],
                   cosine: dict[str, float], p: SearchParams
@@ -270,9 +298,7 @@ def _with_context(store: Store, sel: Selection, vector: np.ndarray | None,
     read; ``cosine`` gains the cosines of the neighbours it had to read."""
     seeds = list(dict.fromkeys([i for i, _ in dense[: p.context]] +
                                [i for i, _ in keyword[: p.context]]))
-    nb = store.neighbours(sel, seeds, before=2, after=1)
-    fresh = {n for prev, nxt in nb.values() for n in prev + nxt} - set(nb)
-    nb.update(store.neighbours(sel, sorted(fresh), before=2, after=1))
+    nb = _two_rings(store.neighbours(sel, seeds, before=4, after=2))
     everyone = set(nb) | {n for prev, nxt in nb.values() for n in prev + nxt}
     if vector is not None:
         missing = [i for i in everyone if i not in cosine]

@@ -569,9 +569,10 @@ class SQLiteStore(Selecting):
                 f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
                 (*params, SMALL_SELECTION + 1)).fetchone()[0]
             if total <= SMALL_SELECTION:  # read the whole stream once
-                order = [r[0] for r in db.execute(
-                    f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id",
-                    params)]
+                # sorted here: an ORDER BY would lead SQLite to walk the namespace in time
+                # order (an index that needs no sort) instead of the selection's own index
+                order = [r[1] for r in sorted(db.execute(
+                    f"SELECT r.created_at, r.id FROM records r WHERE {where}", params))]
                 pos = {rid: n for n, rid in enumerate(order)}
                 for rid in dict.fromkeys(ids):
                     n = pos.get(rid)
