@@ -712,18 +712,21 @@ def bench() -> None:
 @click.option("--limit", type=int, help="Only the first N conversations.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Also write the report as JSON.")
 @click.option("--ablate", is_flag=True, help="Also score each retrieval stage on and off.")
+@click.option("--pad", type=int, default=0, show_default=True,
+              help="Store the conversations as user_ids of one namespace filled to this many "
+              "records with other users' records, and search each with its user.")
 @click.option("--db", "target", default=":memory:", show_default=True,
               help="The store to index the conversations in (a path or a URL such as "
               "postgresql://...); their namespaces are replaced.")
 @click.pass_obj
 def bench_locomo(st: _State, data: str, profiles: str, limit: int | None,
-                 out: str | None, ablate: bool, target: str) -> None:
+                 out: str | None, ablate: bool, pad: int, target: str) -> None:
     """Evidence recall and nDCG at 1, 5, 10 on LoCoMo, per category."""
     from .bench import locomo
 
     names = [p.strip() for p in profiles.split(",") if p.strip()]
     report = locomo.run(data, profiles=names, embedder=st.embedder, limit=limit, ablate=ablate,
-                        db=target,
+                        db=target, pad=pad,
                         progress=lambda sid, n: click.echo(f"  {sid}: {n} questions", err=True))
     if out:
         Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -20,6 +20,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..config import Config
 from ..errors import InvalidInput
 from ..filters import Selection
@@ -136,11 +138,31 @@ ABLATIONS: list[tuple[str, str | None, dict[str, Any]]] = [
 ]
 
 
+def pad_namespace(mem: Memory, namespace: str, count: int, *, users: int = 50,
+                  seed: int = 3) -> None:
+    """Fill ``namespace`` with ``count`` records of other users: 22 pseudo-words each (the
+    length of a LoCoMo turn) and a random unit vector, so that they share the namespace's
+    statistics and indexes without answering anything."""
+    rng = np.random.default_rng(seed)
+    dim = mem.embedder.dim if mem.embedder is not None else None
+    for start in range(0, count, 5000):
+        n = min(5000, count - start)
+        vecs = rng.normal(size=(n, dim)).astype(np.float32) if dim else None
+        if vecs is not None:
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        mem.add_many([{"content": " ".join(f"pad{j}" for j in rng.integers(0, 50_000, 22)),
+                       "user_id": f"padding-{(start + i) % users}", "at": 1.6e9 + start + i,
+                       "embedding": None if vecs is None else vecs[i]} for i in range(n)],
+                     namespace=namespace)
+
+
 def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":memory:",
         embedder: str | None = None, limit: int | None = None, ablate: bool = False,
-        progress: Callable[[str, int], Any] | None = None) -> dict[str, Any]:
+        pad: int = 0, progress: Callable[[str, int], Any] | None = None) -> dict[str, Any]:
     """Index every conversation, ask every question under each weight profile (and, with
-    ``ablate``, under each stage of ``ABLATIONS``), and return the figures."""
+    ``ablate``, under each stage of ``ABLATIONS``), and return the figures. With ``pad``, the
+    conversations are ``user_id``s of one namespace holding ``pad`` records in all (the rest
+    from ``pad_namespace``), and each question is searched with its conversation's user."""
     from ..retrieval.pipeline import SearchParams, run_search
     from ..retrieval.scoring import resolve_weights
 
@@ -155,16 +177,26 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
     turns = 0
     # automatic reflection would add insight records to the conversations: not turns, so off
     with Memory(db, embedder=embedder, config=Config(reflection_threshold=0), llm=None) as mem:
+        if pad:
+            if ablate:
+                raise InvalidInput("--ablate searches whole namespaces; run it without --pad")
+            mem.delete_all(namespace="locomo-padded")
+            pad_namespace(mem, "locomo-padded",
+                          max(0, pad - sum(len(c.turns) for c in conversations)))
         for conv in conversations:
-            ns = "locomo-" + re.sub(r"[^A-Za-z0-9._-]", "-", conv.sample_id)
-            mem.delete_all(namespace=ns)
+            ns = "locomo-padded" if pad else \
+                "locomo-" + re.sub(r"[^A-Za-z0-9._-]", "-", conv.sample_id)
+            user = conv.sample_id if pad else None
+            if not pad:
+                mem.delete_all(namespace=ns)
             t0 = time.perf_counter()
-            mem.add_many(({"content": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id}}
-                          for t in conv.turns), namespace=ns)
+            mem.add_many(({"content": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id},
+                           "user_id": user} for t in conv.turns), namespace=ns)
             mem.flush()
             index_seconds += time.perf_counter() - t0
             turns += len(conv.turns)
-            by_id = {r.id: r.metadata["dia_id"] for r in mem.get_all(namespace=ns, limit=None)}
+            by_id = {r.id: r.metadata["dia_id"] for r in mem.get_all(namespace=ns, user_id=user,
+                                                                      limit=None)}
             now = max(t.at for t in conv.turns) + 86400
             for q in conv.questions:
                 vector = None
@@ -174,7 +206,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
                     embed_ms.append((time.perf_counter() - t1) * 1000)
                 for profile in profiles:
                     t1 = time.perf_counter()
-                    hits = mem.search(q.text, k=max(KS), namespace=ns, now=now, touch=False,
+                    hits = mem.search(q.text, k=max(KS), namespace=ns, user_id=user, now=now,
+                                      touch=False,
                                       weights=profile, vector=vector)
                     latencies[profile].append((time.perf_counter() - t1) * 1000)
                     ranked = [by_id[h.record.id] for h in hits]
