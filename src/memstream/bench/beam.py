@@ -38,7 +38,7 @@ from ..errors import InvalidInput
 from ..filters import Selection
 from ..memory import Memory
 from ..retrieval.keywords import query_terms
-from .metrics import KS, accumulate, percentile
+from .metrics import KS, accumulate, profile_report
 
 BASELINES = ("vector only", "keyword only")
 DAY = 86400.0
@@ -203,12 +203,7 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
     for name in names:
         if not counts[name]:
             continue
-        table = {cat: {m: round(s / counts[name][cat], 4) for m, s in metrics.items()}
-                 for cat, metrics in sums[name].items()}
-        report["profiles"][name] = {
-            "metrics": table, "counts": counts[name],
-            "latency_ms": {"p50": round(percentile(latencies[name], 50), 2),
-                           "p95": round(percentile(latencies[name], 95), 2)}}
+        report["profiles"][name] = profile_report(sums[name], counts[name], latencies[name])
     return report
 
 

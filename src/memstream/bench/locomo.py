@@ -26,7 +26,7 @@ from ..config import Config
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..memory import Memory
-from .metrics import KS, accumulate, percentile
+from .metrics import KS, accumulate, percentile, profile_report
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _EVIDENCE = re.compile(r"D\d+:\d+")
@@ -242,14 +242,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
         "profiles": {},
     }
     for profile in profiles + variants:
-        table = {cat: {m: round(s / counts[profile][cat], 4) for m, s in metrics.items()}
-                 for cat, metrics in sums[profile].items()}
-        report["profiles"][profile] = {
-            "metrics": table,
-            "counts": counts[profile],
-            "latency_ms": {"p50": round(percentile(latencies[profile], 50), 2),
-                           "p95": round(percentile(latencies[profile], 95), 2)},
-        }
+        report["profiles"][profile] = profile_report(sums[profile], counts[profile],
+                                                     latencies[profile])
     return report
 
 

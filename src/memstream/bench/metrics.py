@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["KS", "accumulate", "ndcg_at", "percentile", "recall_any_at", "recall_frac_at"]
+__all__ = ["KS", "accumulate", "ndcg_at", "percentile", "profile_report", "recall_any_at",
+           "recall_frac_at"]
 
 #: the cut-offs every retrieval bench reports
 KS = (1, 5, 10)
@@ -53,3 +55,14 @@ def accumulate(sums: dict[str, dict[str, float]], counts: dict[str, int], catego
             bucket[f"recall_any@{k}"] += recall_any_at(ranked, relevant, k)
             bucket[f"recall_frac@{k}"] += recall_frac_at(ranked, relevant, k)
             bucket[f"ndcg@{k}"] += ndcg_at(ranked, relevant, k)
+
+
+def profile_report(sums: dict[str, dict[str, float]], counts: dict[str, int],
+                   latencies: Sequence[float]) -> dict[str, Any]:
+    """One profile's figures: each category's mean of every metric, the question counts and
+    the search latency percentiles."""
+    return {"metrics": {cat: {m: round(v / counts[cat], 4) for m, v in metrics.items()}
+                        for cat, metrics in sums.items()},
+            "counts": counts,
+            "latency_ms": {"p50": round(percentile(latencies, 50), 2),
+                           "p95": round(percentile(latencies, 95), 2)}}

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._groups import join
 from .._types import Record
 from ..embed.protocol import calibrated_similarity
 from ..errors import BackendUnavailable, LLMError
@@ -39,19 +40,12 @@ Write one sentence that keeps every detail they contain. Answer with JSON only:
 def near_duplicate_groups(records: Sequence[Record], vectors: dict[str, np.ndarray],
                           embedder: object | None, threshold: float) -> list[list[Record]]:
     """Groups (size >= 2) of near-duplicate records, each in creation order."""
-    parent = list(range(len(records)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    pairs: list[tuple[int, int]] = []
     keys: dict[tuple[str, ...], int] = {}
     for i, rec in enumerate(records):
         key = tuple(_WORDS.findall(rec.text.lower()))
         if key in keys:
-            parent[find(i)] = find(keys[key])
+            pairs.append((i, keys[key]))
         else:
             keys[key] = i
     ids = [i for i, r in enumerate(records) if r.id in vectors]
@@ -61,11 +55,9 @@ def near_duplicate_groups(records: Sequence[Record], vectors: dict[str, np.ndarr
         for a in range(len(ids)):
             for b in np.flatnonzero(sims[a, a + 1 :] >= 0.0) + a + 1:
                 if calibrated_similarity(float(sims[a, b]), embedder) >= threshold:
-                    parent[find(ids[int(b)])] = find(ids[a])
-    groups: dict[int, list[Record]] = {}
-    for i, rec in enumerate(records):
-        groups.setdefault(find(i), []).append(rec)
-    return [sorted(g, key=lambda r: (r.created_at, r.id)) for g in groups.values() if len(g) > 1]
+                    pairs.append((ids[int(b)], ids[a]))
+    return [sorted((records[i] for i in g), key=lambda r: (r.created_at, r.id))
+            for g in join(len(records), pairs) if len(g) > 1]
 
 
 def survivor(group: Sequence[Record]) -> Record:

@@ -13,6 +13,7 @@ from typing import Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
+from .._groups import join
 from .._types import Explanation, Hit
 from ..errors import InvalidInput
 from ..filters import Selection
@@ -208,23 +209,10 @@ def share_near_duplicates(store: Store, sel: Selection, logits: dict[str, float]
     mean, std = bg.mean(axis=1), np.maximum(bg.std(axis=1), 1e-3)
     pair = mat @ mat.T
     z = ((pair - mean[:, None]) / std[:, None] + (pair - mean[None, :]) / std[None, :]) / 2
-    group = list(range(len(ids)))
-
-    def root(i: int) -> int:
-        while group[i] != i:
-            group[i] = group[group[i]]
-            i = group[i]
-        return i
-
-    for a in range(len(ids)):
-        for b in range(a + 1, len(ids)):
-            if z[a, b] >= NEAR_Z:
-                group[root(a)] = root(b)
-    members: dict[int, list[str]] = {}
-    for n, rid in enumerate(ids):
-        members.setdefault(root(n), []).append(rid)
+    near = [(a, b) for a in range(len(ids)) for b in range(a + 1, len(ids)) if z[a, b] >= NEAR_Z]
+    members = [[ids[n] for n in g] for g in join(len(ids), near)]
     out = dict(logits)
-    for rids in members.values():
+    for rids in members:
         if len(rids) < 2:
             continue
         best = max(logits[r] for r in rids)
