@@ -135,6 +135,45 @@ def test_delete_all_and_reset(kw_memory: Memory):
     assert kw_memory.namespaces() == []
 
 
+def test_the_same_memory_added_again_refreshes_it(kw_memory: Memory, clock: FixedClock):
+    first = kw_memory.add("The user likes tea.", user_id="u1")
+    assert first.event == "add"
+    clock.advance(seconds=3600)
+    again = kw_memory.add("The user likes tea.", user_id="u1")
+    assert (again.id, again.event, again.access_count) == (first.id, "refresh", 1)
+    assert again.last_accessed_at == T0 + 3600 and again.created_at == T0
+    assert kw_memory.count() == 1
+    assert [h.event for h in kw_memory.history(first.id)] == ["add", "refresh"]
+    assert kw_memory.get(first.id).to_dict().get("event") is None  # read back: no event
+    # another user, kind or payload is another memory; so is a step-indexed record
+    others = [kw_memory.add("The user likes tea.", user_id="u2"),
+              kw_memory.add("The user likes tea.", user_id="u1", kind="preference"),
+              kw_memory.add("The user likes tea.", user_id="u1", metadata={"src": "chat"}),
+              kw_memory.add("The user likes tea.", user_id="u1", step=1),
+              kw_memory.add("The user likes tea.", user_id="u1", step=1)]
+    assert [r.event for r in others] == ["add"] * 5 and kw_memory.count() == 6
+    # in one batch, and on request per call
+    batch = kw_memory.add_many(["Bought milk.", "Bought milk.", "The user likes tea."])
+    assert [r.event for r in batch] == ["add", "refresh", "add"] and batch[0].id == batch[1].id
+    kept = kw_memory.add("Bought milk.", duplicates="keep")
+    assert kept.event == "add" and kept.id != batch[0].id
+    with pytest.raises(InvalidInput, match="duplicates"):
+        kw_memory.add("x", duplicates="merge")
+    changes = kw_memory.add([{"role": "user", "content": "Bought milk."}] * 2)
+    assert [c.event for c in changes] == ["add", "noop"]
+
+
+def test_duplicates_keep_in_the_config(db_path: Path, clock: FixedClock):
+    from memstream import Config
+
+    with Memory(db_path, embedder="none", clock=clock, llm=None,
+                config=Config(duplicates="keep")) as mem:
+        a, b = mem.add("same"), mem.add("same")
+        assert a.id != b.id and mem.count() == 2
+    with pytest.raises(InvalidInput, match="duplicates"):
+        Config(duplicates="never").resolve()
+
+
 def test_add_many_is_all_or_nothing(kw_memory: Memory):
     with pytest.raises(InvalidInput, match="item 1"):
         kw_memory.add_many(["fine", {"content": "bad", "importance": 7}])

@@ -65,6 +65,9 @@ class Record:
     superseded_by: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: what the call that returned this record did: "add" (a new memory) or "refresh" (the
+    #: same memory was already stored: see ``Memory.add``); None for a record read back
+    event: str | None = field(default=None, compare=False)
 
     @property
     def valid(self) -> bool:
@@ -77,6 +80,8 @@ class Record:
         out["provenance"] = list(self.provenance)
         out["data"], out["metadata"] = clip(self.data), clip(self.metadata)
         emb = out.pop("embedding")
+        if out["event"] is None:
+            out.pop("event")
         if with_embedding and emb is not None:
             out["embedding"] = [float(x) for x in emb]
         return out
@@ -155,12 +160,13 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One change to a record: ``event`` is add, update, delete, invalidate, import or erase
-    (what is left of an erased record: its id and the time, no content)."""
+    """One change to a record: ``event`` is add, update, delete, invalidate, import, erase
+    (what is left of an erased record: its id and the time, no content) or refresh (the same
+    memory added again: its last access and access count moved)."""
 
     record_id: str
     namespace: str
-    event: Literal["add", "update", "delete", "invalidate", "import", "erase"]
+    event: Literal["add", "update", "delete", "invalidate", "import", "erase", "refresh"]
     at: float
     old: dict[str, Any] | None
     new: dict[str, Any] | None

@@ -43,6 +43,7 @@ _DEFAULTS: dict[str, Any] = {
     "consolidate_every": 0,
     "ann_threshold": 50_000,
     "rerank": True,
+    "duplicates": "refresh",
 }
 
 _ENV_TYPES: dict[str, Any] = {
@@ -89,6 +90,10 @@ class Config:
         HNSW graph (SQLite store, with the ``ann`` extra); 0: always exact.
     rerank: reorder the best candidates with the learned ranking stage (retrieval.rerank;
         streams of at most 5,000 records, with vectors). On by default.
+    duplicates: "refresh" (default): adding a memory that is already stored (same namespace,
+        user, agent and run, kind, text, data and metadata; records without a step) makes no
+        second record: the stored one is refreshed (last access, access count, a "refresh"
+        history entry) and returned with ``event="refresh"``. "keep": every add makes a record.
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
     """
@@ -122,6 +127,7 @@ class Config:
     consolidate_every: int | None = None
     ann_threshold: int | None = None
     rerank: bool | None = None
+    duplicates: str | None = None
 
     def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
         env = os.environ if environ is None else environ
@@ -141,6 +147,9 @@ class Config:
             values[f.name] = _DEFAULTS[f.name] if value is None else value
         if values["ann_threshold"] < 0:
             raise InvalidInput("ann_threshold must be >= 0 (0: always exact search)")
+        if values["duplicates"] not in ("refresh", "keep"):
+            raise InvalidInput("duplicates must be 'refresh' (the same memory added again "
+                               "refreshes the stored one) or 'keep' (every add makes a record)")
         if values["embed_mode"] not in ("background", "sync"):
             raise InvalidInput("embed_mode must be 'background' or 'sync'")
         return ResolvedConfig(**values)
@@ -179,6 +188,7 @@ class ResolvedConfig:
     consolidate_every: int
     ann_threshold: int
     rerank: bool
+    duplicates: str
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""

@@ -209,9 +209,11 @@ class Memory:
         return record
 
     def _store_records(self, records: list[Record], *, event: str = "add",
-                       rate: Sequence[str] = ()) -> None:
+                       rate: Sequence[str] = (), refresh: bool = False) -> list[Record]:
         """Insert validated records in one transaction (embedding them first in sync mode);
-        ``rate`` names those whose importance the LLM should rate in the background."""
+        ``rate`` names those whose importance the LLM should rate in the background. With
+        ``refresh`` a repeat of a stored memory refreshes it instead (Store.insert). Returns
+        what each record became, in order."""
         if self.embedder is not None and self.config.embed_mode == "sync":
             todo = [r for r in records if r.embedding is None]
             if todo:
@@ -220,11 +222,15 @@ class Memory:
                     rec.embedding = vec
         model = self.embedder.name if self.embedder is not None else "caller"
         to_rate = set(rate) if self.llm is not None else set()
-        self.store.insert(records, event=event, model=model, rate=to_rate)
+        found = self.store.insert(records, event=event, model=model, rate=to_rate,
+                                  refresh=refresh)
         with self._lock:
-            self._touched.update(r.namespace for r in records)
+            self._touched.update(r.namespace for r in records if r.id not in found)
         if to_rate or any(r.embedding is None for r in records) or self._worker is not None:
             self._kick()
+        for r in records:
+            r.event = "add"
+        return [found.get(r.id, r) for r in records]
 
     # --- writes ------------------------------------------------------------------------------
 
@@ -235,7 +241,7 @@ class Memory:
             importance: float | None = None, step: int | None = None,
             at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
             provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False) -> Record: ...
+            infer: bool = False, duplicates: str | None = None) -> Record: ...
 
     @overload
     def add(self, content: Messages, *, namespace: str | None = None,
@@ -244,7 +250,7 @@ class Memory:
             importance: float | None = None, step: int | None = None,
             at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
             provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False) -> list[MemoryChange]: ...
+            infer: bool = False, duplicates: str | None = None) -> list[MemoryChange]: ...
 
     def add(self, content: str | bytes | Messages, *, namespace: str | None = None,
             user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
@@ -252,13 +258,20 @@ class Memory:
             importance: float | None = None, step: int | None = None,
             at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
             provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False) -> Record | list[MemoryChange]:
+            infer: bool = False, duplicates: str | None = None) -> Record | list[MemoryChange]:
         """Store one memory; durable and keyword-searchable when this returns.
 
         ``importance`` defaults to the offline heuristic (cognition.importance), replaced in
         the background by the LLM's rating when one is configured; ``at`` to the clock's now
         (or the step's time on a SimulationClock); ``embedding`` to the embedder's vector,
         computed in the background unless embed_mode is "sync".
+
+        Adding a memory that is already stored (same namespace, user, agent and run, kind,
+        text, data and metadata; a record without a step) makes no second record by default:
+        the stored one is refreshed (its last access moves to ``at``, its access count grows
+        and its history gets a "refresh" entry) and returned with ``event="refresh"``; a new
+        record comes back with ``event="add"``. ``Config(duplicates="keep")`` turns this off,
+        ``duplicates="keep"`` for one call (a capability recording events that may repeat).
 
         Given a list of chat messages (``[{"role": "user", "content": "..."}]``) with
         ``infer=True``, the LLM extracts facts and reconciles them with what is stored (add,
@@ -271,20 +284,23 @@ class Memory:
             if infer:
                 return cog.infer(self, content, **scope)
             msgs = check_messages(content)
-            return [MemoryChange("add", r) for r in self.add_many(
-                [{"content": m["content"], "kind": "message", "data": {"role": m["role"]},
-                  **scope} for m in msgs])]
+            return [MemoryChange("noop" if r.event == "refresh" else "add", r)
+                    for r in self.add_many(
+                        [{"content": m["content"], "kind": "message",
+                          "data": {"role": m["role"]}, **scope} for m in msgs],
+                        duplicates=duplicates)]
         record = self._build(content, namespace=namespace, user_id=user_id,  # type: ignore[arg-type]
                              agent_id=agent_id, run_id=run_id, kind=kind, data=data,
                              importance=importance, step=step, at=at, metadata=metadata,
                              provenance=provenance, embedding=embedding)
-        self._store_records([record], rate=[record.id] if importance is None else [])
-        return record
+        return self._store_records([record], rate=[record.id] if importance is None else [],
+                                   refresh=self._refresh(duplicates))[0]
 
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
-                 namespace: str | None = None) -> list[Record]:
+                 namespace: str | None = None, duplicates: str | None = None) -> list[Record]:
         """Store many memories in one transaction: all or none. Each item is a text or a dict of
-        ``add``'s arguments (``content`` plus any keyword)."""
+        ``add``'s arguments (``content`` plus any keyword). A repeat of a stored memory, or of
+        an earlier item, refreshes it as in ``add``."""
         records: list[Record] = []
         rate: list[int] = []
         for n, item in enumerate(items):
@@ -305,8 +321,14 @@ class Memory:
                 raise InvalidInput(f"item {n}: {exc}") from exc
             except InvalidInput as exc:
                 raise InvalidInput(f"item {n}: {exc}") from exc
-        self._store_records(records, rate=[records[i].id for i in rate])
-        return records
+        return self._store_records(records, rate=[records[i].id for i in rate],
+                                   refresh=self._refresh(duplicates))
+
+    def _refresh(self, duplicates: str | None) -> bool:
+        mode = self.config.duplicates if duplicates is None else duplicates
+        if mode not in ("refresh", "keep"):
+            raise InvalidInput(f"duplicates must be 'refresh' or 'keep', not {mode!r}")
+        return mode == "refresh"
 
     def update(self, record_id: str, *, text: str | None = None,
                data: Mapping[str, Any] | None = None, importance: float | None = None,

@@ -197,6 +197,43 @@ class StoreConformance:
         got = store.get("ns", [a.id])[0]
         assert (got.last_accessed_at, got.access_count) == (T0 + 100, 2)
 
+    def test_refresh_instead_of_a_repeat(self, store):
+        long_head = "x" * 64  # same first 64 characters, different texts
+        a = rec("The user likes tea.", user_id="u1")
+        b = rec(long_head + " one", at=T0 + 1)
+        assert store.insert([a, b], refresh=True) == {}
+        again = rec("The user likes tea.", user_id="u1", at=T0 + 50)
+        other_user = rec("The user likes tea.", user_id="u2", at=T0 + 60)
+        other_data = rec("The user likes tea.", user_id="u1", data={"k": 1}, at=T0 + 61)
+        stepped = rec("The user likes tea.", user_id="u1", step=3, at=T0 + 62)
+        near = rec(long_head + " two", at=T0 + 63)
+        in_call = rec("new", at=T0 + 64)
+        in_call_again = rec("new", at=T0 + 65)
+        found = store.insert([again, other_user, other_data, stepped, near, in_call,
+                              in_call_again], refresh=True)
+        assert set(found) == {again.id, in_call_again.id}
+        assert found[again.id].id == a.id and found[again.id].event == "refresh"
+        assert found[in_call_again.id].id == in_call.id
+        assert store.get("ns", [again.id, in_call_again.id]) == []
+        assert len(store.get("ns", [other_user.id, other_data.id, stepped.id, near.id,
+                                    in_call.id])) == 5
+        got = store.get("ns", [a.id, in_call.id])
+        assert [(r.last_accessed_at, r.access_count) for r in got] == [(T0 + 50, 1),
+                                                                        (T0 + 65, 1)]
+        refresh = store.history("ns", a.id)[-1]
+        assert (refresh.event, refresh.at, refresh.old, refresh.new) == (
+            "refresh", T0 + 50, {"last_accessed_at": T0, "access_count": 0},
+            {"last_accessed_at": T0 + 50, "access_count": 1})
+        # an older repeat never moves the access back; an invalidated memory is not repeated
+        store.insert([rec("The user likes tea.", user_id="u1", at=T0 + 10)], refresh=True)
+        assert store.get("ns", [a.id])[0].last_accessed_at == T0 + 50
+        store.update("ns", a.id, Patch(invalidated_at=T0 + 70), at=T0 + 70)
+        assert store.insert([rec("The user likes tea.", user_id="u1", at=T0 + 80)],
+                            refresh=True) == {}
+        # without refresh every record is inserted
+        plain = rec("new", at=T0 + 90)
+        assert store.insert([plain]) == {} and store.get("ns", [plain.id]) == [plain]
+
     def test_select_orders_and_pages(self, store):
         recs = [rec(f"r{i}", at=T0 + i, step=10 - i) for i in range(5)]
         store.insert(recs)

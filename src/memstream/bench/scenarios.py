@@ -184,9 +184,11 @@ def run(embedder: Any, *, weights: str | None = None) -> list[Outcome]:
         config = Config(reflection_threshold=0)
         with Memory(":memory:", embedder=embedder, config=config, clock=FixedClock(NOW),
                     llm=None) as mem:
+            # every memory a record of its own, so the twins are two records to rank (by
+            # default the second add of the same text would refresh the first: tested apart)
             for text, days, importance in DISTRACTORS + case.memories:
                 mem.add(text, at=NOW - days * DAY, importance=importance,
-                        embedding=vectors[text])
+                        embedding=vectors[text], duplicates="keep")
             hits = mem.search(case.query, k=3, touch=False, weights=weights)
             first = hits[0].record if hits else None
             ok = first is not None and first.text == case.expected

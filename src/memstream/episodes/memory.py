@@ -77,7 +77,7 @@ class EpisodeMemory:
     def _add(self, text: str, kind: str, data: dict[str, Any], **extra: Any) -> Record:
         return self.memory.add(text, kind=kind, data=data, agent_id=self.agent_id,
                                namespace=self.namespace, metadata={"source": "episodes"},
-                               **extra)
+                               duplicates="keep", **extra)
 
     def record(self, episode: Mapping[str, Any]) -> Record:
         """Store one episode report (see ``state.record_episode`` for its keys); durable when

@@ -126,7 +126,7 @@ class Learner:
         return self.memory.add(text, kind=model.kind, data=model.payload(), agent_id=agent,
                                user_id=user_id, namespace=self.namespace,
                                metadata={"source": "learning"}, importance=importance,
-                               provenance=provenance)
+                               provenance=provenance, duplicates="keep")
 
     def _records(self, kind: str, *, agent: str | None, limit: int | None,
                  **filters: Any) -> list[Record]:

@@ -3,11 +3,13 @@ a patch makes to a record (with its history entry). Dialects differ only in plac
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._types import Record
+from .._types import HistoryEntry, Record
 from ..errors import InvalidInput
 from ..filters import And, Cond, Expr, Not, Or, Selection
 from .protocol import Patch
@@ -112,6 +114,67 @@ def diff(before: Record, patch: Patch) -> Change | None:
         new={k: plain(k, v) for k, v in fields.items()},
         event="invalidate" if set(fields) <= {"invalidated_at", "superseded_by"} else "update",
         requeue="text" in fields)
+
+
+def memory_key(r: Record) -> tuple[Any, ...] | None:
+    """What makes two records the same memory for ``insert(refresh=True)``: namespace, user,
+    agent and run, kind, text, data and metadata all equal. None for a record with a step (a
+    step-indexed state or action is an event of its step, never a repeat of another)."""
+    if r.step is not None:
+        return None
+    return (r.namespace, r.user_id, r.agent_id, r.run_id, r.kind, r.text,
+            json.dumps(r.data, sort_keys=True), json.dumps(r.metadata or {}, sort_keys=True))
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """What ``insert(refresh=True)`` does: ``fresh`` records to insert; ``stored`` records
+    already in the store to refresh (their new values); ``entries`` one "refresh" history
+    entry per repeat; ``found`` the record each repeat's id now stands for."""
+
+    fresh: list[Record]
+    stored: list[Record]
+    entries: list[HistoryEntry]
+    found: dict[str, Record]
+
+
+def plan_refresh(records: Sequence[Record], lookup: Callable[[Record], list[Record]]
+                 ) -> Refresh:
+    """Split ``records`` into new memories and repeats of one already stored (``lookup`` gives
+    the valid stored records without a step in the record's namespace whose text is the
+    record's) or given earlier in the same call. A repeat refreshes the memory it repeats:
+    its last access moves to the repeat's time (never back), its access count grows by one and
+    its history gets a "refresh" entry."""
+    fresh: list[Record] = []
+    stored: dict[str, Record] = {}
+    entries: list[HistoryEntry] = []
+    found: dict[str, Record] = {}
+    known: dict[tuple[Any, ...], Record] = {}
+    for r in records:
+        key = memory_key(r)
+        if key is None:
+            fresh.append(r)
+            continue
+        target = known.get(key)
+        if target is None:
+            target = next((s for s in lookup(r) if memory_key(s) == key), None)
+            if target is not None:
+                target = stored.setdefault(target.id, target)
+        if target is None:
+            known[key] = r
+            fresh.append(r)
+            continue
+        old = {"last_accessed_at": target.last_accessed_at, "access_count": target.access_count}
+        target.last_accessed_at = max(target.last_accessed_at, r.created_at)
+        target.access_count += 1
+        entries.append(HistoryEntry(
+            namespace=target.namespace, record_id=target.id, event="refresh", at=r.created_at,
+            old=old, new={"last_accessed_at": target.last_accessed_at,
+                          "access_count": target.access_count}))
+        known[key] = target
+        found[r.id] = target
+    final = {rid: dataclasses.replace(t, event="refresh") for rid, t in found.items()}
+    return Refresh(fresh, list(stored.values()), entries, final)
 
 
 _ORDERS = {"created": "r.created_at, r.id", "-created": "r.created_at DESC, r.id DESC",

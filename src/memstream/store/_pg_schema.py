@@ -9,7 +9,7 @@ that size is stored (``vector_index_sql``).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 LOCK_ID = 0x6D656D73  # "mems": the advisory lock migrations take
 
 COLUMNS = (
@@ -78,6 +78,11 @@ MIGRATIONS: dict[int, list[str]] = {
     2: [
         "ALTER TABLE records ADD COLUMN embed_owner text",
         "ALTER TABLE records ADD COLUMN embed_until double precision",
+    ],
+    # add's duplicate check (Store.insert(refresh=True)): records without a step, by a hash
+    # of their text
+    3: [
+        "CREATE INDEX records_ns_text ON records(namespace, md5(text)) WHERE step IS NULL",
     ],
 }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
@@ -125,5 +125,10 @@ CREATE INDEX records_ns_run ON records(namespace, run_id, created_at)
     5: """
 ALTER TABLE records ADD COLUMN embed_owner TEXT;
 ALTER TABLE records ADD COLUMN embed_until REAL;
+""",
+    # add's duplicate check (Store.insert(refresh=True)): records without a step, by the head
+    # of their text (the full text is compared on the few rows the head finds)
+    6: """
+CREATE INDEX records_ns_head ON records(namespace, substr(text, 1, 64)) WHERE step IS NULL;
 """,
 }

@@ -29,7 +29,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from ..filters import Selection
-from ._common import SELECTION_STATS, Selecting, diff, order_sql
+from ._common import SELECTION_STATS, Selecting, diff, order_sql, plan_refresh
 from ._pg_schema import COLUMNS, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
 from .protocol import ApiKey, Patch, Signals, StoreStats
@@ -184,27 +184,55 @@ class PostgresStore(Selecting):
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
-               history: bool = True, ann: bool = True) -> None:
+               history: bool = True, ann: bool = True, refresh: bool = False
+               ) -> dict[str, Record]:
         if not records:
-            return
+            return {}
         if ann:
             self._ensure_vector_index({len(_vec(r.embedding)) for r in records
                                        if r.embedding is not None})
-        rows = [[*_record_row(r),
-                 None if r.embedding is None else _vec(r.embedding),
-                 None if r.embedding is None else model,
-                 r.embedding is None, r.id in rate] for r in records]
         placeholders = ", ".join(["%s"] * (len(COLUMNS) + 4))
         with self._conn(write=True) as cur:
-            cur.executemany(
-                f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
-                f"needs_embedding, needs_rating) VALUES ({placeholders})", rows)
-            if history:
+            plan = None
+            if refresh:
+                # one writer at a time per namespace checks for repeats, so two adds of the
+                # same text at once make one record
+                for ns in sorted({r.namespace for r in records}):
+                    cur.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                                (LOCK_ID, ns))
+                plan = plan_refresh(records, lambda r: [_row_to_record(row) for row in cur.execute(
+                    _SELECT + " WHERE r.namespace = %s AND md5(r.text) = md5(%s) "
+                    "AND r.step IS NULL AND r.invalidated_at IS NULL AND r.text = %s",
+                    (r.namespace, r.text, r.text)).fetchall()])
+                records = plan.fresh
+            rows = [[*_record_row(r),
+                     None if r.embedding is None else _vec(r.embedding),
+                     None if r.embedding is None else model,
+                     r.embedding is None, r.id in rate] for r in records]
+            if rows:
+                cur.executemany(
+                    f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
+                    f"needs_embedding, needs_rating) VALUES ({placeholders})", rows)
+            if history and records:
                 cur.executemany(
                     "INSERT INTO history(namespace, record_id, event, at, old, new) "
                     "VALUES (%s, %s, %s, %s, NULL, %s)",
                     [(r.namespace, r.id, event, r.created_at, _jsonb(r.to_dict()))
                      for r in records])
+            if plan is None:
+                return {}
+            if plan.stored:
+                cur.executemany("UPDATE records SET last_accessed_at = %s, access_count = %s "
+                                "WHERE namespace = %s AND id = %s",
+                                [(r.last_accessed_at, r.access_count, r.namespace, r.id)
+                                 for r in plan.stored])
+            if plan.entries:
+                cur.executemany(
+                    "INSERT INTO history(namespace, record_id, event, at, old, new) "
+                    "VALUES (%s, %s, %s, %s, %s, %s)",
+                    [(e.namespace, e.record_id, e.event, e.at, _jsonb(e.old), _jsonb(e.new))
+                     for e in plan.entries])
+            return plan.found
 
     def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
         with self._conn(write=True) as cur:

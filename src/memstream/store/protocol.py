@@ -73,7 +73,8 @@ class Store(Protocol):
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
-               history: bool = True, ann: bool = True) -> None:
+               history: bool = True, ann: bool = True, refresh: bool = False
+               ) -> dict[str, Record]:
         """Store new records atomically: all or none. Each gets a history entry ``event``.
         A record's ``embedding`` (if set) is stored with it as made by ``model``; records
         without one are queued for embedding, and those whose id is in ``rate`` for an
@@ -82,7 +83,13 @@ class Store(Protocol):
         later updates and deletes are still recorded). ``ann=False``: these vectors are only
         ever compared exactly within a small selection, so no approximate index needs to be
         made for their dimension (PostgreSQL keeps one HNSW index per dimension, and every
-        insert into it costs far more than the row)."""
+        insert into it costs far more than the row).
+
+        ``refresh=True``: a record that repeats a valid stored memory (``_common.memory_key``:
+        same scope, kind, text, data and metadata, no step), or one given earlier in the same
+        call, is not inserted; the memory it repeats is refreshed instead (last access, access
+        count, a "refresh" history entry), in the same transaction. Returns, for each repeat's
+        id, the refreshed record (``event="refresh"``); an empty dict otherwise."""
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
         """The records with these ids in this namespace, in the order of ``ids``; unknown ids are

@@ -30,7 +30,7 @@ from ..filters import Selection
 from . import _ann
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import SELECTION_STATS, Selecting, diff, order_sql
+from ._common import SELECTION_STATS, Selecting, diff, order_sql, plan_refresh
 from ._sqlite_check import inspect_file
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
@@ -242,10 +242,19 @@ class SQLiteStore(Selecting):
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
-               history: bool = True, ann: bool = True) -> None:
+               history: bool = True, ann: bool = True, refresh: bool = False
+               ) -> dict[str, Record]:
         if not records:
-            return
+            return {}
         with self._write() as db:
+            plan = None
+            if refresh:
+                plan = plan_refresh(records, lambda r: [_row_to_record(row) for row in db.execute(
+                    # "+r.text": a plain comparison would keep SQLite off the head index
+                    _SELECT + " WHERE r.namespace = ? AND substr(r.text, 1, 64) = ? "
+                    "AND r.step IS NULL AND r.invalidated_at IS NULL AND +r.text = ?",
+                    (r.namespace, r.text[:64], r.text))])
+                records = plan.fresh
             for part in _chunks(records, _INSERT_ROWS):
                 # one multi-row statement per part: far cheaper per row than executemany,
                 # above all for the full-text index its trigger feeds
@@ -260,6 +269,16 @@ class SQLiteStore(Selecting):
                     db.execute(_HISTORY_SQL + ",".join(["(?, ?, ?, ?, NULL, ?)"] * len(part)),
                                [v for r in part for v in (r.namespace, r.id, event,
                                                           r.created_at, _dumps(r.to_dict()))])
+            if plan is None:
+                return {}
+            db.executemany("UPDATE records SET last_accessed_at = ?, access_count = ? "
+                           "WHERE +namespace = ? AND id = ?",
+                           [(r.last_accessed_at, r.access_count, r.namespace, r.id)
+                            for r in plan.stored])
+            db.executemany(_HISTORY_SQL + "(?, ?, ?, ?, ?, ?)",
+                           [(e.namespace, e.record_id, e.event, e.at, _dumps(e.old),
+                             _dumps(e.new)) for e in plan.entries])
+            return plan.found
 
     def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
         with self._write() as db:
