@@ -118,6 +118,8 @@ class Explanation:
     since last access.
     ``cosine`` and ``keyword`` are the two relevance sources (None when that index did not
     return the record); ``vector_rank`` and ``keyword_rank`` are 1-based ranks in each list.
+    ``lifted`` says why a hit stands above hits that score higher (None for every other hit):
+    "standing instruction or preference" (retrieval.standing).
     """
 
     recency: float
@@ -134,6 +136,7 @@ class Explanation:
     keyword_rank: int | None = None
     fusion: str = "rrf"
     rule: str = "weighted"
+    lifted: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -22,7 +22,16 @@ from .context import smooth
 from .keywords import query_terms
 from .relevance import CALIBRATION, evidence, is_question, null_of, settle, sigmoid
 from .rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
-from .scoring import Weights, convex_fusion, minmax, recency, rrf_fusion
+from .scoring import (
+    PAST_RECENCY,
+    Weights,
+    asks_about_now,
+    convex_fusion,
+    minmax,
+    recency,
+    rrf_fusion,
+)
+from .standing import lift
 
 __all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
 
@@ -126,8 +135,10 @@ def run_search(store: Store, sel: Selection, text: str,
         if model is not None:
             learned = dict(zip(found.ids, (float(v) for v in model.score(x)), strict=True))
             fused = reorder(fused, found.ids, np.array(list(learned.values())))
-    # calibrated relevance of the best candidates (the rest rank below them, in fused order)
-    window = sorted(fused, key=lambda i: (-fused[i], i))[: max(POOL, p.k)]
+    # calibrated relevance of the best candidates: those the learned stage ordered, else as
+    # many as the two indexes proposed (the rest rank below them, in fused order)
+    window = sorted(fused, key=lambda i: (-fused[i], i))[: max(POOL, p.k) if learned
+                                                          else 2 * pool]
     calibrated = _calibrate(store, sel, text, vector, window, texts, cosine, learned,
                             background)
     # near-duplicates share relevance among short records that the learned stage did not
@@ -140,7 +151,15 @@ def run_search(store: Store, sel: Selection, text: str,
     candidates = [c for c in candidates if c.id in calibrated] if p.weights.rule == \
         "relevance-first" else candidates
     if p.weights.rule == "relevance-first":
-        top = rank(candidates, relevance=[calibrated[c.id] for c in candidates], now=now, p=p)
+        if not asks_about_now(text):  # a question over a long history: recency counts less
+            p = dataclasses.replace(p, weights=dataclasses.replace(
+                p.weights, recency=p.weights.recency * PAST_RECENCY))
+        ranked = rank(candidates, relevance=[calibrated[c.id] for c in candidates], now=now,
+                      p=p, limit=len(candidates))
+        top = lift(ranked, p.k, text=lambda s: texts.get(s.item.id, ""),
+                   logit=lambda s: s.explain.raw_relevance,
+                   mark=lambda s: s._replace(explain=dataclasses.replace(
+                       s.explain, lifted="standing instruction or preference")))
     else:
         top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now,
                    p=p)
@@ -326,9 +345,10 @@ class Scored(NamedTuple, Generic[S]):
     explain: Explanation
 
 
-def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: SearchParams
-         ) -> list[Scored[S]]:
-    """Score candidates whose raw relevance is known and return the best ``p.k``, best first.
+def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: SearchParams,
+         limit: int | None = None) -> list[Scored[S]]:
+    """Score candidates whose raw relevance is known and return the best ``limit`` (default
+    ``p.k``), best first.
 
     Under the "weighted" rule (the paper's), ``relevance`` is any score that orders the
     candidates and every signal is min-max normalised over them; under "relevance-first" it is
@@ -359,6 +379,6 @@ def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: Searc
             hours_since_access=hours[i], fusion=p.fusion, rule=p.weights.rule)))
     scored.sort(key=lambda s: (-s.score, -s.explain.raw_relevance, -s.item.created_at,
                                s.item.id))
-    return scored[: p.k]
+    return scored[: p.k if limit is None else limit]
 
 

@@ -14,7 +14,9 @@ rests first on evidence that means the same everywhere (the record's **absolute 
   holds, each word weighted by its rarity among the candidates (a word every candidate has is
   no evidence), matched on a 5-letter prefix as a crude stemmer; read, like the vector, from
   the record's passage window (``embed.cache.passage``), so a long record does not hold most
-  words merely by being long;
+  words merely by being long; for a long record (one longer than its window) scaled by
+  ``KEYWORD_CHARS / window characters``, as BM25 normalises for length: a window cut from a
+  long message holds a query's words by chance more often than a whole short statement does;
 - ``question``: 1 when both the query and the record are questions (a stored question is
   worded like the query but answers nothing).
 
@@ -122,6 +124,11 @@ CALIBRATION = Calibration(
     learned_question=-0.383, margin=4.0)
 
 
+#: the keyword evidence of a long record's window is scaled by this over the window's length in
+#: characters (see the module docstring)
+KEYWORD_CHARS = 200
+
+
 #: below this logit (relevance 0.2) differences between records mean little: ``settle``
 #: compresses them ten-fold, so that among unrelated memories recency and importance decide
 UNRELATED = -1.4
@@ -157,7 +164,8 @@ def evidence(query: str, texts: Mapping[str, str], cosine: Mapping[str, float],
     """The evidence of each record of ``texts`` (id -> text) for ``query``; ``null`` is
     ``null_of`` the query's vector."""
     terms = list(dict.fromkeys(t[:5] for t in query_terms(query)))
-    held = {rid: _prefixes(passage(text)) for rid, text in texts.items()}
+    windows = {rid: passage(text) for rid, text in texts.items()}
+    held = {rid: _prefixes(window) for rid, window in windows.items()}
     n = len(texts)
     # rarity among the candidates: log((n + 1) / (holders + 0.5)), at least 0.1
     weight = {t: max(0.1, math.log((n + 1) / (sum(t in h for h in held.values()) + 0.5)))
@@ -170,6 +178,8 @@ def evidence(query: str, texts: Mapping[str, str], cosine: Mapping[str, float],
         cos = cosine.get(rid)
         out[rid] = Evidence(
             dense=(cos - mean) / std if cos is not None else None,
-            keyword=sum(weight[t] for t in terms if t in held[rid]) / total,
+            keyword=sum(weight[t] for t in terms if t in held[rid]) / total
+            * (min(1.0, KEYWORD_CHARS / len(windows[rid]))
+               if len(windows[rid]) < len(text) else 1.0),
             question=asked if is_question(text) else 0.0, learned=learned.get(rid))
     return out

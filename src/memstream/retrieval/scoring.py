@@ -11,6 +11,7 @@ range and let it decide the ranking.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,22 @@ __all__ = [
 RULES = ("weighted", "relevance-first")
 
 
+#: words by which a query asks about the present (see ``asks_about_now``)
+_PRESENT = re.compile(
+    r"\b(now|nowadays|currently|current|today|tonight|latest|recent|recently|lately|"
+    r"at the moment|these days|this (?:morning|afternoon|evening|week)|still|anymore|"
+    r"any more|so far|up to date|yet)\b", re.IGNORECASE)
+#: under "relevance-first", recency counts this much less for a query about the past
+PAST_RECENCY = 0.3
+
+
+def asks_about_now(query: str) -> bool:
+    """Whether ``query`` asks about the present ("what am I doing now?", "my current plan",
+    "the latest version"): then recency counts fully under "relevance-first"; for any other
+    query (a question over a long history) it counts ``PAST_RECENCY`` as much."""
+    return _PRESENT.search(query) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Weights:
     """How the three signals make the score, and how much each counts.
@@ -44,7 +61,8 @@ class Weights:
     most 0.8 logits against another: enough to order memories about equally relevant (and,
     since ``settle`` flattens the differences between unrelated ones, to decide when nothing
     is relevant), never enough to lift an unrelated memory (relevance under 0.2) over a
-    relevant one (over 0.5).
+    relevant one (over 0.5). For a query that does not ask about the present
+    (``asks_about_now``) the recency weight is multiplied by ``PAST_RECENCY``.
     """
 
     recency: float = 1.0

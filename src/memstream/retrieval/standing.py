@@ -1,0 +1,68 @@
+"""Standing instructions and stated preferences: memories that say how to act from then on.
+
+"Always include exact version numbers when I ask about integrations", "Never suggest
+supplements", "I prefer OAuth 2.0 PKCE for public clients": such a memory matters every time its
+subject comes up, but a question on that subject is worded like the many conversations about
+the subject, not like the instruction, so by relevance alone the instruction ranks below them
+(on BEAM's instruction-following questions the default found the instruction in the first five
+for about a third of them).
+
+So a search keeps one place for the most relevant standing memory: when none is among the first
+``SLOT`` hits and the best one among the candidates is at least plausibly relevant (its
+calibrated relevance logit at or above ``relevance.UNRELATED``), it takes place ``SLOT``
+(or the last place of a shorter list, never the first) and the hits below move down one. Its
+explanation says so (``Explanation.lifted``). An unrelated instruction is never lifted.
+
+A memory is standing when its text, after an optional label of the user's turn ("user: ",
+"human: "), opens with an instruction (always, never, don't ever, please always, remember
+to, make sure to always) or a first-person preference (I prefer, I'd prefer, I'd rather, I
+would rather). Another speaker's label ("Ana: Always...") is a remark in a conversation
+between people, not an instruction to the assistant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from .relevance import UNRELATED
+
+__all__ = ["SLOT", "is_standing", "lift"]
+
+#: the place (1-based) kept for the most relevant standing memory
+SLOT = 5
+
+_SPEAKER = r"(?:(?:user|human|me)\s*:\s*)?"
+_STANDING = re.compile(
+    rf"^\s*{_SPEAKER}(?:"
+    r"(?:please\s+)?(?:always|never)\b|don'?t ever\b|do not ever\b|remember to\b|"
+    r"make sure (?:to|you) always\b|"
+    r"i(?: really| generally| usually| always)?(?: prefer|'d prefer| would prefer|'d rather|"
+    r" would rather)\b)", re.IGNORECASE)
+
+
+def is_standing(text: str) -> bool:
+    """Whether ``text`` states a standing instruction or preference (module docstring)."""
+    return _STANDING.match(text) is not None
+
+
+T = TypeVar("T")
+
+
+def lift(ranked: Sequence[T], k: int, *, text: Callable[[T], str],
+         logit: Callable[[T], float], mark: Callable[[T], T]) -> list[T]:
+    """The first ``k`` of ``ranked`` (best first), with the most relevant standing memory in
+    place ``SLOT`` when none is above it and it is plausibly relevant (module docstring).
+    ``mark`` returns a hit's copy that says it was lifted."""
+    top = list(ranked[:k])
+    if k < 2:
+        return top
+    at = min(SLOT, k) - 1
+    if any(is_standing(text(h)) for h in top[: at + 1]):
+        return top
+    best = next((n for n in range(at + 1, len(ranked)) if is_standing(text(ranked[n]))), None)
+    if best is None or logit(ranked[best]) < UNRELATED:
+        return top
+    return [*ranked[:at], mark(ranked[best]),
+            *(h for n, h in enumerate(ranked[at:], start=at) if n != best)][:k]
