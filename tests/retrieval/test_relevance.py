@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from memstream import Config, FixedClock, InvalidFilter, Memory, Record
+from memstream import InvalidFilter, Memory, Record
 from memstream.retrieval.pipeline import SearchParams, rank
 from memstream.retrieval.relevance import CALIBRATION, Evidence, settle, sigmoid
 from memstream.retrieval.scoring import PROFILES
@@ -65,14 +65,6 @@ def test_recency_and_importance_never_lift_the_unrelated_over_the_relevant():
     assert [h.item.id for h in hits] == ["unrelated", "relevant"]
     assert 0 < hits[0].score < 1 and hits[0].score == sigmoid(
         settle(-6.0) + 0.5 * (1.0 - 0.5) + 0.3 * (1.0 - 0.5))
-
-
-@pytest.fixture
-def small(e5):
-    with Memory(":memory:", embedder=e5, config=Config(reflection_threshold=0,
-                                                         embed_mode="sync"),
-                clock=FixedClock(NOW), llm=None) as mem:
-        yield mem
 
 
 def test_a_single_candidate_is_scored_not_zeroed(small: Memory):

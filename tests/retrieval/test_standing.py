@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import pytest
 
-from memstream import Config, FixedClock, Memory
+from memstream import Memory
 from memstream.retrieval.relevance import UNRELATED, evidence
 from memstream.retrieval.scoring import PAST_RECENCY, asks_about_now
 from memstream.retrieval.standing import SLOT, is_standing, lift
@@ -79,14 +79,6 @@ def test_asks_about_now():
     for query in ("When did Caroline go to the support group?", "What can't Maria eat?",
                   "Which version of the SDK did I use in March?"):
         assert not asks_about_now(query), query
-
-
-@pytest.fixture
-def small(e5):
-    with Memory(":memory:", embedder=e5, config=Config(reflection_threshold=0,
-                                                         embed_mode="sync"),
-                clock=FixedClock(NOW), llm=None) as mem:
-        yield mem
 
 
 def test_a_standing_instruction_comes_with_a_question_on_its_subject(small: Memory):
