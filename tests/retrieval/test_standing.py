@@ -51,8 +51,11 @@ class _Hit(NamedTuple):
 
 
 def _lift(hits: list[_Hit], k: int) -> list[_Hit]:
-    return lift(hits, k, text=lambda h: h.text, logit=lambda h: h.logit,
-                mark=lambda h: h._replace(lifted=True))
+    best = next((h for h in hits if is_standing(h.text)), None)
+    if best is None:
+        return hits[:k]
+    return lift(hits[:k], best, key=lambda h: h.text, text=lambda h: h.text,
+                logit=lambda h: h.logit, mark=lambda h: h._replace(lifted=True))
 
 
 def test_lift_keeps_one_place_for_a_plausible_standing_memory():

@@ -31,7 +31,7 @@ from .scoring import (
     recency,
     rrf_fusion,
 )
-from .standing import lift
+from .standing import is_standing, lift
 
 __all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
 
@@ -135,10 +135,11 @@ def run_search(store: Store, sel: Selection, text: str,
         if model is not None:
             learned = dict(zip(found.ids, (float(v) for v in model.score(x)), strict=True))
             fused = reorder(fused, found.ids, np.array(list(learned.values())))
-    # calibrated relevance of the best candidates: those the learned stage ordered, else as
-    # many as the two indexes proposed (the rest rank below them, in fused order)
-    window = sorted(fused, key=lambda i: (-fused[i], i))[: max(POOL, p.k) if learned
-                                                          else 2 * pool]
+    # calibrated relevance of the best candidates (the rest rank below them, in fused order):
+    # of long records, as many as the two indexes proposed (no learned stage ordered them,
+    # and one index alone may hold the evidence)
+    window = sorted(fused, key=lambda i: (-fused[i], i))[: 2 * pool if long_records
+                                                          else max(POOL, p.k)]
     calibrated = _calibrate(store, sel, text, vector, window, texts, cosine, learned,
                             background)
     # near-duplicates share relevance among short records that the learned stage did not
@@ -154,12 +155,16 @@ def run_search(store: Store, sel: Selection, text: str,
         if not asks_about_now(text):  # a question over a long history: recency counts less
             p = dataclasses.replace(p, weights=dataclasses.replace(
                 p.weights, recency=p.weights.recency * PAST_RECENCY))
-        ranked = rank(candidates, relevance=[calibrated[c.id] for c in candidates], now=now,
-                      p=p, limit=len(candidates))
-        top = lift(ranked, p.k, text=lambda s: texts.get(s.item.id, ""),
-                   logit=lambda s: s.explain.raw_relevance,
-                   mark=lambda s: s._replace(explain=dataclasses.replace(
-                       s.explain, lifted="standing instruction or preference")))
+        top = rank(candidates, relevance=[calibrated[c.id] for c in candidates], now=now, p=p)
+        standing = [c for c in candidates if is_standing(texts.get(c.id, ""))]
+        best = rank(standing, relevance=[calibrated[c.id] for c in standing], now=now, p=p,
+                    limit=1)
+        if best:
+            top = lift(top, best[0], key=lambda s: s.item.id,
+                       text=lambda s: texts.get(s.item.id, ""),
+                       logit=lambda s: s.explain.raw_relevance,
+                       mark=lambda s: s._replace(explain=dataclasses.replace(
+                           s.explain, lifted="standing instruction or preference")))
     else:
         top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now,
                    p=p)
@@ -371,14 +376,12 @@ def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: Searc
         n_rel = minmax(list(relevance), p.min_spread)
         scores = [w[0] * n_rec[i] + w[1] * n_imp[i] + w[2] * n_rel[i]
                   for i in range(len(items))]
-    scored = []
-    for i, item in enumerate(items):
-        scored.append(Scored(item, scores[i], Explanation(
-            recency=n_rec[i], importance=n_imp[i], relevance=n_rel[i], raw_recency=raw_rec[i],
-            raw_importance=raw_imp[i], raw_relevance=relevance[i], weights=w,
-            hours_since_access=hours[i], fusion=p.fusion, rule=p.weights.rule)))
-    scored.sort(key=lambda s: (-s.score, -s.explain.raw_relevance, -s.item.created_at,
-                               s.item.id))
-    return scored[: p.k if limit is None else limit]
+    order = sorted(range(len(items)), key=lambda i: (-scores[i], -relevance[i],
+                                                      -items[i].created_at, items[i].id))
+    return [Scored(items[i], scores[i], Explanation(
+        recency=n_rec[i], importance=n_imp[i], relevance=n_rel[i], raw_recency=raw_rec[i],
+        raw_importance=raw_imp[i], raw_relevance=relevance[i], weights=w,
+        hours_since_access=hours[i], fusion=p.fusion, rule=p.weights.rule))
+        for i in order[: p.k if limit is None else limit]]
 
 

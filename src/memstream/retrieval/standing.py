@@ -50,19 +50,17 @@ def is_standing(text: str) -> bool:
 T = TypeVar("T")
 
 
-def lift(ranked: Sequence[T], k: int, *, text: Callable[[T], str],
+def lift(top: Sequence[T], best: T, *, key: Callable[[T], object], text: Callable[[T], str],
          logit: Callable[[T], float], mark: Callable[[T], T]) -> list[T]:
-    """The first ``k`` of ``ranked`` (best first), with the most relevant standing memory in
-    place ``SLOT`` when none is above it and it is plausibly relevant (module docstring).
-    ``mark`` returns a hit's copy that says it was lifted."""
-    top = list(ranked[:k])
+    """``top`` (the first hits, best first) with ``best``, the best-ranked standing memory of
+    the candidates, in place ``SLOT`` when no standing memory is above it and ``best`` is
+    plausibly relevant (module docstring). ``mark`` returns a hit's copy that says it was
+    lifted."""
+    k = len(top)
     if k < 2:
-        return top
+        return list(top)
     at = min(SLOT, k) - 1
-    if any(is_standing(text(h)) for h in top[: at + 1]):
-        return top
-    best = next((n for n in range(at + 1, len(ranked)) if is_standing(text(ranked[n]))), None)
-    if best is None or logit(ranked[best]) < UNRELATED:
-        return top
-    return [*ranked[:at], mark(ranked[best]),
-            *(h for n, h in enumerate(ranked[at:], start=at) if n != best)][:k]
+    if any(is_standing(text(h)) for h in top[: at + 1]) or logit(best) < UNRELATED:
+        return list(top)
+    rest = [h for h in top[at:] if key(h) != key(best)]
+    return [*top[:at], mark(best), *rest][:k]
