@@ -862,14 +862,21 @@ def bench_fit_rerank(st: _State, data: str, out: str) -> None:
               help="The durable store to write (e.g. postgresql://...; the records stay there, "
               "in the namespace bench-<pid>.agents). Default: a temporary SQLite file.")
 @click.option("--queries", default=200, show_default=True)
+@click.option("--stm-limit", type=int, default=None,
+              help="STM entries per agent (default: TierConfig's, 1000).")
+@click.option("--im-limit", type=int, default=None,
+              help="IM entries per agent (default: TierConfig's, 10000).")
 @click.pass_obj
 def bench_agents(st: _State, agents: int, steps: int, redis_url: str | None,
-                 store: str | None, queries: int) -> None:
-    """Agent states at scale: ingest rate, step-range, attribute and similar-state queries."""
+                 store: str | None, queries: int, stm_limit: int | None,
+                 im_limit: int | None) -> None:
+    """Agent states at scale: ingest rate, step-range, attribute and similar-state queries,
+    and the similar-state recall@5 against the exact nearest states."""
     from .bench import agents as agents_bench
 
     report = agents_bench.run(agents=agents, steps=steps, redis_url=redis_url, store=store,
-                              queries=queries, echo=lambda s: click.echo(s, err=True))
+                              queries=queries, stm_limit=stm_limit, im_limit=im_limit,
+                              echo=lambda s: click.echo(s, err=True))
     _emit(report) if st.as_json else click.echo(agents_bench.render(report))
 
 

@@ -30,6 +30,17 @@ def test_temporary_sqlite_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert isinstance(report["db_mib"], float)
     assert list(tmp_path.iterdir()) == []  # the temporary database is gone
     assert "store sqlite" in agents.render(report)
+    # every state is in STM at full resolution: similar finds the exact nearest five
+    assert report["similar_recall_at_5"] == 1.0
+
+
+def test_small_tiers_compare_older_states_at_their_resolution(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    report = _small(stm_limit=20, im_limit=40)
+    assert (report["stm_limit"], report["im_limit"]) == (20, 40)
+    assert 0.0 < report["similar_recall_at_5"] < 1.0  # type: ignore[operator]
+    assert "(STM 20, IM 40 per agent)" in agents.render(report)
 
 
 @pytest.mark.usefixtures("redis_prefix")  # fails the test clearly when Redis is not running

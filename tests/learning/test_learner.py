@@ -227,3 +227,50 @@ def test_cli_learn_heuristics_forget(db_path):
     bad = run("learn", "--agent", "bot", "--project", "p", "--task", "t", "--success",
               "--strategy", "  ")
     assert bad.exit_code == 2 and "strategy_used is empty" in bad.output
+
+
+def _history(learner: Learner, clock: FixedClock, strategy: str, results: str,
+             error: str) -> None:
+    """``results``: "S" for a success, "F" for a failure with ``error``, oldest first."""
+    for r in results:
+        learner.learn("helena", P, "Test the checkout form", r == "S", strategy,
+                      error_message=None if r == "S" else error)
+        clock.advance(hours=0.02)
+
+
+def test_no_strategy_is_both_advised_and_warned_against(learner: Learner, clock: FixedClock):
+    # A: 3 successes, 2 timeouts -> heuristic 3/5 = 0.6 and an anti-pattern; 0.6 > 0.5: advised
+    _history(learner, clock, A, "SSFSF", "timeout waiting for submit")
+    # B: 2 successes, then 4 failures -> heuristic created at 2/3, now 2/6; anti-pattern: warned
+    _history(learner, clock, B, "SSFFFF", "element not interactable")
+    stored = {h.strategy: round(h.success_rate, 3) for h in learner.heuristics("helena", P)}
+    assert stored == {A: 0.6, B: round(2 / 6, 3)}  # both are stored ...
+    assert {a.pattern for a in learner.anti_patterns("helena", P)} == {A, B}
+    advice = learner.retrieve("Test the checkout form", "helena")
+    assert [h.strategy for h in advice.heuristics] == [A]  # ... the advice takes a side
+    assert [a.pattern for a in advice.anti_patterns] == [B]
+    worked, avoid = advice.to_prompt().split("What to avoid:\n")
+    assert B not in worked.split("Recent attempts:")[0]
+    assert avoid.startswith(f"- {B}: fails with element not interactable; instead: {A}")
+    assert f"- {A}:" not in avoid
+
+
+def test_recent_attempts_are_the_newest(learner: Learner, clock: FixedClock):
+    _history(learner, clock, A, "SSSF", "timeout waiting for submit")
+    outcomes = learner.retrieve("Test the checkout form", "helena").outcomes
+    assert [o.success for o in outcomes] == [False, True, True, True]
+    assert [o.timestamp for o in outcomes] == sorted((o.timestamp for o in outcomes),
+                                                     reverse=True)
+
+
+def test_the_missing_scope_warning_comes_once_per_agent(kw_memory: Memory,
+                                                        caplog: pytest.LogCaptureFixture):
+    unscoped = Learner(kw_memory)
+    with caplog.at_level(logging.WARNING, logger="memstream.learning"):
+        for _ in range(3):
+            unscoped.learn("nomad", P, "Write a poem", True, "free verse")
+        Learner(kw_memory).learn("nomad", P, "Write a poem", True, "free verse")
+        unscoped.learn("drifter", P, "Write a poem", True, "free verse")
+    warned = [r.getMessage() for r in caplog.records if "has no scope" in r.getMessage()]
+    assert warned == ["agent 'nomad' has no scope; learning without limits",
+                      "agent 'drifter' has no scope; learning without limits"]

@@ -2,7 +2,13 @@
 ``store_many`` call per step; the ingest rate counts the time inside it, not the making up of
 the states), then step-range, attribute and similar-state queries are timed on random agents.
 Run with the tiers in Redis and in this process, over a temporary SQLite file or a given store
-(whose records are left in the namespace ``bench-<pid>.agents``)."""
+(whose records are left in the namespace ``bench-<pid>.agents``).
+
+The similar-state queries are also checked: recall@5 of ``similar`` against the exact five
+nearest states under the documented distance (``tiers.similarity``), found by brute force over
+the agent's whole history at full resolution (ties to the most recent step, as ``similar``).
+With tiers smaller than the history (``stm_limit``, ``im_limit``) the older states are compared
+at their tier's resolution, which is what the recall then measures."""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from typing import Any
 
 from ..memory import Memory
 from ..tiers import TierConfig, TieredMemory
+from ..tiers.similarity import distances, flatten, scales
 from .metrics import percentile
 
 
@@ -33,8 +40,8 @@ def _ms(values: list[float]) -> dict[str, float]:
 
 
 def run(*, agents: int = 1000, steps: int = 1000, redis_url: str | None = None,
-        store: str | None = None, queries: int = 200, echo: Callable[[str], Any] = print
-        ) -> dict[str, Any]:
+        store: str | None = None, queries: int = 200, stm_limit: int | None = None,
+        im_limit: int | None = None, echo: Callable[[str], Any] = print) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
         db: Path | None = None
         if store is None:  # a temporary file, removed afterwards
@@ -42,14 +49,17 @@ def run(*, agents: int = 1000, steps: int = 1000, redis_url: str | None = None,
                 prefix="memstream-agents-"))) / "agents.db"
         mem = stack.enter_context(Memory(db or store, embedder="none"))
         prefix = f"bench-{os.getpid()}"
+        limits = {"stm_limit": stm_limit, "im_limit": im_limit}
+        config = TierConfig(stm_ttl=None, **{k: n for k, n in limits.items() if n is not None})
         tm = TieredMemory(mem, redis_url=redis_url, prefix=prefix,
-                          namespace=None if db else prefix, config=TierConfig(stm_ttl=None))
+                          namespace=None if db else prefix, config=config)
         if redis_url:  # the cache entries go, also when the run fails
             stack.callback(tm.im.clear)
             stack.callback(tm.stm.clear)
         report: dict[str, Any] = {
             "agents": agents, "steps": steps, "tiers": "redis" if redis_url else "in-process",
-            "store": "sqlite" if db else str(store).partition(":")[0]}
+            "store": "sqlite" if db else str(store).partition(":")[0],
+            "stm_limit": config.stm_limit, "im_limit": config.im_limit}
         _measure(tm, agents, steps, queries, report, echo)
         report["db_mib"] = round(os.path.getsize(db) / 2**20, 1) if db else None
     return report
@@ -76,6 +86,7 @@ def _measure(tm: TieredMemory, agents: int, steps: int, queries: int, report: di
     if redis_before is not None:
         report["redis_mib"] = round(((tm.stm.memory_bytes() or 0) - redis_before) / 2**20, 1)
     timings: dict[str, list[float]] = {"step_range": [], "attributes": [], "similar": []}
+    found = 0
     for _ in range(queries):
         agent = f"agent{rng.randrange(agents)}"
         start = rng.randrange(max(1, steps - 100))
@@ -86,11 +97,24 @@ def _measure(tm: TieredMemory, agents: int, steps: int, queries: int, report: di
         tm.by_attributes(agent, {"position.zone": f"z{rng.randrange(10)}",
                                  "status": "trading"})
         timings["attributes"].append((time.perf_counter() - t) * 1000)
+        query = _state(rng, 0, rng.randrange(steps))
         t = time.perf_counter()
-        tm.similar(agent, _state(rng, 0, rng.randrange(steps)), k=5)
+        hits = tm.similar(agent, query, k=5)
         timings["similar"].append((time.perf_counter() - t) * 1000)
+        found += len({e["memory_id"] for e, _ in hits} & _nearest(tm, agent, query, 5))
     for name, values in timings.items():
         report[f"{name}_ms"] = _ms(values)
+    report["similar_recall_at_5"] = round(found / (5 * queries), 4) if queries else None
+
+
+def _nearest(tm: TieredMemory, agent: str, query: dict[str, Any], k: int) -> set[str]:
+    """The ids of the ``k`` states nearest to ``query`` under the documented distance, by brute
+    force over the agent's whole history in full (the durable records)."""
+    records = tm.memory.store.select(tm._select(agent, None))
+    states = [flatten(r.data or {}) for r in records]
+    dist = distances(flatten(query), states, scales(states))
+    order = sorted(range(len(records)), key=lambda j: (dist[j], -(records[j].step or 0)))
+    return {records[j].id for j in order[:k]}
 
 
 def render(r: dict[str, Any]) -> str:
@@ -102,7 +126,9 @@ def render(r: dict[str, Any]) -> str:
              f"ingest:              {r['ingest_per_s']:,} states/s",
              f"step-range (100):    {pp(r['step_range_ms'])}",
              f"attribute query:     {pp(r['attributes_ms'])}",
-             f"similar state (k=5): {pp(r['similar_ms'])}"]
+             f"similar state (k=5): {pp(r['similar_ms'])}",
+             f"similar recall@5:    {r['similar_recall_at_5']} against the exact nearest "
+             f"(STM {r['stm_limit']:,}, IM {r['im_limit']:,} per agent)"]
     if r["db_mib"] is not None:
         lines.append(f"database:            {r['db_mib']} MiB")
     if "redis_mib" in r:

@@ -1,18 +1,32 @@
 """The learning API other libraries expose, as a drop-in facade over ``memstream.learning``.
 
 Replace ``from alma... import LearningProtocol, MemoryScope`` with
-``from memstream.compat.learning import LearningProtocol, MemoryScope``; ``storage`` is a
-``memstream.Memory``. As in the original, ``embedder`` (anything with ``encode(text)`` or a
-memstream embedder) enables embedding similarity of strategies, and without one strategies are
-compared by word overlap. Unlike the original, a heuristic is updated instead of duplicated,
-anti-patterns get their better alternative, and forgetting removes records from every index.
+``from memstream.compat.learning import LearningProtocol, MemoryScope``. ``storage`` is a
+``memstream.Memory`` or a storage backend with the original's methods (``MemoryStorage``,
+``SQLiteStorage``: ``save_outcome``, ``get_heuristics``, ``delete_outcomes_older_than``, ...);
+``protocol.storage`` is always such a backend, so code that calls the storage directly runs
+unchanged. The original's exceptions are here under their names (``ScopeViolationError`` is
+memstream's ``ScopeViolation``, ``ALMAError`` its ``MemstreamError``, ...). As in the
+original, ``embedder`` (anything with ``encode(text)`` or a memstream embedder) enables
+embedding similarity of strategies, and without one strategies are compared by word overlap.
+Unlike the original, a heuristic is updated instead of duplicated, anti-patterns get their
+better alternative, and forgetting removes records from every index.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..errors import (
+    BackendUnavailable,
+    EmbeddingError,
+    InvalidInput,
+    LLMError,
+    MemstreamError,
+    NotFound,
+    ScopeViolation,
+)
 from ..learning import (
     AntiPattern,
     DomainKnowledge,
@@ -23,25 +37,40 @@ from ..learning import (
     Outcome,
     UserPreference,
 )
+from ..memory import Memory
+from .learning_storage import MemoryStorage, SQLiteStorage
 
-if TYPE_CHECKING:
-    from ..memory import Memory
+__all__ = ["ALMAError", "AntiPattern", "ConfigurationError", "DomainKnowledge", "EmbeddingError",
+           "ExtractionError", "Heuristic", "LearningProtocol", "MemoryScope", "MemoryStorage",
+           "Outcome", "RetrievalError", "SQLiteStorage", "ScopeViolationError", "StorageError",
+           "UserPreference"]
 
-__all__ = ["AntiPattern", "DomainKnowledge", "Heuristic", "LearningProtocol", "MemoryScope",
-           "Outcome", "UserPreference"]
+# the original's exception names, as memstream's own classes (one error tree)
+ALMAError = MemstreamError
+ConfigurationError = InvalidInput
+ScopeViolationError = ScopeViolation
+StorageError = BackendUnavailable
+RetrievalError = NotFound
+ExtractionError = LLMError
 
 
 class LearningProtocol:
     """learn / add_preference / add_domain_knowledge / forget, with the original signatures."""
 
-    def __init__(self, storage: Memory, scopes: Mapping[str, MemoryScope],
+    def __init__(self, storage: Memory | MemoryStorage, scopes: Mapping[str, MemoryScope],
                  embedder: Any = None, similarity_threshold: float = 0.75) -> None:
+        if isinstance(storage, Memory):
+            storage = MemoryStorage(storage)
+        elif not isinstance(storage, MemoryStorage):
+            raise InvalidInput(
+                f"storage must be a memstream Memory or a memstream.compat.learning storage "
+                f"backend (MemoryStorage, SQLiteStorage), not {type(storage).__name__}")
         self.storage = storage
         self.scopes = dict(scopes)
         self.embedder = embedder
         self.similarity_threshold = similarity_threshold
-        self.learner = Learner(storage, scopes=self.scopes, embedder=embedder,
-                               similarity_threshold=similarity_threshold)
+        self.learner = Learner(storage.memory, scopes=self.scopes, namespace=storage.namespace,
+                               embedder=embedder, similarity_threshold=similarity_threshold)
 
     def learn(self, agent: str, project_id: str, task: str, outcome: bool, strategy_used: str,
               task_type: str | None = None, duration_ms: int | None = None,

@@ -33,7 +33,15 @@ import numpy as np
 from .._types import Record
 from ..embed.protocol import calibrated_similarity
 from ..errors import InvalidInput, ScopeViolation
-from .models import AntiPattern, DomainKnowledge, Heuristic, MemoryScope, Outcome, UserPreference
+from .models import (
+    AntiPattern,
+    DomainKnowledge,
+    Heuristic,
+    MemoryScope,
+    Model,
+    Outcome,
+    UserPreference,
+)
 from .retrieve import LearnedContext, retrieve
 from .similarity import errors_similar, infer_task_type, words_overlap
 
@@ -46,6 +54,7 @@ log = logging.getLogger("memstream.learning")
 SOURCE = {"metadata.source": "learning"}
 _AUTO = object()
 _DAY = 86400.0
+_UNSCOPED: set[str] = set()  # agents already warned about
 
 
 class Learner:
@@ -103,7 +112,9 @@ class Learner:
     def _check_scope(self, agent: str, domain: str) -> MemoryScope | None:
         scope = self.scopes.get(agent)
         if scope is None:
-            log.warning("agent %r has no scope; learning without limits", agent)
+            if agent not in _UNSCOPED:  # said once per agent and process, not at every call
+                _UNSCOPED.add(agent)
+                log.warning("agent %r has no scope; learning without limits", agent)
         elif not scope.allows(domain):
             raise ScopeViolation(
                 f"agent {agent!r} may not learn in {domain!r}: its scope allows "
@@ -120,16 +131,23 @@ class Learner:
 
     # --- storage helpers -----------------------------------------------------------------------
 
-    def _store(self, model: Any, text: str, *, agent: str | None = None,
-               user_id: str | None = None, importance: float | None = None,
-               provenance: list[str] | None = None) -> Record:
-        return self.memory.add(text, kind=model.kind, data=model.payload(), agent_id=agent,
-                               user_id=user_id, namespace=self.namespace,
-                               metadata={"source": "learning"}, importance=importance,
-                               provenance=provenance, duplicates="keep")
+    def save(self, model: Model, *, provenance: list[str] | None = None,
+             extra: Mapping[str, Any] | None = None) -> Record:
+        """Store a model as it is, with no learning rule (what the storage API's ``save_*``
+        do): its agent or user, its importance (``model.importance()``) and its text;
+        ``extra`` fields are kept beside the model's own."""
+        return self.memory.add(model.text(), kind=model.kind,
+                               data={**model.payload(), **(extra or {})},
+                               agent_id=getattr(model, "agent", None) or None,
+                               user_id=getattr(model, "user_id", None) or None,
+                               namespace=self.namespace, metadata={"source": "learning"},
+                               importance=model.importance(), provenance=provenance,
+                               duplicates="keep")
 
-    def _records(self, kind: str, *, agent: str | None, limit: int | None,
-                 **filters: Any) -> list[Record]:
+    def records(self, kind: str, *, agent: str | None, limit: int | None,
+                **filters: Any) -> list[Record]:
+        """The learning records of one kind (of one agent, or all), newest first; ``filters``
+        select on their fields."""
         return self.memory.get_all(namespace=self.namespace, agent_id=agent, kinds=kind,
                                    filters={**SOURCE, **filters}, limit=limit,
                                    order="-created")
@@ -154,10 +172,7 @@ class Learner:
                          task_description=task, success=outcome, strategy_used=strategy_used,
                          duration_ms=duration_ms, error_message=error_message,
                          user_feedback=feedback, timestamp=now)
-        verdict = "succeeded" if outcome else f"failed ({error_message})" if error_message \
-            else "failed"
-        stored = self._store(record, f"{task} - {verdict} with strategy: {strategy_used}",
-                             agent=agent, importance=0.4 if outcome else 0.6)
+        stored = self.save(record)
         record.id = stored.id
         min_occ = scope.min_occurrences_for_heuristic if scope else 3
         self._update_heuristic(agent, project_id, task_type, strategy_used, min_occ, now)
@@ -172,7 +187,7 @@ class Learner:
         if task_type is not None:
             filters["task_type"] = task_type
         return [Outcome.from_record(r.id, r.data or {})
-                for r in self._records("outcome", agent=agent, limit=limit, **filters)]
+                for r in self.records("outcome", agent=agent, limit=limit, **filters)]
 
     def _update_heuristic(self, agent: str, project_id: str, task_type: str, strategy: str,
                           min_occ: int, now: datetime) -> None:
@@ -196,8 +211,7 @@ class Learner:
                           confidence=confidence, occurrence_count=len(same),
                           success_count=successes, last_validated=now, created_at=now,
                           task_type=task_type)
-            self._store(h, f"When the task type is {task_type}: {strategy}", agent=agent,
-                        importance=confidence, provenance=provenance)
+            self.save(h, provenance=provenance)
 
     def _update_anti_pattern(self, agent: str, project_id: str, task_type: str, strategy: str,
                              error: str, now: datetime) -> None:
@@ -223,9 +237,7 @@ class Learner:
         ap = AntiPattern(id="", agent=agent, project_id=project_id, pattern=strategy,
                          why_bad=error, better_alternative=better,
                          occurrence_count=len(failures), last_seen=now, task_type=task_type)
-        text = f"Avoid: {strategy}. It fails with: {error}." + (
-            f" Instead: {better}" if better else "")
-        self._store(ap, text, agent=agent, importance=0.8, provenance=provenance)
+        self.save(ap, provenance=provenance)
 
     def add_preference(self, user_id: str, category: str, preference: str,
                        source: str) -> UserPreference:
@@ -234,8 +246,7 @@ class Learner:
                               source=source,
                               confidence=1.0 if source == "explicit_instruction" else 0.7,
                               timestamp=self._now())
-        pref.id = self._store(pref, f"{category}: {preference}", user_id=user_id,
-                              importance=pref.confidence).id
+        pref.id = self.save(pref).id
         return pref
 
     def add_domain_knowledge(self, agent: str, project_id: str, domain: str, fact: str,
@@ -246,7 +257,7 @@ class Learner:
         dk = DomainKnowledge(id="", agent=agent, project_id=project_id, domain=domain, fact=fact,
                              source=source, confidence=1.0 if source == "user_stated" else 0.8,
                              last_verified=self._now())
-        dk.id = self._store(dk, f"{domain}: {fact}", agent=agent, importance=dk.confidence).id
+        dk.id = self.save(dk).id
         return dk
 
     # --- reading and forgetting ------------------------------------------------------------------
@@ -266,13 +277,13 @@ class Learner:
         if task_type is not None:
             filters["task_type"] = task_type
         return [Heuristic.from_record(r.id, r.data or {})
-                for r in self._records("heuristic", agent=agent, limit=None, **filters)]
+                for r in self.records("heuristic", agent=agent, limit=None, **filters)]
 
     def anti_patterns(self, agent: str | None, project_id: str | None = None
                       ) -> list[AntiPattern]:
         filters = {"project_id": project_id} if project_id is not None else {}
         return [AntiPattern.from_record(r.id, r.data or {})
-                for r in self._records("anti_pattern", agent=agent, limit=None, **filters)]
+                for r in self.records("anti_pattern", agent=agent, limit=None, **filters)]
 
     def retrieve(self, task: str, agent: str, user_id: str | None = None, top_k: int = 5,
                  project_id: str | None = None) -> LearnedContext:

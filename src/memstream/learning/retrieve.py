@@ -7,6 +7,12 @@ confidence can decide between them), else the engine's normalised keyword releva
 Confidence is a heuristic's effective (decayed) confidence, a fact's or preference's stored
 confidence, 1 - 0.5 ** occurrences for an anti-pattern (0.75
 after 2 failures), and 0.5 for a plain outcome.
+
+One piece of advice never says both "do" and "avoid" of one strategy: when a heuristic and an
+anti-pattern of the same task type name similar strategies (``Learner.similar``), the evidence
+decides. A heuristic that succeeded in more than half of its attempts is kept and the
+anti-pattern left out; otherwise the anti-pattern is kept and the heuristic left out.
+"Recent attempts" are the outcomes that fit the task, newest first.
 """
 
 from __future__ import annotations
@@ -90,6 +96,28 @@ def _ranked(learner: Learner, hits: list[Hit], out: LearnedContext) -> list[Any]
     return [s[3] for s in scored]
 
 
+def _consistent(learner: Learner, agents: list[str], heuristics: list[Heuristic],
+                anti_patterns: list[AntiPattern]) -> tuple[list[Heuristic], list[AntiPattern]]:
+    """The heuristics and anti-patterns without a strategy advised and warned against at once
+    (the module rule: the heuristic's success rate decides). Each side is checked against
+    everything stored for these agents, not only what the search found."""
+    stored_h = [h for a in agents for h in learner.heuristics(a)]
+    stored_a = [x for a in agents for x in learner.anti_patterns(a)]
+
+    def works(strategy: str, task_type: str) -> bool | None:
+        """Whether the evidence advises the strategy (None: no heuristic for it)."""
+        rates = [h.success_rate for h in stored_h
+                 if h.task_type == task_type and learner.similar(h.strategy, strategy)]
+        return max(rates) > 0.5 if rates else None
+
+    def warned(h: Heuristic) -> bool:
+        return any(x.task_type == h.task_type and learner.similar(h.strategy, x.pattern)
+                   for x in stored_a)
+
+    advised = [h for h in heuristics if not (warned(h) and not works(h.strategy, h.task_type))]
+    return advised, [x for x in anti_patterns if not works(x.pattern, x.task_type)]
+
+
 def retrieve(learner: Learner, task: str, agent: str, user_id: str | None = None,
              top_k: int = 5, project_id: str | None = None) -> LearnedContext:
     """The heuristics, anti-patterns, outcomes, knowledge (of the agents this one may read)
@@ -100,13 +128,17 @@ def retrieve(learner: Learner, task: str, agent: str, user_id: str | None = None
     if project_id is not None:
         filters["project_id"] = project_id
     pool = max(20, 4 * top_k)
-    buckets: dict[str, list[Any]] = {"heuristic": out.heuristics,
-                                     "anti_pattern": out.anti_patterns,
-                                     "outcome": out.outcomes, "fact": out.knowledge}
-    for kind, bucket in buckets.items():  # one search per kind: many outcomes never crowd
+    ranked: dict[str, list[Any]] = {}
+    for kind in ("heuristic", "anti_pattern", "outcome", "fact"):  # one search per kind: many
         hits = learner.memory.search(task, k=pool, namespace=learner.namespace, kinds=kind,
-                                     filters=filters, touch=False)  # out the rarer heuristics
-        bucket.extend(_ranked(learner, hits, out)[:top_k])
+                                     filters=filters, touch=False)  # outcomes never crowd out
+        ranked[kind] = _ranked(learner, hits, out)  # the rarer heuristics
+    heuristics, anti_patterns = _consistent(learner, learner.readable_agents(agent),
+                                            ranked["heuristic"], ranked["anti_pattern"])
+    out.heuristics = heuristics[:top_k]
+    out.anti_patterns = anti_patterns[:top_k]
+    out.outcomes = sorted(ranked["outcome"], key=lambda o: o.timestamp, reverse=True)[:top_k]
+    out.knowledge = ranked["fact"][:top_k]
     if user_id is not None:
         prefs = learner.memory.search(task, k=pool, namespace=learner.namespace,
                                       kinds="preference", user_id=user_id,

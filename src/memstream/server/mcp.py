@@ -249,8 +249,9 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
         return await call(lambda: tiers_for(ns).store(agent_id, memory_type, contents, step,
                                                       priority))
 
-    @server.tool(description="An agent's memories most similar to a state (a dict), with "
-                 "their cosine similarity, across its short, intermediate and long-term tiers.")
+    @server.tool(description="An agent's memories nearest to a state (a dict), field by field "
+                 "in the state's own units, with their similarity (1.0: identical), across its "
+                 "short, intermediate and long-term tiers.")
     @_tool_errors
     async def similar_agent_states(agent_id: str, state: dict[str, Any], ctx: Context,
                                    k: int = 5, namespace: str | None = None

@@ -296,7 +296,8 @@ def agent_range(request: Request, agent_id: str, start: int = Query(..., ge=0, l
 @router.post("/agents/{agent_id}/similar", tags=["agents"])
 def agent_similar(request: Request, agent_id: str,
                   body: AgentSimilarRequest) -> list[dict[str, Any]]:
-    """The agent's entries most like a state, with their cosine similarity."""
+    """The agent's entries nearest to a state, field by field in the state's own units, with
+    their similarity (1.0: identical; docs/tiers.md, "Similar states")."""
     tm = _tiers(request, body.namespace, "read")
     return [dict(entry, similarity=score) for entry, score in
             tm.similar(agent_id, body.state, k=body.k, kind=body.memory_type)]

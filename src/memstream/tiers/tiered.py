@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import heapq
 import logging
 import threading
 import time
@@ -44,6 +43,7 @@ from .._types import Record
 from ..errors import BackendUnavailable, InvalidInput
 from ..filters import Selection, parse_filter
 from ..retrieval.keywords import query_terms
+from . import nearest
 from .backends import InProcessTier, RedisTier, TierBackend
 from .features import DIM, compress, state_vector
 from .vectors import StateBatch, plain_leaves
@@ -111,12 +111,9 @@ def _pack_rows(rows: np.ndarray) -> list[str]:
     return [b64(row, newline=False).decode() for row in halves]
 
 
-def _unheld(ids: list[str], mat: np.ndarray, held: set[str]) -> tuple[list[str], np.ndarray]:
-    """The ids (and their rows of ``mat``) that are not in ``held``."""
-    if not held:
-        return ids, mat
-    keep = [j for j, i in enumerate(ids) if i not in held]
-    return [ids[j] for j in keep], mat[keep]
+#: a tier's candidate in a similarity search: ((distance or -cosine, -step, -time), memory id,
+#: the entry as returned)
+_Chosen = tuple[tuple[float, float, float], str, dict[str, Any]]
 
 
 class TieredMemory:
@@ -475,74 +472,13 @@ class TieredMemory:
     def similar(self, agent_id: str, query: Mapping[str, Any] | Sequence[float], k: int = 5,
                 kind: str | None = None, tiers: Sequence[str] | None = None
                 ) -> list[tuple[dict[str, Any], float]]:
-        """(entry, cosine) of the entries most like a state dict or a raw vector, best first;
-        each tier compares at its own resolution, and an entry is scored and returned by the
-        most detailed of ``tiers`` that holds it."""
-        if k < 1:
-            raise InvalidInput("k must be >= 1")
-        tiers = list(tiers or ("stm", "im", "ltm"))
-        if set(tiers) - set(LEVEL_OF):
-            raise InvalidInput("memory_tiers may name only 'stm', 'im' and 'ltm'")
-        if isinstance(query, Mapping):
-            q = {"stm": state_vector(query), "im": state_vector(compress(query, 1)),
-                 "ltm": state_vector(compress(query, 2))}
-        else:
-            vec = v.vector(query, DIM, "query_embedding")
-            q = {t: vec for t in LEVEL_OF}
-        ranked: list[list[tuple[float, str, dict[str, Any]]]] = []
-        held: set[str] = set()  # ids a more detailed tier searched: judged there, not again
-        for tier in ("stm", "im"):
-            if tier not in tiers:
-                continue
-            backend = self.stm if tier == "stm" else self.im
-            ids, raw = self._tier(lambda b=backend: b.vectors(agent_id), ([], b""))
-            if not ids:
-                continue
-            mat = np.frombuffer(raw, dtype=np.float16).reshape(len(ids), -1)
-            ids, mat = _unheld(ids, mat, held)
-            held.update(ids)
-            # score the packed vectors; read whole entries only for the best ones
-            scores = mat.astype(np.float32) @ q[tier]
-            order = np.argsort(-scores, kind="stable")
-            chosen: list[tuple[float, str, dict[str, Any]]] = []
-            for start in range(0, len(order), k * 4):
-                block = [ids[j] for j in order[start : start + k * 4]]
-                got = self._tier(lambda b=backend, i=block: b.get(i), {})
-                for j in order[start : start + k * 4]:
-                    e = got.get(ids[j])
-                    if e is None:  # gone since (evicted or expired): a lower tier may hold it
-                        held.discard(ids[j])
-                    elif kind is None or e["metadata"]["memory_type"] == kind:
-                        chosen.append((-float(scores[j]), ids[j], self._public(e, tier)))
-                if len(chosen) >= k * 2:
-                    break
-            chosen = self._stored(backend, sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2])
-            ranked.append(chosen)
-        if "ltm" in tiers:
-            ids, mat = _unheld(*self.memory.store.selection_vectors(
-                self._select(agent_id, kind)), held)
-            if len(ids):
-                scores = mat @ q["ltm"]
-                top = np.argsort(-scores, kind="stable")[: k * 2]
-                recs = {r.id: r for r in self.memory.store.get(self.namespace,
-                                                               [ids[i] for i in top])}
-                ranked.append([(-float(scores[i]), ids[i],
-                                self._from_record(recs[ids[i]], mat[i]))
-                               for i in top if ids[i] in recs])
-        out: list[tuple[dict[str, Any], float]] = []
-        seen: set[str] = set()
-        for neg, rid, entry in heapq.merge(*ranked, key=lambda t: (t[0], t[1])):
-            if rid in seen:
-                continue
-            seen.add(rid)
-            out.append((entry, -neg))
-            if len(out) == k:
-                break
-        self._count_reads([e for e, _ in out])
-        return out
+        """(entry, similarity) of the entries most like a state dict (distance in the state's
+        own units, ``tiers.similarity``) or a raw vector (cosine), best first; each tier
+        compares at its own resolution, and an entry is scored and returned by the most
+        detailed of ``tiers`` that holds it."""
+        return nearest.similar(self, agent_id, query, k, kind, tiers)
 
-    def _stored(self, backend: TierBackend, chosen: list[tuple[float, str, dict[str, Any]]]
-                ) -> list[tuple[float, str, dict[str, Any]]]:
+    def _stored(self, backend: TierBackend, chosen: list[_Chosen]) -> list[_Chosen]:
         """The cached entries whose records are still in the durable store: a delete made
         elsewhere (another process, a tier this one cannot reach) never resurfaces. The others
         are evicted."""
