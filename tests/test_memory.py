@@ -188,7 +188,7 @@ def test_context_fits_the_budget(kw_memory: Memory):
     ctx = kw_memory.context("moon landing crew", budget=60)
     assert 0 < ctx.tokens <= 60
     assert ctx.text.count("\n") == len(ctx.hits) - 1
-    from memstream.retrieval.packing import cl100k
+    from memstream.tokens import cl100k
 
     assert cl100k().count(ctx.text) == ctx.tokens
 

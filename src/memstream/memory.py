@@ -37,11 +37,12 @@ from .embed.cache import content_hash, embed_documents_cached, passage
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection, parse_filter
 from .llm import ChatClient, chat_client_from_config
-from .retrieval.packing import Tokenizer, pack
+from .retrieval.packing import pack
 from .retrieval.pipeline import SearchParams, run_search
 from .retrieval.relevance import BACKGROUND
 from .retrieval.scoring import Weights, resolve_weights
 from .store import Patch, Store, open_store
+from .tokens import Tokenizer
 
 __all__ = ["AsyncMemory", "Context", "Memory"]
 

@@ -4,7 +4,8 @@ import pytest
 
 from memstream import Explanation, Hit, InvalidInput, Record
 from memstream.retrieval.keywords import query_terms
-from memstream.retrieval.packing import cl100k, pack
+from memstream.retrieval.packing import pack
+from memstream.tokens import cl100k
 
 
 def test_query_terms_drop_function_words_and_possessives():

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InvalidInput
-from ..retrieval.packing import Tokenizer, cl100k
+from ..tokens import Tokenizer, cl100k
 
 __all__ = ["HEADER", "build_memory_context"]
 

@@ -91,7 +91,7 @@ class ChatClient:
     def _check_budget(self, messages: list[dict[str, str]], max_tokens: int | None) -> None:
         if self.max_tokens_per_call is None and self.daily_token_budget is None:
             return
-        from ..retrieval.packing import cl100k
+        from ..tokens import cl100k
 
         prompt = sum(cl100k().count(m.get("content", "")) + 4 for m in messages)
         planned = prompt + (max_tokens or 0)
