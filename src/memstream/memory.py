@@ -8,8 +8,6 @@ core, thin drivers.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import inspect
 import json
 import logging
@@ -19,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import Any, overload
 
 import numpy as np
 
@@ -44,7 +42,7 @@ from .retrieval.scoring import Weights, resolve_weights
 from .store import Patch, Store, open_store
 from .tokens import Tokenizer
 
-__all__ = ["AsyncMemory", "Context", "Memory"]
+__all__ = ["Context", "Memory"]
 
 log = logging.getLogger("memstream")
 
@@ -444,7 +442,7 @@ class Memory:
             raise InvalidInput("limit must be a whole number >= 0 or None")
         return self.store.select(sel, limit=limit, offset=offset, order=order)
 
-    def count(self, **selection: Any) -> int:
+    def count(self, /, **selection: Any) -> int:
         """How many records ``get_all`` with the same arguments would see without a limit."""
         sel = self._selection(selection.pop("namespace", None), selection.pop("user_id", None),
                               selection.pop("agent_id", None), selection.pop("run_id", None),
@@ -537,7 +535,7 @@ class Memory:
             self.store.touch(sel.namespace, [h.record.id for h in hits], at=when)
         return hits
 
-    def context(self, query: str, *, budget: int = 512, k: int = 50,
+    def context(self, /, query: str, *, budget: int = 512, k: int = 50,
                 tokenizer: Tokenizer | None = None,
                 render: Callable[[Record], str] | None = None, **search_args: Any) -> Context:
         """The best memories for a query that fit in ``budget`` tokens, rendered one per line.
@@ -600,55 +598,3 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _async(method: Callable[P, R]) -> Any:
-    """An awaitable twin of a Memory method that runs it in a worker thread (same signature and
-    docstring, returning a coroutine)."""
-    name = method.__name__
-
-    @functools.wraps(method)
-    async def run(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
-
-    return run
-
-
-class AsyncMemory:
-    """``Memory`` for asyncio code: the same methods, awaited. ``async with`` closes it."""
-
-    def __init__(self, url: str | Path | None = None, *,
-                 embedder: str | Embedder | None = None, config: Config | None = None,
-                 clock: Clock | None = None) -> None:
-        self.sync = Memory(url, embedder=embedder, config=config, clock=clock)
-
-    add = _async(Memory.add)
-    add_many = _async(Memory.add_many)
-    update = _async(Memory.update)
-    invalidate = _async(Memory.invalidate)
-    delete = _async(Memory.delete)
-    delete_all = _async(Memory.delete_all)
-    reset = _async(Memory.reset)
-    get = _async(Memory.get)
-    get_all = _async(Memory.get_all)
-    count = _async(Memory.count)
-    history = _async(Memory.history)
-    search = _async(Memory.search)
-    context = _async(Memory.context)
-    stats = _async(Memory.stats)
-    namespaces = _async(Memory.namespaces)
-    reindex = _async(Memory.reindex)
-    reflect = _async(Memory.reflect)
-    consolidate = _async(Memory.consolidate)
-    flush = _async(Memory.flush)
-    close = _async(Memory.close)
-
-    async def __aenter__(self) -> AsyncMemory:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()

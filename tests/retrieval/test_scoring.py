@@ -121,3 +121,12 @@ def test_search_params_validation():
                 {"alpha": 2}):
         with pytest.raises(InvalidInput):
             SearchParams(**bad)
+
+
+def test_search_parameters_take_the_one_default_of_each_setting():
+    from memstream.config import DEFAULTS
+
+    p = SearchParams()
+    shared = ["decay", "fusion", "rrf_k", "alpha", "candidates", "min_spread", "context",
+              "rerank"]
+    assert {f: getattr(p, f) for f in shared} == {f: DEFAULTS[f] for f in shared}

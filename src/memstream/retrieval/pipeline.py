@@ -15,6 +15,7 @@ import numpy as np
 
 from .._groups import join
 from .._types import Explanation, Hit
+from ..config import DEFAULTS
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..store.protocol import Store
@@ -68,14 +69,14 @@ class SearchParams:
 
     k: int = 10
     weights: Weights = field(default_factory=Weights)
-    decay: float = 0.99
-    fusion: str = "rrf"
-    rrf_k: int = 60
-    alpha: float = 0.5
-    candidates: int = 100
-    min_spread: float = 1e-3
-    context: int = 40
-    rerank: bool = True
+    decay: float = DEFAULTS["decay"]
+    fusion: str = DEFAULTS["fusion"]
+    rrf_k: int = DEFAULTS["rrf_k"]
+    alpha: float = DEFAULTS["alpha"]
+    candidates: int = DEFAULTS["candidates"]
+    min_spread: float = DEFAULTS["min_spread"]
+    context: int = DEFAULTS["context"]
+    rerank: bool = DEFAULTS["rerank"]
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or isinstance(self.k, bool) or not 1 <= self.k <= 1000:
