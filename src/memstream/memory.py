@@ -1,9 +1,7 @@
-"""The engine facade: ``Memory`` (synchronous) and ``AsyncMemory`` (the same methods, awaited).
+"""The engine facade ``Memory``: one store, one embedder, one clock, the background worker.
 
-``Memory`` holds one store, one embedder, one clock and the background embedding worker. Every
-public verb (add, search, get, update, delete, history, context, ...) validates its input first,
-so a bad call changes nothing. ``AsyncMemory`` runs the same methods in a worker thread: one logic
-core, thin drivers.
+Every public verb (add, search, get, update, delete, history, context, ...) validates its input
+first, so a bad call changes nothing. ``AsyncMemory`` (memory_async.py) awaits the same methods.
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ import numpy as np
 from . import _cognitive as cog
 from . import _validate as v
 from ._ids import new_id
+from ._shared import Shared
 from ._types import HistoryEntry, Hit, MemoryChange, Record
 from ._worker import EnrichmentWorker
 from .clock import Clock, SimulationClock, TimeLike, WallClock, to_timestamp
@@ -91,6 +90,7 @@ class Memory:
         self.llm: ChatClient | None = chat_client_from_config(self.config) if llm is _AUTO \
             else llm
         self._touched: set[str] = set()
+        self.capabilities = Shared()  # one tiered memory, learner, ... per scope (_shared.py)
         self._delete_listeners: list[Callable[[], Callable[[str, list[str]], None] | None]] = []
         background = self.embedder if self.config.embed_mode == "background" else None
         self._worker: EnrichmentWorker | None = None

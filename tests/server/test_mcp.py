@@ -173,3 +173,28 @@ def test_streamable_http_calls_count_against_the_keys_rate(tmp_path: Path):
         assert any("RateLimited (429)" in o for o in outcomes)
     finally:
         stop(srv)
+
+
+def test_rest_and_mcp_share_one_tiered_memory(server: Server):
+    """Without Redis, STM lives in the server process: an entry stored over REST is in the
+    short-term tier MCP reads (each interface had its own tiers before, so MCP saw it in LTM
+    only), and the other way round."""
+    with server.client("admin") as http:
+        r = http.post("/v1/agents/entries", json={
+            "agent_id": "wren", "memory_type": "state", "contents": {"perch": "oak"},
+            "step": 1, "namespace": "team-a"})
+        assert r.status_code == 201, r.text
+
+    async def main() -> None:
+        async with _http(server, "admin") as client:
+            (hit,) = _result(await client.call_tool("similar_agent_states", {
+                "agent_id": "wren", "state": {"perch": "oak"}, "k": 1, "namespace": "team-a"}))
+            assert hit["metadata"]["tier"] == "stm" and hit["similarity"] == 1.0
+            _result(await client.call_tool("store_agent_memory", {
+                "agent_id": "wren", "contents": {"perch": "elm"}, "step": 2,
+                "namespace": "team-a"}))
+    anyio.run(main)
+    with server.client("admin") as http:
+        got = http.post("/v1/agents/wren/similar", json={"state": {"perch": "elm"}, "k": 1,
+                                                        "namespace": "team-a"}).json()
+        assert got[0]["metadata"]["tier"] == "stm" and got[0]["contents"] == {"perch": "elm"}

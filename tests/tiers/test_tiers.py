@@ -279,3 +279,16 @@ def test_bad_input(store_memory: Memory):
             tm.step_range("a", start, end)
     assert tm.step_range("nobody", 0, 10) == []
     assert tm.stats("a")["total_memories"] == 1
+
+
+def test_one_instance_per_scope_in_a_process(store_memory: Memory):
+    from memstream.episodes import EpisodeMemory
+    from memstream.learning import Learner
+
+    tm = TieredMemory.of(store_memory)
+    assert TieredMemory.of(store_memory, store_memory.config.namespace) is tm
+    assert TieredMemory.of(store_memory, "other") is not tm
+    assert Learner.of(store_memory, "ns") is Learner.of(store_memory, "ns")
+    assert Learner.of(store_memory) is not Learner.of(store_memory, "ns")
+    assert EpisodeMemory.of(store_memory, "a") is EpisodeMemory.of(store_memory, "a")
+    assert EpisodeMemory.of(store_memory, "a") is not EpisodeMemory.of(store_memory, "b")

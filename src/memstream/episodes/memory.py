@@ -72,6 +72,15 @@ class EpisodeMemory:
         )
         self._cache: tuple[tuple[int, str | None], dict[str, Any]] | None = None
 
+    @classmethod
+    def of(cls, memory: Memory, agent_id: str = "default",
+           namespace: str | None = None) -> EpisodeMemory:
+        """The agent's episode memory in this process, shared by every caller: one LLM client
+        and one folded summary, not one per request."""
+        return memory.capabilities.get(
+            ("episodes", agent_id, namespace),
+            lambda: cls(memory, agent_id=agent_id, namespace=namespace), cls)
+
     # --- writes ------------------------------------------------------------------------------
 
     def _add(self, text: str, kind: str, data: dict[str, Any], **extra: Any) -> Record:

@@ -82,6 +82,13 @@ class Learner:
         self.failure_window = failure_window
         self._vectors: dict[str, np.ndarray] = {}
 
+    @classmethod
+    def of(cls, memory: Memory, namespace: str | None = None) -> Learner:
+        """The namespace's learner of this process (no scopes, the memory's embedder), shared
+        by every caller: its strategy vectors are computed once."""
+        return memory.capabilities.get(("learner", namespace),
+                                       lambda: cls(memory, namespace=namespace), cls)
+
     # --- similarity ---------------------------------------------------------------------------
 
     def _vector(self, text: str) -> np.ndarray:

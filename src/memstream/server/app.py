@@ -116,7 +116,6 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
     app = FastAPI(title="memstream", version=__version__, lifespan=lifespan,
                   description="Long-term memory for LLM agents: REST API (MCP at /mcp).")
     app.state.memory = memory
-    app.state.tiers = {}
     app.state.redis_url = redis_url
 
     @app.middleware("http")

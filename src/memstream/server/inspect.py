@@ -53,10 +53,7 @@ def _tier_sets(request: Request, mem: Memory, ns: str) -> tuple[set[str], set[st
     if not ns.endswith(".agents"):
         return None
     base = ns.removesuffix(".agents")
-    cache: dict[str, TieredMemory] = request.app.state.tiers
-    if base not in cache:
-        cache[base] = TieredMemory(mem, namespace=base, redis_url=request.app.state.redis_url)
-    tm = cache[base]
+    tm = TieredMemory.of(mem, base, redis_url=request.app.state.redis_url)
     out: list[set[str]] = []
     for backend in (tm.stm, tm.im):
         ids: set[str] = set()

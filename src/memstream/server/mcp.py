@@ -198,7 +198,7 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
     async def record_episode(episode: dict[str, Any], ctx: Context, agent_id: str = "default",
                              namespace: str | None = None) -> dict[str, Any]:
         ns = scope(ctx, namespace, "write")
-        em = EpisodeMemory(memory, agent_id=agent_id, namespace=ns)
+        em = EpisodeMemory.of(memory, agent_id=agent_id, namespace=ns)
         return (await call(lambda: em.record(episode))).to_dict()
 
     @server.tool(description="Lessons from past episodes, for the top of a system prompt.")
@@ -207,7 +207,7 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
                               task_id: str | None = None, max_tokens: int | None = None,
                               namespace: str | None = None) -> str:
         ns = scope(ctx, namespace, "read")
-        em = EpisodeMemory(memory, agent_id=agent_id, namespace=ns)
+        em = EpisodeMemory.of(memory, agent_id=agent_id, namespace=ns)
         return await call(lambda: em.context(task_id, max_tokens=max_tokens))
 
     @server.tool(description="Record how an attempt at a task went (outcome true or false) and "
@@ -217,7 +217,7 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
                             strategy_used: str, ctx: Context, error_message: str | None = None,
                             namespace: str | None = None) -> dict[str, Any]:
         ns = scope(ctx, namespace, "write")
-        learner = Learner(memory, namespace=ns)
+        learner = Learner.of(memory, namespace=ns)
         out = await call(lambda: learner.learn(agent, project_id, task, outcome, strategy_used,
                                                error_message=error_message))
         return {"id": out.id, **out.payload()}
@@ -228,15 +228,11 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
     async def task_advice(task: str, agent: str, ctx: Context, user_id: str | None = None,
                           namespace: str | None = None) -> str:
         ns = scope(ctx, namespace, "read")
-        learner = Learner(memory, namespace=ns)
+        learner = Learner.of(memory, namespace=ns)
         return (await call(lambda: learner.retrieve(task, agent, user_id=user_id))).to_prompt()
 
-    tiers: dict[str, TieredMemory] = {}
-
-    def tiers_for(ns: str) -> TieredMemory:
-        if ns not in tiers:
-            tiers[ns] = TieredMemory(memory, namespace=ns, redis_url=redis_url)
-        return tiers[ns]
+    def tiers_for(ns: str) -> TieredMemory:  # shared with REST and library code
+        return TieredMemory.of(memory, ns, redis_url=redis_url)
 
     @server.tool(description="Store an agent's state, action or interaction (a dict) at a "
                  "simulation step, with a priority in [0, 1].")

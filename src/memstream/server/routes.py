@@ -221,7 +221,7 @@ def consolidate(request: Request, namespace: str | None = None) -> list[dict[str
 def _episodes(request: Request, namespace: str | None, agent_id: str,
               need: str) -> EpisodeMemory:
     mem, ns = _ns(request, namespace, need)
-    return EpisodeMemory(mem, agent_id=agent_id, namespace=ns)
+    return EpisodeMemory.of(mem, agent_id=agent_id, namespace=ns)
 
 
 @router.post("/episodes", response_model=RecordOut, status_code=201, tags=["episodes"])
@@ -245,7 +245,7 @@ def episode_summary(request: Request, agent_id: str = "default",
 
 def _learner(request: Request, namespace: str | None, need: str) -> Learner:
     mem, ns = _ns(request, namespace, need)
-    return Learner(mem, namespace=ns)
+    return Learner.of(mem, namespace=ns)
 
 
 @router.post("/learning/outcomes", status_code=201, tags=["learning"])
@@ -270,12 +270,9 @@ def advice(request: Request, body: AdviceRequest) -> dict[str, Any]:
 # --- agents (tiers) --------------------------------------------------------------------------
 
 def _tiers(request: Request, namespace: str | None, need: str) -> TieredMemory:
-    """The namespace's tiers: kept on the app so STM and IM persist between requests."""
+    """The namespace's tiers, shared with MCP and library code (``TieredMemory.of``)."""
     mem, ns = _ns(request, namespace, need)
-    cache: dict[str, TieredMemory] = request.app.state.tiers
-    if ns not in cache:
-        cache[ns] = TieredMemory(mem, namespace=ns, redis_url=request.app.state.redis_url)
-    return cache[ns]
+    return TieredMemory.of(mem, ns, redis_url=request.app.state.redis_url)
 
 
 @router.post("/agents/entries", status_code=201, tags=["agents"])

@@ -149,6 +149,17 @@ class TieredMemory:
         self._stm_put: Future[BackendUnavailable | None] | None = None
         memory.on_delete(self._forget)
 
+    @classmethod
+    def of(cls, memory: Memory, namespace: str | None = None, *,
+           redis_url: str | None = None) -> TieredMemory:
+        """The namespace's tiered memory of this process, shared by every caller (REST, MCP,
+        library code) so that they see the same STM and IM; made with the default
+        ``TierConfig`` the first time."""
+        base = namespace if namespace is not None else memory.config.namespace
+        return memory.capabilities.get(
+            ("tiers", base, redis_url), lambda: cls(memory, namespace=base, redis_url=redis_url),
+            cls)
+
     # --- tier plumbing ---------------------------------------------------------------------
 
     def _degrade(self, exc: Exception) -> None:
