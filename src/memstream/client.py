@@ -36,6 +36,34 @@ def _clean(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+Time = float | int | str  # seconds since the epoch, or ISO 8601 (datetimes: .isoformat())
+
+
+def _selection(namespace: str | None, user_id: str | None, agent_id: str | None,
+               run_id: str | None, kinds: str | Iterable[str] | None,
+               filters: Mapping[str, Any] | None, since: Time | None, until: Time | None,
+               step_range: tuple[int, int] | None, as_of: Time | None) -> dict[str, Any]:
+    return {"namespace": namespace, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
+            "kinds": [kinds] if isinstance(kinds, str) else
+            list(kinds) if kinds is not None else None,
+            "filters": dict(filters) if filters is not None else None, "since": since,
+            "until": until, "step_range": list(step_range) if step_range else None,
+            "as_of": as_of}
+
+
+def _search_body(query: str, k: int, namespace: str | None, user_id: str | None,
+                 agent_id: str | None, run_id: str | None, kinds: str | Iterable[str] | None,
+                 filters: Mapping[str, Any] | None, since: Time | None, until: Time | None,
+                 now: Time | None, weights: str | Mapping[str, float] | Sequence[float] | None,
+                 touch: bool, step_range: tuple[int, int] | None, fusion: str | None,
+                 as_of: Time | None) -> dict[str, Any]:
+    return _clean({**_selection(namespace, user_id, agent_id, run_id, kinds, filters, since,
+                                until, step_range, as_of),
+                   "query": query, "k": k, "now": now, "touch": touch, "fusion": fusion,
+                   "weights": weights if isinstance(weights, str | Mapping) or weights is None
+                   else list(weights)})
+
+
 class Client:
     """A memstream server's ``Memory`` API (synchronous, over one pooled HTTP connection)."""
 
@@ -70,14 +98,22 @@ class Client:
 
     # --- the Memory API ------------------------------------------------------------------------
 
-    def add(self, content: str | Sequence[Mapping[str, str]], *, infer: bool = False,
-            **fields: Any) -> Any:
+    def add(self, content: str | Sequence[Mapping[str, str]], *, namespace: str | None = None,
+            user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+            kind: str = "observation", data: Mapping[str, Any] | None = None,
+            importance: float | None = None, step: int | None = None, at: Time | None = None,
+            metadata: Mapping[str, Any] | None = None, provenance: Sequence[str] | None = None,
+            infer: bool = False) -> Any:
+        scope = {"namespace": namespace, "user_id": user_id, "agent_id": agent_id,
+                 "run_id": run_id}
         if isinstance(content, list | tuple):
-            body = _clean({**fields, "messages": list(content), "infer": infer})
+            body = _clean({**scope, "messages": list(content), "infer": infer})
             return [MemoryChange(c["event"], _record(c["record"]))
                     for c in self._call("POST", "/v1/memories/messages", json=body)]
-        return _record(self._call("POST", "/v1/memories", json=_clean({**fields,
-                                                                       "content": content})))
+        return _record(self._call("POST", "/v1/memories", json=_clean({
+            **scope, "content": content, "kind": kind, "data": data, "importance": importance,
+            "step": step, "at": at, "metadata": metadata,
+            "provenance": list(provenance) if provenance is not None else None})))
 
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
                  namespace: str | None = None) -> list[Record]:
@@ -90,14 +126,24 @@ class Client:
         return _record(self._call("GET", f"/v1/memories/{record_id}",
                                   params=_clean({"namespace": namespace})))
 
-    def get_all(self, **selection: Any) -> list[Record]:
-        if isinstance(selection.get("kinds"), str):
-            selection["kinds"] = [selection["kinds"]]
-        return [_record(r) for r in self._call("POST", "/v1/memories/list",
-                                               json=_clean(selection))]
+    def get_all(self, *, namespace: str | None = None, user_id: str | None = None,
+                agent_id: str | None = None, run_id: str | None = None,
+                kinds: str | Iterable[str] | None = None,
+                filters: Mapping[str, Any] | None = None, since: Time | None = None,
+                until: Time | None = None, step_range: tuple[int, int] | None = None,
+                include_invalid: bool = False, limit: int = 100, offset: int = 0,
+                order: str = "created", as_of: Time | None = None) -> list[Record]:
+        body = _clean({**_selection(namespace, user_id, agent_id, run_id, kinds, filters,
+                                    since, until, step_range, as_of),
+                       "include_invalid": include_invalid, "limit": limit, "offset": offset,
+                       "order": order})
+        return [_record(r) for r in self._call("POST", "/v1/memories/list", json=body)]
 
-    def update(self, record_id: str, *, namespace: str | None = None,
-               **changes: Any) -> Record:
+    def update(self, record_id: str, *, text: str | None = None,
+               data: Mapping[str, Any] | None = None, importance: float | None = None,
+               metadata: Mapping[str, Any] | None = None,
+               namespace: str | None = None) -> Record:
+        changes = {"text": text, "data": data, "importance": importance, "metadata": metadata}
         return _record(self._call("PATCH", f"/v1/memories/{record_id}", json=_clean(changes),
                                   params=_clean({"namespace": namespace})))
 
@@ -114,19 +160,74 @@ class Client:
                           params=_clean({"namespace": namespace}))
         return [HistoryEntry(**r) for r in rows]
 
-    def search(self, query: str, **options: Any) -> list[Hit]:
-        if isinstance(options.get("kinds"), str):
-            options["kinds"] = [options["kinds"]]
-        if isinstance(options.get("weights"), tuple):
-            options["weights"] = list(options["weights"])
-        body = _clean({**options, "query": query})
+    def search(self, query: str, *, k: int = 10, namespace: str | None = None,
+               user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None, kinds: str | Iterable[str] | None = None,
+               filters: Mapping[str, Any] | None = None, since: Time | None = None,
+               until: Time | None = None, now: Time | None = None,
+               weights: str | Mapping[str, float] | Sequence[float] | None = None,
+               touch: bool = True, step_range: tuple[int, int] | None = None,
+               fusion: str | None = None, as_of: Time | None = None) -> list[Hit]:
+        body = _search_body(query, k, namespace, user_id, agent_id, run_id, kinds, filters,
+                            since, until, now, weights, touch, step_range, fusion, as_of)
         return [_hit(h) for h in self._call("POST", "/v1/search", json=body)]
 
-    def context(self, query: str, *, budget: int = 512, **options: Any) -> Context:
-        out = self._call("POST", "/v1/context",
-                         json=_clean({**options, "query": query, "budget": budget}))
+    def context(self, query: str, *, budget: int = 512, k: int = 50,
+                namespace: str | None = None, user_id: str | None = None,
+                agent_id: str | None = None, run_id: str | None = None,
+                kinds: str | Iterable[str] | None = None,
+                filters: Mapping[str, Any] | None = None, since: Time | None = None,
+                until: Time | None = None, now: Time | None = None,
+                weights: str | Mapping[str, float] | Sequence[float] | None = None,
+                touch: bool = True, step_range: tuple[int, int] | None = None,
+                fusion: str | None = None, as_of: Time | None = None) -> Context:
+        body = _search_body(query, k, namespace, user_id, agent_id, run_id, kinds, filters,
+                            since, until, now, weights, touch, step_range, fusion, as_of)
+        out = self._call("POST", "/v1/context", json={**body, "budget": budget})
         return Context(text=out["text"], hits=[_hit(h) for h in out["hits"]],
                        tokens=out["tokens"])
+
+    # --- episodes, learning, agents (the server's capabilities) --------------------------------
+
+    def record_episode(self, episode: Mapping[str, Any], *, agent_id: str = "default",
+                       namespace: str | None = None) -> Record:
+        return _record(self._call("POST", "/v1/episodes", json=_clean({
+            "episode": dict(episode), "agent_id": agent_id, "namespace": namespace})))
+
+    def episode_context(self, task_id: str | None = None, *, agent_id: str = "default",
+                        max_tokens: int | None = None, namespace: str | None = None) -> str:
+        params = _clean({"task_id": task_id, "agent_id": agent_id, "max_tokens": max_tokens,
+                         "namespace": namespace})
+        return str(self._call("GET", "/v1/episodes/context", params=params)["context"])
+
+    def learn_outcome(self, agent: str, project_id: str, task: str, outcome: bool,
+                      strategy_used: str, *, task_type: str | None = None,
+                      duration_ms: int | None = None, error_message: str | None = None,
+                      feedback: str | None = None, namespace: str | None = None
+                      ) -> dict[str, Any]:
+        return dict(self._call("POST", "/v1/learning/outcomes", json=_clean({
+            "agent": agent, "project_id": project_id, "task": task, "outcome": outcome,
+            "strategy_used": strategy_used, "task_type": task_type, "duration_ms": duration_ms,
+            "error_message": error_message, "feedback": feedback, "namespace": namespace})))
+
+    def task_advice(self, task: str, agent: str, *, user_id: str | None = None,
+                    top_k: int = 5, namespace: str | None = None) -> dict[str, Any]:
+        return dict(self._call("POST", "/v1/learning/advice", json=_clean({
+            "task": task, "agent": agent, "user_id": user_id, "top_k": top_k,
+            "namespace": namespace})))
+
+    def store_agent_memory(self, agent_id: str, contents: Mapping[str, Any], step: int, *,
+                           memory_type: str = "state", priority: float = 1.0,
+                           namespace: str | None = None) -> dict[str, Any]:
+        return dict(self._call("POST", "/v1/agents/entries", json=_clean({
+            "agent_id": agent_id, "contents": dict(contents), "step": step,
+            "memory_type": memory_type, "priority": priority, "namespace": namespace})))
+
+    def similar_agent_states(self, agent_id: str, state: Mapping[str, Any], *, k: int = 5,
+                             memory_type: str | None = None, namespace: str | None = None
+                             ) -> list[dict[str, Any]]:
+        return list(self._call("POST", f"/v1/agents/{agent_id}/similar", json=_clean({
+            "state": dict(state), "k": k, "memory_type": memory_type, "namespace": namespace})))
 
     def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
         return dict(self._call("GET", "/v1/stats", params=_clean({"namespace": namespace})))

@@ -18,9 +18,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 from .conftest import Server
 
-TOOLS = {"add_memory", "search_memories", "get_memory", "update_memory", "delete_memory",
-         "memory_context", "record_episode", "episode_context", "learn_outcome", "task_advice",
-         "store_agent_memory", "similar_agent_states", "forget_user"}
+TOOLS = {"add_memory", "search_memories", "list_memories", "get_memory", "update_memory",
+         "delete_memory", "memory_history", "memory_context", "record_episode",
+         "episode_context", "learn_outcome", "task_advice", "store_agent_memory",
+         "similar_agent_states", "forget_user"}
 
 
 @contextlib.asynccontextmanager
@@ -50,7 +51,7 @@ async def _exercise(client: Client, namespace: str | None = None) -> dict[str, A
     rec = _result(await client.call_tool("add_memory", {"content": "Lena keeps bees", **ns}))
     rid = rec["id"]
     hits = _result(await client.call_tool("search_memories", {"query": "bees", **ns}))
-    assert hits[0]["record"]["id"] == rid and "explain" in hits[0]
+    assert hits[0]["id"] == rid and hits[0]["text"] == "Lena keeps bees" and "score" in hits[0]
     assert _result(await client.call_tool("get_memory", {"memory_id": rid, **ns}))["text"] \
         == "Lena keeps bees"
     updated = _result(await client.call_tool("update_memory", {"memory_id": rid,
@@ -111,6 +112,8 @@ def test_streamable_http_auth_and_isolation(server: Server):
                 ("add_memory", {"content": "x"}),
                 ("search_memories", {"query": "secret"}),
                 ("get_memory", {"memory_id": secret["id"]}),
+                ("list_memories", {}),
+                ("memory_history", {"memory_id": secret["id"]}),
                 ("update_memory", {"memory_id": secret["id"], "text": "pwned"}),
                 ("delete_memory", {"memory_id": secret["id"]}),
                 ("memory_context", {"query": "secret"}),

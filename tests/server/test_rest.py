@@ -18,7 +18,7 @@ def test_health_metrics_openapi(server: Server):
     with server.client() as http:
         assert http.get("/healthz").json()["status"] == "ok"
         spec = http.get("/openapi.json").json()
-        assert "/v1/search" in spec["paths"] and "/v1/memories/{record_id}" in spec["paths"]
+        assert "/v1/search" in spec["paths"] and "/v1/memories/{memory_id}" in spec["paths"]
         http.get("/v1/stats")  # a counted request (401 without a key)
         assert http.get("/metrics").status_code == 401  # it needs an admin key
     with server.client("admin") as http:
@@ -180,8 +180,8 @@ def test_isolation_every_route_with_another_namespace_key(server: Server):
         spec = http.get("/openapi.json").json()
         routes = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops
                   if p.startswith("/v1/")}
-        tried = {(m, p.replace(sid, "{record_id}").replace("/fox/", "/{agent_id}/"))
-                 for m, p, _, _ in attempts}
+        tried = {(m, p.replace(sid, "{record_id}" if "/inspect/" in p else "{memory_id}")
+                  .replace("/fox/", "/{agent_id}/")) for m, p, _, _ in attempts}
         assert routes - tried == {("POST", "/v1/import"), ("GET", "/v1/namespaces")}
         assert http.get("/v1/namespaces").json()["namespaces"] == ["team-b"]
         for method, path, body, params in attempts:

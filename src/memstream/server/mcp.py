@@ -9,23 +9,22 @@ errors whose text starts with the error type and its HTTP status (see ``errors.H
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from .. import __version__
-from ..episodes import EpisodeMemory
-from ..errors import MemstreamError
-from ..learning import Learner
+from ..errors import InvalidInput, MemstreamError
 from ..memory import Memory
-from ..tiers import TieredMemory
 from .auth import Principal, authenticate
+from .catalog import OPERATIONS, Call, Operation
 from .errors import status_for
 from .limits import Limiter
 from .security import KeyPolicy
@@ -78,6 +77,47 @@ class _Server(MCPServer):
             raise
 
 
+def _annotated(tp: Any, *extra: Any) -> Any:
+    """``Annotated[tp, *extra]`` for a type known only at run time."""
+    return Annotated.__class_getitem__((tp, *extra))  # type: ignore[attr-defined]
+
+
+def _tool(op: Operation, access: Callable[[Context, str | None, str], tuple[str, Principal]],
+          call: Callable[[Callable[[], Any]], Awaitable[Any]], memory: Memory,
+          redis_url: str | None) -> Callable[..., Awaitable[Any]]:
+    """The tool of one catalog operation: its parameters are the request's fields (with their
+    descriptions, enums and limits), its result the operation's compact form."""
+    fields = op.request.model_fields
+
+    async def run(**arguments: Any) -> Any:
+        ctx = arguments.pop("ctx")
+        ns, who = access(ctx, arguments.get("namespace"), op.role)
+        try:
+            request = op.request(**arguments)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                                 for e in exc.errors()[:5])
+            raise InvalidInput(f"invalid arguments for {op.name}: {problems}") from None
+        where = Call(memory, ns, who.role != "read", redis_url)
+        return op.compact(await call(lambda: op.run(where, request)))
+
+    params = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
+    annotations: dict[str, Any] = {"ctx": Context, "return": op.returns}
+    for name, field in fields.items():
+        kind = _annotated(field.annotation, *field.metadata,
+                          Field(description=field.description))
+        default = inspect.Parameter.empty if field.is_required() else field.get_default(
+            call_default_factory=True)
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=kind))
+        annotations[name] = kind
+    run.__name__ = run.__qualname__ = op.name
+    run.__doc__ = op.summary
+    run.__signature__ = inspect.Signature(params, return_annotation=op.returns)  # type: ignore[attr-defined]
+    run.__annotations__ = annotations
+    return run
+
+
 def build_mcp(memory: Memory, *, stdio_key: str | None = None,
               redis_url: str | None = None, limiter: Limiter | None = None,
               policy: KeyPolicy | None = None) -> MCPServer:
@@ -114,61 +154,9 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
     async def call(fn: Callable[[], R]) -> R:
         return await anyio.to_thread.run_sync(fn)
 
-    @server.tool(description="Store a memory (a fact, preference, observation, decision or "
-                 "outcome). Returns the stored record with its id.")
-    @_tool_errors
-    async def add_memory(content: str, ctx: Context, namespace: str | None = None,
-                         user_id: str | None = None, agent_id: str | None = None,
-                         kind: str = "observation", importance: float | None = None,
-                         data: dict[str, Any] | None = None) -> dict[str, Any]:
-        ns = scope(ctx, namespace, "write")
-        rec = await call(lambda: memory.add(content, namespace=ns, user_id=user_id,
-                                            agent_id=agent_id, kind=kind,
-                                            importance=importance, data=data))
-        return rec.to_dict()
-
-    @server.tool(description="Find the memories most relevant to a query. Each hit has a score "
-                 "and its recency, importance and relevance components.")
-    @_tool_errors
-    async def search_memories(query: str, ctx: Context, k: int = 10,
-                              namespace: str | None = None, user_id: str | None = None,
-                              agent_id: str | None = None, kinds: list[str] | None = None,
-                              filters: dict[str, Any] | None = None,
-                              weights: str | None = None) -> list[dict[str, Any]]:
-        ns, who = access(ctx, namespace, "read")
-        touch = who.role != "read"  # a read key leaves recency as it was
-        hits = await call(lambda: memory.search(query, k=k, namespace=ns, user_id=user_id,
-                                                agent_id=agent_id, kinds=kinds, filters=filters,
-                                                weights=weights, touch=touch))
-        return [h.to_dict() for h in hits]
-
-    @server.tool(description="Read one memory by id.")
-    @_tool_errors
-    async def get_memory(memory_id: str, ctx: Context,
-                         namespace: str | None = None) -> dict[str, Any]:
-        ns = scope(ctx, namespace, "read")
-        return (await call(lambda: memory.get(memory_id, namespace=ns))).to_dict()
-
-    @server.tool(description="Change a memory's text, importance, data or metadata; the old "
-                 "values are kept in its history.")
-    @_tool_errors
-    async def update_memory(memory_id: str, ctx: Context, text: str | None = None,
-                            importance: float | None = None,
-                            data: dict[str, Any] | None = None,
-                            namespace: str | None = None) -> dict[str, Any]:
-        ns = scope(ctx, namespace, "write")
-        rec = await call(lambda: memory.update(memory_id, text=text, importance=importance,
-                                               data=data, namespace=ns))
-        return rec.to_dict()
-
-    @server.tool(description="Delete a memory from every index. Its history stays unless "
-                 "erase is true: then its text, payload and history are removed everywhere.")
-    @_tool_errors
-    async def delete_memory(memory_id: str, ctx: Context, namespace: str | None = None,
-                            erase: bool = False) -> dict[str, Any]:
-        ns = scope(ctx, namespace, "write")
-        await call(lambda: memory.delete(memory_id, namespace=ns, erase=erase))
-        return {"deleted": memory_id}
+    for op in OPERATIONS:  # the catalog's operations, each a tool
+        server.add_tool(_tool_errors(_tool(op, access, call, memory, redis_url)), name=op.name,
+                        description=op.summary)
 
     @server.tool(description="Erase everything of one user (admin): every memory's text, "
                  "payload, vectors and history, also of memories deleted earlier.")
@@ -178,83 +166,6 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
         ns = scope(ctx, namespace, "admin")
         count = await call(lambda: memory.delete_all(namespace=ns, user_id=user_id, erase=True))
         return {"erased": count}
-
-    @server.tool(description="The best memories for a query that fit in a token budget, as "
-                 "text ready for a prompt.")
-    @_tool_errors
-    async def memory_context(query: str, ctx: Context, budget: int = 512,
-                             namespace: str | None = None, user_id: str | None = None,
-                             agent_id: str | None = None) -> dict[str, Any]:
-        ns, who = access(ctx, namespace, "read")
-        result = await call(lambda: memory.context(query, budget=budget, namespace=ns,
-                                                   user_id=user_id, agent_id=agent_id,
-                                                   touch=who.role != "read"))
-        return {"text": result.text, "tokens": result.tokens,
-                "ids": [h.record.id for h in result.hits]}
-
-    @server.tool(description="Record a finished training episode: task_id, score (0-1), steps, "
-                 "trajectory_summary, mistakes, successes, mistake_cards.")
-    @_tool_errors
-    async def record_episode(episode: dict[str, Any], ctx: Context, agent_id: str = "default",
-                             namespace: str | None = None) -> dict[str, Any]:
-        ns = scope(ctx, namespace, "write")
-        em = EpisodeMemory.of(memory, agent_id=agent_id, namespace=ns)
-        return (await call(lambda: em.record(episode))).to_dict()
-
-    @server.tool(description="Lessons from past episodes, for the top of a system prompt.")
-    @_tool_errors
-    async def episode_context(ctx: Context, agent_id: str = "default",
-                              task_id: str | None = None, max_tokens: int | None = None,
-                              namespace: str | None = None) -> str:
-        ns = scope(ctx, namespace, "read")
-        em = EpisodeMemory.of(memory, agent_id=agent_id, namespace=ns)
-        return await call(lambda: em.context(task_id, max_tokens=max_tokens))
-
-    @server.tool(description="Record how an attempt at a task went (outcome true or false) and "
-                 "the strategy used; repeated outcomes become heuristics and anti-patterns.")
-    @_tool_errors
-    async def learn_outcome(agent: str, project_id: str, task: str, outcome: bool,
-                            strategy_used: str, ctx: Context, error_message: str | None = None,
-                            namespace: str | None = None) -> dict[str, Any]:
-        ns = scope(ctx, namespace, "write")
-        learner = Learner.of(memory, namespace=ns)
-        out = await call(lambda: learner.learn(agent, project_id, task, outcome, strategy_used,
-                                               error_message=error_message))
-        return {"id": out.id, **out.payload()}
-
-    @server.tool(description="Advice for a task from learned heuristics, anti-patterns, "
-                 "knowledge and preferences, as a compact prompt section.")
-    @_tool_errors
-    async def task_advice(task: str, agent: str, ctx: Context, user_id: str | None = None,
-                          namespace: str | None = None) -> str:
-        ns = scope(ctx, namespace, "read")
-        learner = Learner.of(memory, namespace=ns)
-        return (await call(lambda: learner.retrieve(task, agent, user_id=user_id))).to_prompt()
-
-    def tiers_for(ns: str) -> TieredMemory:  # shared with REST and library code
-        return TieredMemory.of(memory, ns, redis_url=redis_url)
-
-    @server.tool(description="Store an agent's state, action or interaction (a dict) at a "
-                 "simulation step, with a priority in [0, 1].")
-    @_tool_errors
-    async def store_agent_memory(agent_id: str, contents: dict[str, Any], step: int,
-                                 ctx: Context, memory_type: str = "state",
-                                 priority: float = 1.0,
-                                 namespace: str | None = None) -> dict[str, Any]:
-        ns = scope(ctx, namespace, "write")
-        return await call(lambda: tiers_for(ns).store(agent_id, memory_type, contents, step,
-                                                      priority))
-
-    @server.tool(description="An agent's memories nearest to a state (a dict), field by field "
-                 "in the state's own units, with their similarity (1.0: identical), across its "
-                 "short, intermediate and long-term tiers.")
-    @_tool_errors
-    async def similar_agent_states(agent_id: str, state: dict[str, Any], ctx: Context,
-                                   k: int = 5, namespace: str | None = None
-                                   ) -> list[dict[str, Any]]:
-        ns = scope(ctx, namespace, "read")
-        hits = await call(lambda: tiers_for(ns).similar(agent_id, state, k=k))
-        return [dict(entry, similarity=score) for entry, score in hits]
 
     @server.resource("memstream://{namespace}/stats", mime_type="application/json",
                      description="Counts of a namespace's records by kind.")

@@ -7,7 +7,7 @@ names the problem.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
@@ -22,23 +22,41 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+NAMESPACE = "The namespace (tenant) to use. Default: the API key's first namespace."
+FILTERS = ("A filter on the payload (data) and metadata: {\"field\": value} for equality; "
+           "{\"field\": {\"gte\": 3, \"lt\": 10}} with eq, ne, in, nin, gt, gte, lt, lte, "
+           "contains; dotted keys reach nested fields (\"place.city\"); \"metadata.x\" "
+           "addresses metadata; {\"OR\": [...]}, {\"AND\": [...]}, {\"NOT\": {...}} combine.")
+TIME = "A time: seconds since the epoch, or ISO 8601 (\"2026-03-01T09:00:00Z\")."
+#: the weight profiles (retrieval.scoring.PROFILES)
+Profile = Literal["default", "recall", "balanced", "paper", "recent"]
+
+
+def _ns() -> Any:
+    return Field(None, max_length=128, description=NAMESPACE)
+
+
 class Scope(_Body):
-    namespace: str | None = Field(None, max_length=128,
-                                  description="Default: the key's first namespace.")
-    user_id: str | None = Field(None, max_length=256)
-    agent_id: str | None = Field(None, max_length=256)
-    run_id: str | None = Field(None, max_length=256)
+    namespace: str | None = _ns()
+    user_id: str | None = Field(None, max_length=256,
+                                description="The user the memories are about.")
+    agent_id: str | None = Field(None, max_length=256,
+                                 description="The agent that keeps the memories.")
+    run_id: str | None = Field(None, max_length=256,
+                               description="One run or session of an agent.")
 
 
 class AddRequest(Scope):
     content: str = Field(..., description="The text of the memory.")
-    kind: str = "observation"
-    data: dict[str, Any] | None = None
-    importance: Number | None = None
-    step: StrictInt | None = None
-    at: Time | None = Field(None, description="Seconds since the epoch or ISO 8601.")
-    metadata: dict[str, Any] | None = None
-    provenance: list[str] | None = None
+    kind: str = Field("observation", description="What it is: observation, fact, preference, "
+                      "decision, outcome, reflection, or your own word.")
+    data: dict[str, Any] | None = Field(None, description="A JSON payload kept with it "
+                                        "(filters can select on it).")
+    importance: Number | None = Field(None, description="0 to 1; estimated when left out.")
+    step: StrictInt | None = Field(None, description="A simulation step, for step clocks.")
+    at: Time | None = Field(None, description="When it happened (default: now). " + TIME)
+    metadata: dict[str, Any] | None = Field(None, description="Free metadata (source, tags).")
+    provenance: list[str] | None = Field(None, description="Ids of the memories it rests on.")
 
 
 class Message(_Body):
@@ -71,26 +89,43 @@ class AddManyRequest(_Body):
 
 
 class UpdateRequest(_Body):
-    text: str | None = None
-    data: dict[str, Any] | None = None
-    importance: Number | None = None
-    metadata: dict[str, Any] | None = None
+    text: str | None = Field(None, description="The new text (embedded again).")
+    data: dict[str, Any] | None = Field(None, description="The new payload (replaces it).")
+    importance: Number | None = Field(None, description="The new importance, 0 to 1.")
+    metadata: dict[str, Any] | None = Field(None, description="The new metadata (replaces it).")
+
+
+class MemoryRef(_Body):
+    memory_id: str = Field(..., max_length=128, description="The memory's id.")
+    namespace: str | None = _ns()
+
+
+class UpdateMemoryRequest(MemoryRef, UpdateRequest):
+    pass
+
+
+class DeleteMemoryRequest(MemoryRef):
+    erase: bool = Field(False, description="Also remove its text, payload and history from "
+                        "every store and index (only the id and time stay).")
 
 
 class Selecting(Scope):
-    kinds: list[str] | None = None
-    filters: dict[str, Any] | None = None
-    since: Time | None = None
-    until: Time | None = None
-    step_range: tuple[StrictInt, StrictInt] | None = None
-    as_of: Time | None = None
+    kinds: list[str] | None = Field(None, description="Only these kinds (e.g. [\"fact\"]).")
+    filters: dict[str, Any] | None = Field(None, description=FILTERS)
+    since: Time | None = Field(None, description="Only memories from this time on. " + TIME)
+    until: Time | None = Field(None, description="Only memories before this time. " + TIME)
+    step_range: tuple[StrictInt, StrictInt] | None = Field(
+        None, description="Only memories with first <= step <= last.")
+    as_of: Time | None = Field(None, description="Read the memories as they were valid at "
+                               "this time (invalidated ones then included). " + TIME)
 
 
 class ListRequest(Selecting):
-    include_invalid: bool = False
-    limit: int = Field(100, ge=0, le=1000)
-    offset: int = Field(0, ge=0, le=MAX_INT)
-    order: str = "created"
+    include_invalid: bool = Field(False, description="Also memories invalidated (superseded).")
+    limit: int = Field(100, ge=0, le=1000, description="At most this many.")
+    offset: int = Field(0, ge=0, le=MAX_INT, description="Skip this many first.")
+    order: Literal["created", "-created", "step"] = Field(
+        "created", description="created: oldest first; -created: newest first; step.")
 
 
 class DeleteAllRequest(Scope):
@@ -102,16 +137,23 @@ class DeleteAllRequest(Scope):
 
 
 class SearchRequest(Selecting):
-    query: str
-    k: int = Field(10, ge=1, le=1000)
-    now: Time | None = None
-    weights: str | dict[str, float] | list[float] | None = None
-    touch: bool = True
-    fusion: str | None = None
+    query: str = Field(..., description="What to find, in words (a question works).")
+    k: int = Field(10, ge=1, le=1000, description="How many memories to return.")
+    now: Time | None = Field(None, description="The time recency is measured from "
+                             "(default: now). " + TIME)
+    weights: Profile | dict[str, float] | list[float] | None = Field(
+        None, description="How recency, importance and relevance count: a profile name, "
+        "{\"recency\": r, \"importance\": i, \"relevance\": v} or [r, i, v]. "
+        "Default: the server's (relevance first).")
+    touch: bool = Field(True, description="Mark the hits as accessed (a read-only key never "
+                        "does).")
+    fusion: Literal["rrf", "convex"] | None = Field(
+        None, description="How keyword and vector candidates are merged.")
 
 
 class ContextRequest(SearchRequest):
-    budget: int = Field(512, ge=0, le=100_000)
+    budget: int = Field(512, ge=0, le=100_000, description="The token budget of the text.")
+    k: int = Field(50, ge=1, le=1000, description="How many memories to consider for it.")
 
 
 class RecordOut(BaseModel):
@@ -153,44 +195,65 @@ class ChangeOut(BaseModel):
     previous_id: str | None
 
 
+AGENT = "The agent (default: \"default\")."
+
+
 class EpisodeRequest(_Body):
-    namespace: str | None = Field(None, max_length=128)
-    agent_id: str = "default"
-    episode: dict[str, Any]
+    namespace: str | None = _ns()
+    agent_id: str = Field("default", description=AGENT)
+    episode: dict[str, Any] = Field(..., description="The finished episode: task_id, score "
+                                    "(0 to 1), steps, trajectory_summary, mistakes, successes, "
+                                    "mistake_cards.")
+
+
+class EpisodeContextRequest(_Body):
+    namespace: str | None = _ns()
+    agent_id: str = Field("default", description=AGENT)
+    task_id: str | None = Field(None, description="The task about to start (its own lessons "
+                                "first).")
+    max_tokens: int | None = Field(None, ge=0, le=100_000,
+                                   description="An exact limit in cl100k_base tokens.")
 
 
 class LearnRequest(_Body):
-    namespace: str | None = Field(None, max_length=128)
-    agent: str
-    project_id: str
-    task: str
-    outcome: bool
-    strategy_used: str
-    task_type: str | None = None
-    duration_ms: int | None = None
-    error_message: str | None = None
-    feedback: str | None = None
+    namespace: str | None = _ns()
+    agent: str = Field(..., description="The agent that made the attempt.")
+    project_id: str = Field(..., description="The project it belongs to.")
+    task: str = Field(..., description="What the task was.")
+    outcome: bool = Field(..., description="true: it succeeded; false: it failed.")
+    strategy_used: str = Field(..., description="What the agent did.")
+    task_type: str | None = Field(None, description="Its type (inferred when left out).")
+    duration_ms: int | None = Field(None, description="How long it took.")
+    error_message: str | None = Field(None, description="The error, for a failure.")
+    feedback: str | None = Field(None, description="What the user said about it.")
 
 
 class AdviceRequest(_Body):
-    namespace: str | None = Field(None, max_length=128)
-    task: str
-    agent: str
-    user_id: str | None = None
-    top_k: int = Field(5, ge=1, le=100)
+    namespace: str | None = _ns()
+    task: str = Field(..., description="The task about to start.")
+    agent: str = Field(..., description="The agent asking.")
+    user_id: str | None = Field(None, description="Also this user's preferences.")
+    top_k: int = Field(5, ge=1, le=100, description="At most this many of each kind.")
+
+
+MemoryType = Literal["state", "action", "interaction"]
 
 
 class AgentEntryRequest(_Body):
-    namespace: str | None = Field(None, max_length=128)
-    agent_id: str
-    memory_type: str = "state"
-    contents: dict[str, Any]
-    step: StrictInt
-    priority: Number = 1.0
+    namespace: str | None = _ns()
+    agent_id: str = Field(..., description="The agent.")
+    memory_type: MemoryType = Field("state", description="What the contents are.")
+    contents: dict[str, Any] = Field(..., description="The state, action or interaction.")
+    step: StrictInt = Field(..., description="The simulation step.")
+    priority: Number = Field(1.0, description="0 to 1: low priority leaves STM first.")
 
 
 class AgentSimilarRequest(_Body):
-    namespace: str | None = Field(None, max_length=128)
-    state: dict[str, Any]
-    k: int = Field(5, ge=1, le=100)
-    memory_type: str | None = None
+    namespace: str | None = _ns()
+    state: dict[str, Any] = Field(..., description="The state to compare with.")
+    k: int = Field(5, ge=1, le=100, description="How many entries to return.")
+    memory_type: MemoryType | None = Field(None, description="Only this type.")
+
+
+class AgentSimilarOp(AgentSimilarRequest):
+    agent_id: str = Field(..., description="The agent.")

@@ -4,41 +4,49 @@ role, makes one engine call and returns its result as JSON."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, ValidationError
 
 from .. import transfer
-from .._types import Hit, MemoryChange, Record
+from .._types import Record
 from ..episodes import EpisodeMemory
-from ..learning import Learner
+from ..errors import InvalidInput
 from ..memory import Memory
 from ..tiers import TieredMemory
 from .auth import Principal
+from .catalog import Call, by_name
+from .catalog import changes as catalog_changes
 from .models import (
     MAX_INT,
     AddManyRequest,
     AddRequest,
     AdviceRequest,
     AgentEntryRequest,
+    AgentSimilarOp,
     AgentSimilarRequest,
     ChangeOut,
     ContextOut,
     ContextRequest,
     DeleteAllRequest,
+    DeleteMemoryRequest,
+    EpisodeContextRequest,
     EpisodeRequest,
     HitOut,
     LearnRequest,
     ListRequest,
+    MemoryRef,
     MessagesRequest,
     RecordOut,
     SearchRequest,
+    UpdateMemoryRequest,
     UpdateRequest,
 )
 
 router = APIRouter(prefix="/v1")
+M = TypeVar("M", bound=BaseModel)
 
 
 def _ctx(request: Request) -> tuple[Memory, Principal]:
@@ -57,17 +65,27 @@ def _may_touch(request: Request) -> bool:
     return bool(request.state.principal.role != "read")
 
 
+def _run(request: Request, name: str, req: BaseModel) -> Any:
+    """Run an operation of the catalog for this request: its role checked on the namespace the
+    key may use, its result in full."""
+    op = by_name(name)
+    mem, ns = _ns(request, getattr(req, "namespace", None), op.role)
+    call = Call(mem, ns, _may_touch(request), request.app.state.redis_url)
+    return op.full(op.run(call, req))
+
+
+def _req(model: type[M], **values: Any) -> M:
+    """A request made of path and query values, checked as the body would be."""
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                             for e in exc.errors()[:5])
+        raise InvalidInput(f"invalid request: {problems}") from None
+
+
 def _rec(r: Record) -> dict[str, Any]:
     return r.to_dict()
-
-
-def _hit(h: Hit) -> dict[str, Any]:
-    return h.to_dict()
-
-
-def _change(c: MemoryChange) -> dict[str, Any]:
-    return {"event": c.event, "record": _rec(c.record),
-            "previous_id": c.previous.id if c.previous else None}
 
 
 def _scope(body: Any) -> dict[str, Any]:
@@ -79,9 +97,7 @@ def _scope(body: Any) -> dict[str, Any]:
 @router.post("/memories", response_model=RecordOut, status_code=201, tags=["memories"])
 def add(request: Request, body: AddRequest) -> dict[str, Any]:
     """Store one memory (durable when the answer arrives)."""
-    mem, ns = _ns(request, body.namespace, "write")
-    fields = body.model_dump(exclude={"namespace", "content"})
-    return _rec(mem.add(body.content, namespace=ns, **fields))
+    return _run(request, "add_memory", body)  # type: ignore[no-any-return]
 
 
 @router.post("/memories/batch", response_model=list[RecordOut], status_code=201,
@@ -100,40 +116,39 @@ def add_messages(request: Request, body: MessagesRequest) -> list[dict[str, Any]
     mem, ns = _ns(request, body.namespace, "write")
     changes = mem.add([m.model_dump() for m in body.messages], namespace=ns, infer=body.infer,
                       **_scope(body))
-    return [_change(c) for c in changes]
+    return catalog_changes(changes)
 
 
 @router.post("/memories/list", response_model=list[RecordOut], tags=["memories"])
 def list_memories(request: Request, body: ListRequest) -> list[dict[str, Any]]:
     """Records matching a selection, oldest first (``order``: created, -created, step)."""
-    mem, ns = _ns(request, body.namespace, "read")
-    fields = body.model_dump(exclude={"namespace"})
-    return [_rec(r) for r in mem.get_all(namespace=ns, **fields)]
+    return _run(request, "list_memories", body)  # type: ignore[no-any-return]
 
 
-@router.get("/memories/{record_id}", response_model=RecordOut, tags=["memories"])
-def get(request: Request, record_id: str, namespace: str | None = None) -> dict[str, Any]:
-    mem, ns = _ns(request, namespace, "read")
-    return _rec(mem.get(record_id, namespace=ns))
+@router.get("/memories/{memory_id}", response_model=RecordOut, tags=["memories"])
+def get(request: Request, memory_id: str, namespace: str | None = None) -> dict[str, Any]:
+    """Read one memory by id (also when invalidated)."""
+    return _run(request, "get_memory",  # type: ignore[no-any-return]
+                _req(MemoryRef, memory_id=memory_id, namespace=namespace))
 
 
-@router.patch("/memories/{record_id}", response_model=RecordOut, tags=["memories"])
-def update(request: Request, record_id: str, body: UpdateRequest,
+@router.patch("/memories/{memory_id}", response_model=RecordOut, tags=["memories"])
+def update(request: Request, memory_id: str, body: UpdateRequest,
            namespace: str | None = None) -> dict[str, Any]:
     """Change a record; the old values go to its history."""
-    mem, ns = _ns(request, namespace, "write")
-    return _rec(mem.update(record_id, namespace=ns, **body.model_dump()))
+    return _run(request, "update_memory",  # type: ignore[no-any-return]
+                _req(UpdateMemoryRequest, memory_id=memory_id, namespace=namespace,
+                     **body.model_dump()))
 
 
-@router.delete("/memories/{record_id}", tags=["memories"])
-def delete(request: Request, record_id: str, namespace: str | None = None,
+@router.delete("/memories/{memory_id}", tags=["memories"])
+def delete(request: Request, memory_id: str, namespace: str | None = None,
            erase: bool = Query(False, description="Also remove its text, payload and history "
                                "from every store and index (only the id and time stay).")
            ) -> dict[str, Any]:
     """Delete a record (its history stays unless ``erase``)."""
-    mem, ns = _ns(request, namespace, "write")
-    mem.delete(record_id, namespace=ns, erase=erase)
-    return {"deleted": record_id}
+    return _run(request, "delete_memory",  # type: ignore[no-any-return]
+                _req(DeleteMemoryRequest, memory_id=memory_id, namespace=namespace, erase=erase))
 
 
 @router.post("/memories/delete", tags=["memories"])
@@ -144,11 +159,12 @@ def delete_all(request: Request, body: DeleteAllRequest) -> dict[str, Any]:
                                       erase=body.erase, **_scope(body))}
 
 
-@router.get("/memories/{record_id}/history", tags=["memories"])
-def history(request: Request, record_id: str,
+@router.get("/memories/{memory_id}/history", tags=["memories"])
+def history(request: Request, memory_id: str,
             namespace: str | None = None) -> list[dict[str, Any]]:
-    mem, ns = _ns(request, namespace, "read")
-    return [e.to_dict() for e in mem.history(record_id, namespace=ns)]
+    """A record's changes, oldest first."""
+    return _run(request, "memory_history",  # type: ignore[no-any-return]
+                _req(MemoryRef, memory_id=memory_id, namespace=namespace))
 
 
 # --- retrieval ------------------------------------------------------------------------------
@@ -156,20 +172,13 @@ def history(request: Request, record_id: str,
 @router.post("/search", response_model=list[HitOut], tags=["retrieval"])
 def search(request: Request, body: SearchRequest) -> list[dict[str, Any]]:
     """The k best memories, each with its recency, importance and relevance explained."""
-    mem, ns = _ns(request, body.namespace, "read")
-    fields = body.model_dump(exclude={"namespace", "query"})
-    fields["touch"] = body.touch and _may_touch(request)
-    return [_hit(h) for h in mem.search(body.query, namespace=ns, **fields)]
+    return _run(request, "search_memories", body)  # type: ignore[no-any-return]
 
 
 @router.post("/context", response_model=ContextOut, tags=["retrieval"])
 def context(request: Request, body: ContextRequest) -> dict[str, Any]:
     """The best memories that fit a token budget, rendered one per line."""
-    mem, ns = _ns(request, body.namespace, "read")
-    fields = body.model_dump(exclude={"namespace", "query", "budget"})
-    fields["touch"] = body.touch and _may_touch(request)
-    ctx = mem.context(body.query, budget=body.budget, namespace=ns, **fields)
-    return {"text": ctx.text, "tokens": ctx.tokens, "hits": [_hit(h) for h in ctx.hits]}
+    return _run(request, "memory_context", body)  # type: ignore[no-any-return]
 
 
 @router.get("/stats", tags=["retrieval"])
@@ -215,7 +224,7 @@ def reflect(request: Request, namespace: str | None = None) -> list[dict[str, An
 @router.post("/consolidate", response_model=list[ChangeOut], tags=["cognition"])
 def consolidate(request: Request, namespace: str | None = None) -> list[dict[str, Any]]:
     mem, ns = _ns(request, namespace, "admin")
-    return [_change(c) for c in mem.consolidate(namespace=ns)]
+    return catalog_changes(mem.consolidate(namespace=ns))
 
 
 def _episodes(request: Request, namespace: str | None, agent_id: str,
@@ -226,15 +235,18 @@ def _episodes(request: Request, namespace: str | None, agent_id: str,
 
 @router.post("/episodes", response_model=RecordOut, status_code=201, tags=["episodes"])
 def record_episode(request: Request, body: EpisodeRequest) -> dict[str, Any]:
-    return _rec(_episodes(request, body.namespace, body.agent_id, "write").record(body.episode))
+    """Record a finished training episode."""
+    return _run(request, "record_episode", body)  # type: ignore[no-any-return]
 
 
 @router.get("/episodes/context", tags=["episodes"])
 def episode_context(request: Request, agent_id: str = "default", task_id: str | None = None,
                     max_tokens: int | None = Query(None, ge=0, le=100_000),
                     namespace: str | None = None) -> dict[str, Any]:
-    em = _episodes(request, namespace, agent_id, "read")
-    return {"context": em.context(task_id, max_tokens=max_tokens)}
+    """Lessons from past episodes, for the top of a system prompt."""
+    return _run(request, "episode_context", _req(  # type: ignore[no-any-return]
+        EpisodeContextRequest, agent_id=agent_id, task_id=task_id, max_tokens=max_tokens,
+        namespace=namespace))
 
 
 @router.get("/episodes/summary", tags=["episodes"])
@@ -243,28 +255,16 @@ def episode_summary(request: Request, agent_id: str = "default",
     return _episodes(request, namespace, agent_id, "read").summary()
 
 
-def _learner(request: Request, namespace: str | None, need: str) -> Learner:
-    mem, ns = _ns(request, namespace, need)
-    return Learner.of(mem, namespace=ns)
-
-
 @router.post("/learning/outcomes", status_code=201, tags=["learning"])
 def learn(request: Request, body: LearnRequest) -> dict[str, Any]:
     """Record how an attempt went; heuristics and anti-patterns follow from repeats."""
-    fields = body.model_dump(exclude={"namespace"})
-    out = _learner(request, body.namespace, "write").learn(**fields)
-    return {"id": out.id, **out.payload()}
+    return _run(request, "learn_outcome", body)  # type: ignore[no-any-return]
 
 
 @router.post("/learning/advice", tags=["learning"])
 def advice(request: Request, body: AdviceRequest) -> dict[str, Any]:
-    ctx = _learner(request, body.namespace, "read").retrieve(
-        body.task, body.agent, user_id=body.user_id, top_k=body.top_k)
-    section: Callable[[list[Any]], list[dict[str, Any]]] = \
-        lambda items: [{"id": i.id, **i.payload()} for i in items]  # noqa: E731
-    return {"heuristics": section(ctx.heuristics), "anti_patterns": section(ctx.anti_patterns),
-            "outcomes": section(ctx.outcomes), "preferences": section(ctx.preferences),
-            "knowledge": section(ctx.knowledge), "prompt": ctx.to_prompt()}
+    """Advice for a task from what was learned, by section, and as a prompt."""
+    return _run(request, "task_advice", body)  # type: ignore[no-any-return]
 
 
 # --- agents (tiers) --------------------------------------------------------------------------
@@ -278,8 +278,7 @@ def _tiers(request: Request, namespace: str | None, need: str) -> TieredMemory:
 @router.post("/agents/entries", status_code=201, tags=["agents"])
 def store_agent_entry(request: Request, body: AgentEntryRequest) -> dict[str, Any]:
     """Store an agent's state, action or interaction at a step (durable, then STM)."""
-    tm = _tiers(request, body.namespace, "write")
-    return tm.store(body.agent_id, body.memory_type, body.contents, body.step, body.priority)
+    return _run(request, "store_agent_memory", body)  # type: ignore[no-any-return]
 
 
 @router.get("/agents/{agent_id}/range", tags=["agents"])
@@ -295,6 +294,5 @@ def agent_similar(request: Request, agent_id: str,
                   body: AgentSimilarRequest) -> list[dict[str, Any]]:
     """The agent's entries nearest to a state, field by field in the state's own units, with
     their similarity (1.0: identical; docs/tiers.md, "Similar states")."""
-    tm = _tiers(request, body.namespace, "read")
-    return [dict(entry, similarity=score) for entry, score in
-            tm.similar(agent_id, body.state, k=body.k, kind=body.memory_type)]
+    return _run(request, "similar_agent_states",  # type: ignore[no-any-return]
+                _req(AgentSimilarOp, agent_id=agent_id, **body.model_dump()))

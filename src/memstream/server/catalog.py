@@ -1,0 +1,274 @@
+"""The one catalog of operations the server offers: for each, its name, what it does, its typed
+request (every field described, in ``models``), the role a key needs, its REST route, the
+engine call, and its result in two forms (full JSON for REST and ``Client``; compact for MCP,
+which an LLM reads: id, text, score, kind, dates as ISO strings).
+
+The MCP tools are made from this catalog (``mcp.py``); the REST routes call each operation's
+``run`` (``routes.py``); ``tests/server/test_catalog.py`` fails when an operation or one of its
+parameters is missing from REST, MCP or ``Client``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from .._types import HistoryEntry, Hit, MemoryChange, Record
+from ..episodes import EpisodeMemory
+from ..learning import Learner
+from ..memory import Context, Memory
+from ..tiers import TieredMemory
+from . import models as m
+
+__all__ = ["OPERATIONS", "Call", "Operation", "by_name", "compact_hit", "compact_record"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """What one operation runs with: the engine, the namespace the key may use, whether the
+    key may mark hits as accessed, and where the agents' tiers live."""
+
+    memory: Memory
+    namespace: str
+    touch: bool
+    redis_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str  #: the MCP tool's name
+    summary: str
+    request: type[BaseModel]
+    role: str  #: read, write or admin
+    method: str  #: the REST route ...
+    path: str  #: ... under /v1; ``{name}`` segments are request fields
+    run: Callable[[Call, Any], Any]
+    full: Callable[[Any], Any]  #: the result as REST returns it
+    compact: Callable[[Any], Any]  #: the result as MCP returns it
+    returns: Any = dict[str, Any]  #: the type of the compact result (MCP's output schema)
+
+
+def _iso(t: float | None) -> str | None:
+    return None if t is None else \
+        datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def compact_record(r: Record) -> dict[str, Any]:
+    """A record for an LLM: what it says and the few fields that place it."""
+    out: dict[str, Any] = {"id": r.id, "text": r.text, "kind": r.kind,
+                           "created_at": _iso(r.created_at),
+                           "importance": round(r.importance, 3)}
+    for key in ("user_id", "agent_id", "run_id", "step", "superseded_by"):
+        if getattr(r, key) is not None:
+            out[key] = getattr(r, key)
+    for key in ("updated_at", "invalidated_at"):
+        if getattr(r, key) is not None:
+            out[key] = _iso(getattr(r, key))
+    if r.data:
+        out["data"] = r.to_dict()["data"]
+    if r.metadata:
+        out["metadata"] = r.to_dict()["metadata"]
+    return out
+
+
+def compact_hit(h: Hit) -> dict[str, Any]:
+    return {**compact_record(h.record), "score": round(h.score, 4)}
+
+
+def _records(rs: Sequence[Record]) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in rs]
+
+
+def _history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
+    return [e.to_dict() for e in entries]
+
+
+def _compact_history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in {**e.to_dict(), "at": _iso(e.at)}.items()
+             if v is not None and k not in ("record_id", "namespace")} for e in entries]
+
+
+def _context(c: Context) -> dict[str, Any]:
+    return {"text": c.text, "tokens": c.tokens, "hits": [h.to_dict() for h in c.hits]}
+
+
+def _fields(req: BaseModel, *skip: str) -> dict[str, Any]:
+    return req.model_dump(exclude={"namespace", *skip})
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def _tiers(c: Call) -> TieredMemory:
+    return TieredMemory.of(c.memory, c.namespace, redis_url=c.redis_url)
+
+
+def _advice(c: Call, r: m.AdviceRequest) -> Any:
+    return Learner.of(c.memory, c.namespace).retrieve(r.task, r.agent, user_id=r.user_id,
+                                                      top_k=r.top_k)
+
+
+def _advice_full(ctx: Any) -> dict[str, Any]:
+    def section(items: list[Any]) -> list[dict[str, Any]]:
+        return [{"id": i.id, **i.payload()} for i in items]
+
+    return {"heuristics": section(ctx.heuristics), "anti_patterns": section(ctx.anti_patterns),
+            "outcomes": section(ctx.outcomes), "preferences": section(ctx.preferences),
+            "knowledge": section(ctx.knowledge), "prompt": ctx.to_prompt()}
+
+
+def _outcome(c: Call, r: m.LearnRequest) -> dict[str, Any]:
+    out = Learner.of(c.memory, c.namespace).learn(**_fields(r))
+    return {"id": out.id, **out.payload()}
+
+
+def _delete(c: Call, r: m.DeleteMemoryRequest) -> dict[str, Any]:
+    c.memory.delete(r.memory_id, namespace=c.namespace, erase=r.erase)
+    return {"deleted": r.memory_id}
+
+
+def _similar(c: Call, r: m.AgentSimilarOp) -> list[dict[str, Any]]:
+    return [dict(entry, similarity=score) for entry, score in
+            _tiers(c).similar(r.agent_id, r.state, k=r.k, kind=r.memory_type)]
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "add_memory", "Store a memory (a fact, preference, observation, decision or outcome); "
+        "durable when the answer arrives. Returns the stored record with its id.",
+        m.AddRequest, "write", "POST", "/memories",
+        lambda c, r: c.memory.add(r.content, namespace=c.namespace, **_fields(r, "content")),
+        lambda rec: rec.to_dict(), compact_record),
+    Operation(
+        "search_memories", "Find the memories most relevant to a query, best first, each "
+        "with its score (relevance first, then recency and importance).",
+        m.SearchRequest, "read", "POST", "/search",
+        lambda c, r: c.memory.search(r.query, namespace=c.namespace,
+                                     **{**_fields(r, "query"), "touch": r.touch and c.touch}),
+        lambda hits: [h.to_dict() for h in hits], lambda hits: [compact_hit(h) for h in hits],
+        list[dict[str, Any]]),
+    Operation(
+        "list_memories", "List the memories a selection matches (scope, kinds, filters, time, "
+        "validity), oldest first unless ordered otherwise.",
+        m.ListRequest, "read", "POST", "/memories/list",
+        lambda c, r: c.memory.get_all(namespace=c.namespace, **_fields(r)),
+        _records, lambda rs: [compact_record(r) for r in rs], list[dict[str, Any]]),
+    Operation(
+        "get_memory", "Read one memory by id (also when invalidated).",
+        m.MemoryRef, "read", "GET", "/memories/{memory_id}",
+        lambda c, r: c.memory.get(r.memory_id, namespace=c.namespace),
+        lambda rec: rec.to_dict(), compact_record),
+    Operation(
+        "update_memory", "Change a memory's text, importance, data or metadata; the old values "
+        "are kept in its history.",
+        m.UpdateMemoryRequest, "write", "PATCH", "/memories/{memory_id}",
+        lambda c, r: c.memory.update(r.memory_id, namespace=c.namespace,
+                                     **_fields(r, "memory_id")),
+        lambda rec: rec.to_dict(), compact_record),
+    Operation(
+        "delete_memory", "Delete a memory from every index. Its history stays unless erase is "
+        "true: then its text, payload and history are removed everywhere.",
+        m.DeleteMemoryRequest, "write", "DELETE", "/memories/{memory_id}", _delete, _same,
+        _same),
+    Operation(
+        "memory_history", "A memory's changes, oldest first (add, update, invalidate, "
+        "delete, ...), with the old and new values.",
+        m.MemoryRef, "read", "GET", "/memories/{memory_id}/history",
+        lambda c, r: c.memory.history(r.memory_id, namespace=c.namespace),
+        _history, _compact_history, list[dict[str, Any]]),
+    Operation(
+        "memory_context", "The best memories for a query that fit in a token budget, as text "
+        "ready for a prompt.",
+        m.ContextRequest, "read", "POST", "/context",
+        lambda c, r: c.memory.context(r.query, budget=r.budget, namespace=c.namespace,
+                                      **{**_fields(r, "query", "budget"),
+                                         "touch": r.touch and c.touch}),
+        _context, lambda ctx: {"text": ctx.text, "tokens": ctx.tokens,
+                               "ids": [h.record.id for h in ctx.hits]}),
+    Operation(
+        "record_episode", "Record a finished training episode (task_id, score 0-1, steps, "
+        "trajectory_summary, mistakes, successes, mistake_cards).",
+        m.EpisodeRequest, "write", "POST", "/episodes",
+        lambda c, r: EpisodeMemory.of(c.memory, r.agent_id, c.namespace).record(r.episode),
+        lambda rec: rec.to_dict(), compact_record),
+    Operation(
+        "episode_context", "Lessons from past episodes, for the top of a system prompt.",
+        m.EpisodeContextRequest, "read", "GET", "/episodes/context",
+        lambda c, r: EpisodeMemory.of(c.memory, r.agent_id, c.namespace).context(
+            r.task_id, max_tokens=r.max_tokens),
+        lambda text: {"context": text}, _same, str),
+    Operation(
+        "learn_outcome", "Record how an attempt at a task went (outcome true or false) and the "
+        "strategy used; repeated outcomes become heuristics and anti-patterns.",
+        m.LearnRequest, "write", "POST", "/learning/outcomes", _outcome, _same, _same),
+    Operation(
+        "task_advice", "Advice for a task from learned heuristics, anti-patterns, knowledge and "
+        "preferences, as a compact prompt section.",
+        m.AdviceRequest, "read", "POST", "/learning/advice", _advice, _advice_full,
+        lambda ctx: ctx.to_prompt(), str),
+    Operation(
+        "store_agent_memory", "Store an agent's state, action or interaction (a dict) at a "
+        "simulation step, with a priority in [0, 1].",
+        m.AgentEntryRequest, "write", "POST", "/agents/entries",
+        lambda c, r: _tiers(c).store(r.agent_id, r.memory_type, r.contents, r.step,
+                                     r.priority), _same, _same),
+    Operation(
+        "similar_agent_states", "An agent's memories nearest to a state (a dict), field by "
+        "field in the state's own units, with their similarity (1.0: identical), across its "
+        "short, intermediate and long-term tiers.",
+        m.AgentSimilarOp, "read", "POST", "/agents/{agent_id}/similar", _similar, _same, _same,
+        list[dict[str, Any]]),
+)
+
+
+def by_name(name: str) -> Operation:
+    return next(op for op in OPERATIONS if op.name == name)
+
+
+def changes(cs: Sequence[MemoryChange]) -> list[dict[str, Any]]:
+    """Changes as REST returns them (kept here beside the other result forms)."""
+    return [{"event": c.event, "record": c.record.to_dict(),
+             "previous_id": c.previous.id if c.previous else None} for c in cs]
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    """A parameter's JSON type, short: ``string``, ``integer | null``, ``"a" | "b"``."""
+    if "enum" in schema:
+        return " \\| ".join(f"`{v}`" for v in schema["enum"])
+    if "anyOf" in schema:
+        return " \\| ".join(_kind(s) for s in schema["anyOf"])
+    if schema.get("type") == "array" and "items" in schema:
+        items = schema["items"]
+        return f"array of {_kind(items) if isinstance(items, dict) else 'values'}"
+    return str(schema.get("type", "object" if "additionalProperties" in schema else "any"))
+
+
+def reference() -> str:
+    """docs/operations.md: every operation with its REST route, MCP tool, role and parameters
+    (a test keeps the file equal to this)."""
+    out = ["# Operations", "",
+           "Every operation of the server, as the catalog (`memstream/server/catalog.py`) "
+           "declares it: its REST route (under `/v1`), its MCP tool (the same name), the role "
+           "its key needs, and its parameters with their descriptions. `Client` has a method "
+           "for each (named as `Memory`'s where there is one). REST answers in full (records "
+           "with every field, epoch seconds); MCP answers compactly for an LLM (id, text, "
+           "kind, score, dates in ISO 8601, and only the fields that are set).", "",
+           "Generated by `python -c \"from memstream.server.catalog import reference; "
+           "print(reference(), end='')\" > docs/operations.md`.", ""]
+    for op in OPERATIONS:
+        schema = op.request.model_json_schema()
+        props, required = schema.get("properties", {}), set(schema.get("required", []))
+        out += [f"## `{op.name}`", "", op.summary, "",
+                f"REST `{op.method} /v1{op.path}` · MCP tool `{op.name}` · role `{op.role}`", "",
+                "| parameter | type | default | description |", "|---|---|---|---|"]
+        for name, field in op.request.model_fields.items():
+            default = "required" if name in required else f"`{field.get_default()!r}`"
+            out.append(f"| `{name}` | {_kind(props[name])} | {default} | "
+                       f"{(field.description or '').replace('|', '/')} |")
+        out.append("")
+    return "\n".join(out)
