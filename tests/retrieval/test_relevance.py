@@ -94,3 +94,22 @@ def test_filters_name_the_parameter_for_record_fields(kw_memory: Memory):
         with pytest.raises(InvalidFilter, match=f"data.{key}"):
             kw_memory.search("note", filters={key: "anything"})
     assert len(kw_memory.get_all(filters={"data.kind": "x"})) == 1
+
+
+def test_the_term_finder_agrees_with_word_prefixes():
+    """One regular-expression scan finds exactly the terms that ``word[:5]`` of some word of
+    the text equals (random texts: case, underscores, digits, accents, short and long words)."""
+    import random
+
+    from memstream.retrieval.keywords import query_terms
+    from memstream.retrieval.relevance import _prefixes, term_finder
+
+    rng = random.Random(5)
+    vocab = ["cat", "cats", "catalogue", "Cat", "dog", "dog_house", "été", "Etés", "x1", "x12",
+             "house", "hous", "a", "ab", "abcde", "abcdef", "ÀBCDE", "naïve", "naive", "42",
+             "4200", "o'clock", "well-known", "known"]
+    for _ in range(300):
+        text = "".join(rng.choice(vocab) + rng.choice([" ", ",", "_", "-", ". ", "'", ""])
+                       for _ in range(rng.randrange(1, 12)))
+        terms = list(dict.fromkeys(t[:5] for t in query_terms(" ".join(rng.sample(vocab, 4)))))
+        assert term_finder(terms)(text) == _prefixes(text) & set(terms), (text, terms)

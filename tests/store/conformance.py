@@ -78,6 +78,13 @@ class StoreConformance:
         store.insert([a, b])
         assert [x.id for x in store.get("ns", [b.id, "nope", a.id])] == [b.id, a.id]
 
+    def test_texts_alone(self, store):
+        a, b = rec("alpha text"), rec("beta text")
+        store.insert([a, b])
+        assert store.texts("ns", [b.id, "nope", a.id, b.id]) == {a.id: "alpha text",
+                                                                 b.id: "beta text"}
+        assert store.texts("other", [a.id]) == {} and store.texts("ns", []) == {}
+
     def test_signals_are_the_scoring_fields(self, store):
         a = rec("a", importance=0.3, at=T0 + 1)
         store.insert([a])

@@ -58,7 +58,7 @@ def _small(store: Store, sel: Selection) -> bool:
 
 def _long(store: Store, sel: Selection, ids: Sequence[str], texts: dict[str, str]) -> bool:
     """Whether the records of ``ids`` are long at the median (their texts join ``texts``)."""
-    texts.update((r.id, r.text) for r in store.get(sel.namespace, list(ids)))
+    texts.update(store.texts(sel.namespace, list(ids)))
     lengths = sorted(len(texts[i]) for i in ids if i in texts)
     return bool(lengths) and lengths[len(lengths) // 2] > LONG_TEXT
 
@@ -191,7 +191,7 @@ def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | Non
     reads the texts and cosines it lacks."""
     missing = [i for i in window if i not in texts]
     if missing:
-        texts.update((r.id, r.text) for r in store.get(sel.namespace, missing))
+        texts.update(store.texts(sel.namespace, missing))
     if vector is not None:
         unknown = [i for i in window if i not in cosine]
         for rid, emb in store.embeddings(sel.namespace, unknown).items():

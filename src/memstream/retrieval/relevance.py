@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -152,6 +152,23 @@ def _prefixes(text: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(text.lower())}
 
 
+_WORD_END = r"(?![^\W_])"
+
+
+def term_finder(terms: Sequence[str]) -> Callable[[str], set[str]]:
+    """``lambda text: set(terms) & _prefixes(text)``, in one regular-expression scan: a term of
+    5 characters starts a word, a shorter one is a whole word (as ``word[:5]`` compares). A term
+    that is not one word (``o'clo``) is the prefix of no word."""
+    terms = [t for t in terms if _WORD.fullmatch(t)]
+    if not terms:
+        return lambda text: set()
+    alternatives = "|".join("(" + re.escape(t) + ("" if len(t) >= 5 else _WORD_END) + ")"
+                            for t in terms)
+    pattern = re.compile(r"(?<![^\W_])(?:" + alternatives + ")")
+    return lambda text: {terms[m.lastindex - 1] for m in pattern.finditer(text.lower())
+                         if m.lastindex is not None}
+
+
 def null_of(background: np.ndarray, vector: np.ndarray) -> tuple[float, float]:
     """(mean, standard deviation) of the query's cosines to the background rows."""
     cos = background @ vector
@@ -164,8 +181,16 @@ def evidence(query: str, texts: Mapping[str, str], cosine: Mapping[str, float],
     """The evidence of each record of ``texts`` (id -> text) for ``query``; ``null`` is
     ``null_of`` the query's vector."""
     terms = list(dict.fromkeys(t[:5] for t in query_terms(query)))
-    windows = {rid: passage(text) for rid, text in texts.items()}
-    held = {rid: _prefixes(window) for rid, window in windows.items()}
+    find = term_finder(terms)
+    windows: dict[str, str] = {}
+    held: dict[str, set[str]] = {}
+    for rid, text in texts.items():
+        lowered = text.lower()  # a text holding no term even as a substring holds no word
+        if any(t in lowered for t in terms):  # of it: its window need not be read
+            windows[rid] = passage(text)
+            held[rid] = find(windows[rid])
+        else:
+            held[rid] = set()
     n = len(texts)
     # rarity among the candidates: log((n + 1) / (holders + 0.5)), at least 0.1
     weight = {t: max(0.1, math.log((n + 1) / (sum(t in h for h in held.values()) + 0.5)))
@@ -180,6 +205,6 @@ def evidence(query: str, texts: Mapping[str, str], cosine: Mapping[str, float],
             dense=(cos - mean) / std if cos is not None else None,
             keyword=sum(weight[t] for t in terms if t in held[rid]) / total
             * (min(1.0, KEYWORD_CHARS / len(windows[rid]))
-               if len(windows[rid]) < len(text) else 1.0),
+               if rid in windows and len(windows[rid]) < len(text) else 1.0),
             question=asked if is_question(text) else 0.0, learned=learned.get(rid))
     return out

@@ -369,6 +369,14 @@ class PostgresStore(Selecting):
         found = {row[0]: _row_to_record(row) for row in rows}
         return [found[i] for i in ids if i in found]
 
+    def texts(self, namespace: str, ids: Sequence[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT id, text FROM records WHERE namespace = %s AND "
+                               "id = ANY(%s)", (namespace, list(dict.fromkeys(ids)))).fetchall()
+        return dict(rows)
+
     def taken(self, ids: Sequence[str]) -> set[str]:
         if not ids:
             return set()

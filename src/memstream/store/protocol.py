@@ -95,6 +95,10 @@ class Store(Protocol):
         """The records with these ids in this namespace, in the order of ``ids``; unknown ids are
         left out. Invalidated records are returned too. Embeddings are not loaded."""
 
+    def texts(self, namespace: str, ids: Sequence[str]) -> dict[str, str]:
+        """The texts of these records (unknown ids are left out): what ranking reads of its
+        candidates, without parsing whole records."""
+
     def taken(self, ids: Sequence[str]) -> set[str]:
         """Which of these ids a record holds in any namespace (ids are unique in a store).
         Only for the engine's own checks: never to be shown to a caller of one namespace."""

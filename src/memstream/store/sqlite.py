@@ -429,6 +429,15 @@ class SQLiteStore(Selecting):
                     found[rec.id] = rec
         return [found[i] for i in ids if i in found]
 
+    def texts(self, namespace: str, ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        with self._read() as db:
+            for chunk in _chunks(list(dict.fromkeys(ids))):
+                q = ",".join("?" * len(chunk))
+                out.update(db.execute(f"SELECT id, text FROM records WHERE +namespace = ? AND "
+                                      f"id IN ({q})", (namespace, *chunk)))
+        return out
+
     def taken(self, ids: Sequence[str]) -> set[str]:
         out: set[str] = set()
         with self._read() as db:
