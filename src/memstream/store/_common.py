@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._types import HistoryEntry, Record
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from ..filters import And, Cond, Expr, Not, Or, Selection
-from .protocol import Patch
+from .protocol import ApiKey, Patch
 
 PATCHABLE = ("text", "data", "importance", "metadata", "invalidated_at", "superseded_by",
              "provenance")
@@ -116,6 +116,15 @@ def diff(before: Record, patch: Patch) -> Change | None:
         requeue="text" in fields)
 
 
+def change_of(before: Record | None, namespace: str, record_id: str, patch: Patch
+              ) -> tuple[Record, Change | None]:
+    """The record an update reads (NotFound when there is none) and what the patch changes of
+    it (None: nothing)."""
+    if before is None:
+        raise NotFound(f"no record {record_id!r} in namespace {namespace!r}")
+    return before, diff(before, patch)
+
+
 def memory_key(r: Record) -> tuple[Any, ...] | None:
     """What makes two records the same memory for ``insert(refresh=True)``: namespace, user,
     agent and run, kind, text, data and metadata all equal. None for a record with a step (a
@@ -210,3 +219,40 @@ class Selecting:
                    order: str = "created") -> list[str]:
         return [row[0] for row in self._selected("SELECT r.id FROM records r", sel, limit,
                                                  offset, order)]
+
+
+class RatingQueue:
+    """``set_rating``, the same on every backend: the rated importance is an update (with its
+    history), then the record leaves the queue (``_rated``, the backend's one statement)."""
+
+    def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
+        raise NotImplementedError
+
+    def _rated(self, namespace: str, record_id: str) -> None:
+        raise NotImplementedError
+
+    def set_rating(self, namespace: str, record_id: str, importance: float | None, *,
+                   at: float) -> None:
+        if importance is not None:
+            try:
+                self.update(namespace, record_id, Patch(importance=importance), at=at)
+            except NotFound:
+                return
+        self._rated(namespace, record_id)
+
+
+class KeyLookup:
+    """API keys by id and all of them, the same on every backend over its ``_keys`` query."""
+
+    #: the backend's parameter placeholder
+    PLACEHOLDER = "?"
+
+    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
+        raise NotImplementedError
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        found = self._keys(f"WHERE id = {self.PLACEHOLDER}", (key_id,))
+        return found[0] if found else None
+
+    def list_keys(self) -> list[ApiKey]:
+        return self._keys("ORDER BY created_at, id", ())

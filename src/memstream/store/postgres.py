@@ -10,8 +10,6 @@ threads of a process. Select it with a URL: ``Memory("postgresql://user@host/db"
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 import threading
 import time
@@ -23,68 +21,31 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import errors as pg_errors
-from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .._types import HistoryEntry, Record
-from ..errors import BackendUnavailable, Conflict, InvalidInput, NotFound
+from ..errors import BackendUnavailable, Conflict, InvalidInput
 from ..filters import Selection
-from ._common import SELECTION_STATS, Selecting, diff, order_sql, plan_refresh
+from ._common import SELECTION_STATS, Selecting, change_of, order_sql, plan_refresh
+from ._pg_admin import PgAdmin
+from ._pg_rows import SELECT as _SELECT
+from ._pg_rows import from_db as _from_db
+from ._pg_rows import jsonb as _jsonb
+from ._pg_rows import record_row as _record_row
+from ._pg_rows import row_to_record as _row_to_record
+from ._pg_rows import scalar as _scalar
+from ._pg_rows import vec as _vec
 from ._pg_schema import COLUMNS, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
-from .protocol import ApiKey, Patch, Signals, StoreStats
+from .protocol import Patch, Signals
 
-_SELECT = "SELECT " + ", ".join(f"r.{c}" for c in COLUMNS) + " FROM records r"
 SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
 MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
 MAX_DF_RATIO = 0.02
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _jsonb(value: Any) -> Jsonb | None:
-    return None if value is None else Jsonb(value, dumps=_dumps)
-
-
-_PROVENANCE, _METADATA = COLUMNS.index("provenance"), COLUMNS.index("metadata")
-
-
-def _row_to_record(row: Sequence[Any]) -> Record:
-    """A record from the values of COLUMNS (which are Record's first fields, in order)."""
-    v = list(row)
-    v[_PROVENANCE] = tuple(v[_PROVENANCE] or ())
-    v[_METADATA] = v[_METADATA] or {}
-    return Record(*v)
-
-
-def _record_row(r: Record) -> list[Any]:
-    values = {c: getattr(r, c) for c in COLUMNS}
-    values["data"] = _jsonb(r.data)
-    values["metadata"] = _jsonb(r.metadata)
-    values["provenance"] = list(r.provenance)
-    return [values[c] for c in COLUMNS]
-
-
-def _vec(v: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(v, dtype=np.float32).ravel())
-
-
-def _scalar(cur: Any, sql: Any, params: Sequence[Any] = ()) -> Any:
-    """The first column of the one row a query returns."""
-    row = cur.execute(sql, params).fetchone()
-    assert row is not None
-    return row[0]
-
-
-def _from_db(v: Any) -> np.ndarray:
-    """A vector read back (pgvector gives a ``Vector`` or a numpy array)."""
-    return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
-
-
-class PostgresStore(Selecting):
+class PostgresStore(PgAdmin, Selecting):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -238,10 +199,8 @@ class PostgresStore(Selecting):
         with self._conn(write=True) as cur:
             row = cur.execute(_SELECT + " WHERE r.namespace = %s AND r.id = %s FOR UPDATE",
                               (namespace, record_id)).fetchone()
-            if row is None:
-                raise NotFound(f"no record {record_id!r} in namespace {namespace!r}")
-            before = _row_to_record(row)
-            change = diff(before, patch)
+            before, change = change_of(_row_to_record(row) if row else None, namespace,
+                                       record_id, patch)
             if change is None:
                 return before
             sets: dict[str, Any] = {
@@ -395,8 +354,7 @@ class PostgresStore(Selecting):
         found = {row[0]: Signals(*row) for row in rows}
         return [found[i] for i in ids if i in found]
 
-    def _record(self, row: Any) -> Record:
-        return _row_to_record(row)
+    _record = staticmethod(_row_to_record)
 
     def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
                   order: str) -> list[Any]:
@@ -555,131 +513,6 @@ class PostgresStore(Selecting):
                                "id = ANY(%s) AND embedding IS NOT NULL",
                                (namespace, list(ids)), binary=True).fetchall()
         return {rid: _from_db(v) for rid, v in rows}
-
-    def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT namespace, id, text, kind FROM records WHERE needs_rating "
-                               "ORDER BY seq LIMIT %s", (limit,)).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
-
-    def set_rating(self, namespace: str, record_id: str, importance: float | None, *,
-                   at: float) -> None:
-        if importance is not None:
-            try:
-                self.update(namespace, record_id, Patch(importance=importance), at=at)
-            except NotFound:
-                return
-        with self._conn(write=True) as cur:
-            cur.execute("UPDATE records SET needs_rating = false WHERE namespace = %s AND id = %s",
-                        (namespace, record_id))
-
-    def pending_embeddings(self, limit: int, *, owner: str | None = None,
-                           lease: float = 60.0) -> list[tuple[str, str, str]]:
-        if owner is None:
-            with self._conn(write=False) as cur:
-                rows = cur.execute("SELECT namespace, id, text FROM records WHERE "
-                                   "needs_embedding ORDER BY seq LIMIT %s", (limit,)).fetchall()
-            return [(r[0], r[1], r[2]) for r in rows]
-        now = time.time()
-        with self._conn(write=True) as cur:  # rows another worker is claiming are skipped
-            rows = cur.execute(
-                "UPDATE records r SET embed_owner = %s, embed_until = %s FROM (SELECT id FROM "
-                "records WHERE needs_embedding AND (embed_until IS NULL OR embed_until <= %s "
-                "OR embed_owner = %s) ORDER BY seq LIMIT %s FOR UPDATE SKIP LOCKED) c "
-                "WHERE r.id = c.id RETURNING r.seq, r.namespace, r.id, r.text",
-                (owner, now + lease, now, owner, limit)).fetchall()
-        return [(r[1], r[2], r[3]) for r in sorted(rows)]
-
-    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        if not hashes:
-            return {}
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT hash, vector FROM embedding_cache WHERE model = %s AND "
-                               "hash = ANY(%s)", (model, list(hashes))).fetchall()
-        return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
-
-    def stats(self, namespace: str) -> StoreStats:
-        with self._conn(write=False) as cur:
-            row = cur.execute(
-                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
-                "count(embedding), min(created_at), max(created_at) FROM records "
-                "WHERE namespace = %s", (namespace,)).fetchone()
-            assert row is not None
-            total, valid, embedded, oldest, newest = row
-            kinds = dict(cur.execute("SELECT kind, count(*) FROM records WHERE namespace = %s "
-                                     "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
-        return StoreStats(total, valid, embedded, kinds, oldest, newest)
-
-    def namespaces(self) -> list[str]:
-        with self._conn(write=False) as cur:
-            return [r[0] for r in cur.execute(
-                "SELECT DISTINCT namespace FROM records ORDER BY namespace").fetchall()]
-
-    def put_key(self, key: ApiKey) -> None:
-        with self._conn(write=True) as cur:
-            cur.execute("INSERT INTO api_keys VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                        (key.id, key.hash, key.name, list(key.namespaces), key.role,
-                         key.created_at, key.revoked_at))
-
-    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT id, hash, name, namespaces, role, created_at, "
-                               f"revoked_at FROM api_keys {where}", params).fetchall()
-        return [ApiKey(r[0], r[1], r[2], tuple(r[3]), r[4], r[5], r[6]) for r in rows]
-
-    def get_key(self, key_id: str) -> ApiKey | None:
-        found = self._keys("WHERE id = %s", (key_id,))
-        return found[0] if found else None
-
-    def list_keys(self) -> list[ApiKey]:
-        return self._keys("ORDER BY created_at, id", ())
-
-    def revoke_key(self, key_id: str, *, at: float) -> bool:
-        with self._conn(write=True) as cur:
-            cur.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, %s) WHERE id = %s",
-                        (at, key_id))
-            return cur.rowcount > 0
-
-    def records_page(self, namespace: str, after: str | None, limit: int
-                     ) -> list[tuple[Record, str | None]]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute(
-                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
-                + " WHERE r.namespace = %s AND r.id > %s ORDER BY r.id LIMIT %s",
-                (namespace, after or "", limit), binary=True).fetchall()
-        out = []
-        for row in rows:
-            rec = _row_to_record(row[:-2])
-            if row[-2] is not None:
-                rec = dataclasses.replace(rec, embedding=_from_db(row[-2]))
-            out.append((rec, row[-1]))
-        return out
-
-    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT seq, record_id, namespace, event, at, old, new FROM "
-                               "history WHERE seq > %s ORDER BY seq LIMIT %s",
-                               (after, limit)).fetchall()
-        return [(r[0], HistoryEntry(*r[1:])) for r in rows]
-
-    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
-        if not entries:
-            return
-        with self._conn(write=True) as cur:
-            cur.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
-                            "VALUES (%s, %s, %s, %s, %s, %s)",
-                            [(e.namespace, e.record_id, e.event, e.at, _jsonb(e.old),
-                              _jsonb(e.new)) for e in entries])
-
-    def meta_items(self) -> dict[str, str]:
-        with self._conn(write=False) as cur:
-            return dict(cur.execute("SELECT key, value FROM meta WHERE key <> 'schema_version' "
-                                    "ORDER BY key").fetchall())
-
-    def get_meta(self, key: str) -> str | None:
-        with self._conn(write=False) as cur:
-            row = cur.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
-        return None if row is None else str(row[0])
 
     def close(self) -> None:
         if not self._closed:

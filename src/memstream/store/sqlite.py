@@ -9,10 +9,7 @@ others' vector changes from a log table.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
-import operator
 import sqlite3
 import threading
 import time
@@ -25,22 +22,26 @@ import numpy as np
 
 from .. import _json
 from .._types import HistoryEntry, Record
-from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput, NotFound
+from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ..filters import Selection
-from . import _ann
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import SELECTION_STATS, Selecting, diff, order_sql, plan_refresh
+from ._common import Selecting, change_of, order_sql, plan_refresh
+from ._sqlite_admin import SQLiteAdmin
 from ._sqlite_check import inspect_file
+from ._sqlite_keywords import SQLiteKeywords
+from ._sqlite_rows import SELECT as _SELECT
+from ._sqlite_rows import chunks as _chunks
+from ._sqlite_rows import record_row as _record_row
+from ._sqlite_rows import row_to_record as _row_to_record
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
-from ._vectors import OP_REMOVED, OP_VALID, VectorIndex, top_order
-from .protocol import ApiKey, Patch, Signals, StoreStats
+from ._sqlite_vector import ANN_THRESHOLD, EXACT_SELECTION, SQLiteVectors
+from ._vectors import OP_VALID, VectorIndex
+from .protocol import Patch, Signals
 
-_SELECT = "SELECT " + ", ".join(f"r.{c}" for c in COLUMNS) + " FROM records r"
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
 # walk the namespace index, which costs a scan of the whole namespace (100 ms at 100k rows).
-_CHUNK = 500  # parameters per IN (...) list, well under SQLite's limit
 # rows per multi-row INSERT: 256 x 24 parameters, under the 32,766 of SQLite's default limit
 _INSERT_ROWS = 256
 _INSERT_SQL = (f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
@@ -48,50 +49,14 @@ _INSERT_SQL = (f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_mod
 _INSERT_ROW = "(" + ",".join("?" * (len(COLUMNS) + 4)) + ")"
 _HISTORY_SQL = "INSERT INTO history(namespace, record_id, event, at, old, new) VALUES "
 SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
-MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
-MAX_DF_RATIO = 0.02
 CACHE_KIB = 64 * 1024  # the page cache of each connection, at most
 MMAP_BYTES = 2**31 - 2**16  # of the file read through a memory map (SQLite's usual ceiling)
-LARGE_COUNT = 5000  # keyword statistics above this are reused for COUNT_TTL seconds
-NS_COUNT_CAP = 2000  # a term's matches in a namespace are counted up to this, then estimated
-COUNT_TTL = 60.0
-ANN_THRESHOLD = 50_000  # vectors in a namespace above which an HNSW graph serves searches
-ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exact search
-EXACT_SELECTION = 50_000  # a filtered search over at most this many records is exact
 
 
 _dumps = _json.dumps
 
 
-_FIELDS = operator.attrgetter(*COLUMNS)
-_DATA, _METADATA, _PROVENANCE = (COLUMNS.index(c) for c in ("data", "metadata", "provenance"))
-
-
-def _row_to_record(row: Sequence[Any]) -> Record:
-    """A record from the values of COLUMNS (which are Record's first fields, in order)."""
-    v = list(row)
-    data, meta, prov = v[_DATA], v[_METADATA], v[_PROVENANCE]
-    v[_DATA] = _json.loads(data) if data is not None else None
-    v[_METADATA] = _json.loads(meta) if meta != "{}" else {}
-    v[_PROVENANCE] = tuple(_json.loads(prov)) if prov != "[]" else ()
-    return Record(*v)
-
-
-def _record_row(r: Record) -> list[Any]:
-    """The values of COLUMNS for a record (its JSON fields as text)."""
-    row = list(_FIELDS(r))
-    row[_DATA] = _dumps(r.data) if r.data is not None else None
-    row[_METADATA] = _dumps(r.metadata) if r.metadata else "{}"
-    row[_PROVENANCE] = _dumps(list(r.provenance)) if r.provenance else "[]"
-    return row
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-class SQLiteStore(Selecting):
+class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -284,10 +249,8 @@ class SQLiteStore(Selecting):
         with self._write() as db:
             row = db.execute(_SELECT + " WHERE +r.namespace = ? AND r.id = ?",
                              (namespace, record_id)).fetchone()
-            if row is None:
-                raise NotFound(f"no record {record_id!r} in namespace {namespace!r}")
-            before = _row_to_record(row)
-            change = diff(before, patch)
+            before, change = change_of(_row_to_record(row) if row else None, namespace,
+                                       record_id, patch)
             if change is None:
                 return before
             sets = {k: (_dumps(list(v) if k == "provenance" else v)
@@ -458,8 +421,7 @@ class SQLiteStore(Selecting):
                     found[row[0]] = Signals(*row)
         return [found[i] for i in ids if i in found]
 
-    def _record(self, row: Any) -> Record:
-        return _row_to_record(row)
+    _record = staticmethod(_row_to_record)
 
     def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
                   order: str) -> list[Any]:
@@ -484,97 +446,6 @@ class SQLiteStore(Selecting):
                               (namespace, record_id)).fetchall()
         return [HistoryEntry(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None,
                              json.loads(r[5]) if r[5] else None) for r in rows]
-
-    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
-                       ) -> list[tuple[str, float]]:
-        """BM25 with the statistics of what the search selects. FTS5 ranks with the document
-        frequencies of the whole table, so other namespaces, or other users of the same one,
-        would shift the ranking; each term's FTS5 score is therefore rescaled by idf(in the
-        selection) / idf(in the table), and a record's score is the sum over the terms it
-        holds. A selection of more than ``SELECTION_STATS`` records uses its namespace's
-        statistics instead (close enough, and cheaper to count)."""
-        quoted = ['"' + t.replace('"', "") + '"' for t in terms if t.replace('"', "").strip()]
-        if not quoted or limit <= 0:
-            return []
-        where, params = selection_sql(sel)
-        sql = (f"SELECT r.rowid, r.id, bm25(records_fts) AS s FROM records_fts "
-               f"JOIN records r ON r.rowid = records_fts.rowid "
-               f"WHERE records_fts MATCH ? AND {where} ORDER BY s, r.rowid LIMIT ?")
-        per_term = max(4 * limit, 200)
-        scores: dict[int, float] = {}
-        names: dict[int, str] = {}
-        plain = sel == Selection(sel.namespace)
-        with self._read() as db:
-            quoted = self._rare_terms(db, quoted)
-            block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
-            total = _varint(block[0]) if block else 0  # FTS5's own row count
-            in_ns = self._count((sel.namespace, ""), lambda: db.execute(
-                "SELECT count(*) FROM records WHERE namespace = ?",
-                (sel.namespace,)).fetchone()[0])
-            in_sel = 0 if plain else db.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
-                (*params, SELECTION_STATS + 1)).fetchone()[0]
-            for term in quoted:
-                rows = db.execute(sql, (term, *params, per_term)).fetchall()
-                if not rows:
-                    continue
-                hits = self._count(("", term), lambda t=term: db.execute(
-                    "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
-                    (t,)).fetchone()[0])
-                weight = 1.0  # a namespace that is most of the table has its statistics
-                if 0 < in_sel <= SELECTION_STATS:  # the selection's own statistics
-                    in_term = len(rows) if len(rows) < per_term else db.execute(
-                        "SELECT count(*) FROM records_fts JOIN records r ON r.rowid = "
-                        f"records_fts.rowid WHERE records_fts MATCH ? AND {where}",
-                        (term, *params)).fetchone()[0]
-                    weight = _idf(in_sel, in_term) / _idf(total, hits)
-                elif 2 * in_ns < total:
-                    if plain and len(rows) < per_term:  # every match in the namespace is here
-                        hits_ns = len(rows)
-                    else:  # counted up to a cap; past it, the table's share is close enough
-                        hits_ns = self._count((sel.namespace, term), lambda t=term: db.execute(
-                            "SELECT count(*) FROM (SELECT 1 FROM records_fts JOIN records r ON "
-                            "r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND "
-                            "r.namespace = ? LIMIT ?)",
-                            (t, sel.namespace, NS_COUNT_CAP + 1)).fetchone()[0])
-                        if hits_ns > NS_COUNT_CAP:
-                            hits_ns = round(hits * in_ns / max(total, 1))
-                    weight = _idf(in_ns, hits_ns) / _idf(total, hits)
-                for rowid, rid, score in rows:
-                    scores[rowid] = scores.get(rowid, 0.0) - score * weight
-                    names[rowid] = rid
-        best = sorted(scores, key=lambda r: (-scores[r], r))[:limit]
-        return [(names[r], scores[r]) for r in best]
-
-    def _count(self, key: tuple[str, str], compute: Any) -> int:
-        """A count for keyword statistics: recounted after this process writes when it is
-        small (cheap), reused for up to a minute when it is large (it then barely moves)."""
-        now = time.monotonic()
-        hit = self._counts.get(key)
-        if hit is not None and (hit[1] == self._generation
-                                or (hit[0] > LARGE_COUNT and now - hit[2] < COUNT_TTL)):
-            return hit[0]
-        value = int(compute())
-        if len(self._counts) > 50_000:
-            self._counts.clear()
-        self._counts[key] = (value, self._generation, now)
-        return value
-
-    def _rare_terms(self, db: sqlite3.Connection, quoted: list[str]) -> list[str]:
-        """Leave out terms found in more than ``max(MAX_DF_FLOOR, MAX_DF_RATIO * rows)``
-        records. Such terms add almost nothing to BM25 (their IDF is near zero) but make the
-        index rank every record that holds them; a store below the floor is never pruned. When
-        every term is that common, the rarest one is kept."""
-        if len(quoted) < 2:
-            return quoted
-        rows = db.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
-        cap = max(MAX_DF_FLOOR, int(MAX_DF_RATIO * rows))
-        if rows <= cap:
-            return quoted
-        df = {t: db.execute("SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts "
-                            "MATCH ? LIMIT ?)", (t, cap + 1)).fetchone()[0] for t in quoted}
-        kept = [t for t in quoted if df[t] <= cap]
-        return kept or [min(quoted, key=lambda t: df[t])]
 
     def _vectors_by_key(self, sql: str, first: str, keys: Sequence[str]
                         ) -> dict[str, np.ndarray]:
@@ -645,340 +516,6 @@ class SQLiteStore(Selecting):
             "SELECT id, embedding FROM records WHERE +namespace = ? AND id IN ({q}) "
             "AND embedding IS NOT NULL", namespace, ids)
 
-    def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
-        with self._read() as db:
-            rows = db.execute("SELECT namespace, id, text, kind FROM records "
-                              "WHERE needs_rating = 1 ORDER BY rowid LIMIT ?", (limit,)).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
-
-    def set_rating(self, namespace: str, record_id: str, importance: float | None, *,
-                   at: float) -> None:
-        if importance is not None:
-            try:
-                self.update(namespace, record_id, Patch(importance=importance), at=at)
-            except NotFound:
-                return
-        with self._write() as db:
-            db.execute("UPDATE records SET needs_rating = 0 WHERE +namespace = ? AND id = ?",
-                       (namespace, record_id))
-
-    def pending_embeddings(self, limit: int, *, owner: str | None = None,
-                           lease: float = 60.0) -> list[tuple[str, str, str]]:
-        if owner is None:
-            with self._read() as db:
-                rows = db.execute("SELECT namespace, id, text FROM records WHERE "
-                                  "needs_embedding = 1 ORDER BY rowid LIMIT ?",
-                                  (limit,)).fetchall()
-            return [(r[0], r[1], r[2]) for r in rows]
-        now = time.time()
-        with self._write() as db:
-            rows = db.execute(
-                "SELECT rowid, namespace, id, text FROM records WHERE needs_embedding = 1 AND "
-                "(embed_until IS NULL OR embed_until <= ? OR embed_owner = ?) ORDER BY rowid "
-                "LIMIT ?", (now, owner, limit)).fetchall()
-            db.executemany("UPDATE records SET embed_owner = ?, embed_until = ? WHERE rowid = ?",
-                           [(owner, now + lease, r[0]) for r in rows])
-        return [(r[1], r[2], r[3]) for r in rows]
-
-    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._vectors_by_key(
-            "SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({q})",
-            model, hashes)
-
-    def stats(self, namespace: str) -> StoreStats:
-        with self._read() as db:
-            total, valid, embedded, oldest, newest = db.execute(
-                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
-                "count(embedding), min(created_at), max(created_at) FROM records "
-                "WHERE namespace = ?", (namespace,)).fetchone()
-            kinds = dict(db.execute("SELECT kind, count(*) FROM records WHERE namespace = ? "
-                                    "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
-        return StoreStats(total, valid, embedded, kinds, oldest, newest)
-
-    def namespaces(self) -> list[str]:
-        with self._read() as db:
-            return [r[0] for r in db.execute(
-                "SELECT DISTINCT namespace FROM records ORDER BY namespace")]
-
-    def put_key(self, key: ApiKey) -> None:
-        with self._write() as db:
-            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (key.id, key.hash, key.name, _dumps(list(key.namespaces)), key.role,
-                        key.created_at, key.revoked_at))
-
-    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
-        with self._read() as db:
-            rows = db.execute("SELECT id, hash, name, namespaces, role, created_at, revoked_at "
-                              f"FROM api_keys {where}", params).fetchall()
-        return [ApiKey(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6])
-                for r in rows]
-
-    def get_key(self, key_id: str) -> ApiKey | None:
-        found = self._keys("WHERE id = ?", (key_id,))
-        return found[0] if found else None
-
-    def list_keys(self) -> list[ApiKey]:
-        return self._keys("ORDER BY created_at, id", ())
-
-    def revoke_key(self, key_id: str, *, at: float) -> bool:
-        with self._write() as db:
-            return db.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) "
-                              "WHERE id = ?", (at, key_id)).rowcount > 0
-
-    def records_page(self, namespace: str, after: str | None, limit: int
-                     ) -> list[tuple[Record, str | None]]:
-        with self._read() as db:
-            rows = db.execute(
-                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
-                + " WHERE +r.namespace = ? AND r.id > ? ORDER BY r.id LIMIT ?",
-                (namespace, after or "", limit)).fetchall()
-        out = []
-        for row in rows:
-            rec = _row_to_record(row[:-2])
-            if row[-2] is not None:
-                rec = dataclasses.replace(rec, embedding=np.frombuffer(row[-2], np.float32))
-            out.append((rec, row[-1]))
-        return out
-
-    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
-        with self._read() as db:
-            rows = db.execute("SELECT seq, record_id, namespace, event, at, old, new FROM history "
-                              "WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)).fetchall()
-        return [(r[0], HistoryEntry(r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None,
-                                    json.loads(r[6]) if r[6] else None)) for r in rows]
-
-    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
-        with self._write() as db:
-            db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
-                           "VALUES (?, ?, ?, ?, ?, ?)",
-                           [(e.namespace, e.record_id, e.event, e.at,
-                             None if e.old is None else _dumps(e.old),
-                             None if e.new is None else _dumps(e.new)) for e in entries])
-
-    def meta_items(self) -> dict[str, str]:
-        with self._read() as db:
-            return dict(db.execute("SELECT key, value FROM meta WHERE key <> 'schema_version' "
-                                   "ORDER BY key").fetchall())
-
-    def get_meta(self, key: str) -> str | None:
-        with self._read() as db:
-            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    # --- vector search -----------------------------------------------------------------------
-
-    def _index(self, db: sqlite3.Connection, namespace: str, dim: int) -> VectorIndex:
-        """The namespace's vector index, brought up to date with the change log."""
-        index = self._vectors.get(namespace)
-        if index is None or index.dim != dim:
-            index = VectorIndex(dim)
-            self._vectors[namespace] = index
-            db.execute("BEGIN")  # one snapshot for the log position and the rows
-            try:
-                index.last_seq = db.execute(
-                    "SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
-                index.upsert(db.execute(
-                    "SELECT rowid, embedding, invalidated_at IS NULL FROM records "
-                    "WHERE namespace = ? AND embedding IS NOT NULL ORDER BY rowid", (namespace,)))
-            finally:
-                db.execute("COMMIT")
-            return index
-        # the log's end now: this namespace's changes up to it are replayed, and the position
-        # moves there even when none are this namespace's, so that entries of other
-        # namespaces (an agent's states, say) are read past once and not at every search
-        top = db.execute("SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
-        changes = db.execute("SELECT rid, op FROM vector_log WHERE seq > ? AND seq <= ? "
-                             "AND namespace = ? ORDER BY seq",
-                             (index.last_seq, top, namespace)).fetchall()
-        index.last_seq = max(index.last_seq, top)
-        if not changes:
-            return index
-        final: dict[int, int] = dict(changes)
-        index.remove(rid for rid, op in final.items() if op == OP_REMOVED)
-        live = [rid for rid, op in final.items() if op != OP_REMOVED]
-        for chunk in _chunks(live):
-            index.upsert(db.execute(
-                f"SELECT rowid, embedding, invalidated_at IS NULL FROM records WHERE rowid IN "
-                f"({','.join('?' * len(chunk))}) AND embedding IS NOT NULL", chunk))
-        gone = set(live) - set(index._pos)
-        index.remove(gone)
-        return index
-
-    def vector_search(self, sel: Selection, vector: np.ndarray, limit: int
-                      ) -> list[tuple[str, float]]:
-        query = np.asarray(vector, dtype=np.float32).ravel()
-        if limit <= 0:
-            return []
-        with self._read() as db:
-            index = self._index(db, sel.namespace, query.shape[0])
-            include_invalid = sel.include_invalid or sel.as_of is not None
-            plain = Selection(sel.namespace, include_invalid=sel.include_invalid)
-            ann = self._ann_index(db, sel.namespace, index)
-            if ann is not None:
-                return self._ann_top(db, sel, sel == plain, index, ann, query, limit)
-            if not index.keeps_vectors:  # the graph no longer serves: exact search again
-                self._vectors.pop(sel.namespace, None)
-                index = self._index(db, sel.namespace, query.shape[0])
-            rids, scores = index.scores(query, include_invalid=include_invalid)
-            if sel == plain:
-                order = top_order(rids, scores, limit)
-                return self._ids_for(db, [(int(rids[i]), float(scores[i])) for i in order])
-            return self._filtered_top(db, sel, rids, scores, limit)
-
-    # --- the approximate index ---------------------------------------------------------------
-
-    def _ann_path(self, namespace: str, dim: int) -> Path | None:
-        if self.path == ":memory:":
-            return None
-        return _ann.file_for(Path(self.path + ".ann"), namespace, dim)
-
-    def _drop_ann(self, namespace: str) -> None:
-        """Forget the namespace's HNSW graph, in memory and on disk (a graph keeps the vectors
-        of removed entries): it is built again, from what is stored, when next needed."""
-        self._ann.pop(namespace, None)
-        if self.path != ":memory:":
-            for file in _ann.files_for(Path(self.path + ".ann"), namespace):
-                file.unlink(missing_ok=True)
-
-    def _ann_index(self, db: sqlite3.Connection, namespace: str, index: VectorIndex
-                   ) -> AnnIndex | None:
-        """The namespace's HNSW graph when it is large enough, in step with the change log."""
-        if not self.ann_threshold or len(index) <= self.ann_threshold:
-            return None
-        if not _ann.available():
-            if not self._ann_warned:
-                self._ann_warned = True
-                _ann.log.warning("namespace %r holds %d vectors: searches stay exact; pip "
-                                 "install 'memstream[ann]' for an approximate index",
-                                 namespace, len(index))
-            return None
-        ann = self._ann.get(namespace)
-        path = self._ann_path(namespace, index.dim)
-        if ann is None or ann.dim != index.dim:
-            ann = AnnIndex.load(path, index.dim, namespace) if path is not None else None
-            if ann is None or ann.last_seq > index.last_seq:
-                if not index.keeps_vectors:  # build from a full exact index
-                    self._vectors.pop(namespace, None)
-                    index = self._index(db, namespace, index.dim)
-                rids, mat = index.live()
-                _ann.log.info("building the HNSW index of %r (%d vectors)", namespace, len(rids))
-                ann = AnnIndex.build(index.dim, rids, mat, index.last_seq)
-                if path is not None:
-                    ann.save(path, namespace)
-            self._ann[namespace] = ann
-        if ann.last_seq < index.last_seq:  # replay what changed since the graph's position
-            changes = db.execute(
-                "SELECT rid, op FROM vector_log WHERE seq > ? AND seq <= ? AND namespace = ? "
-                "ORDER BY seq", (ann.last_seq, index.last_seq, namespace)).fetchall()
-            final = dict(changes)
-            ann.remove([rid for rid, op in final.items() if op == OP_REMOVED])
-            live = [rid for rid, op in final.items() if op != OP_REMOVED]
-            ann.upsert(*self._stored_vectors(db, live, index.dim))
-            ann.last_seq = index.last_seq
-        index.drop_vectors()  # the graph holds them: ~1.5 GB less at a million 384-d vectors
-        return ann
-
-    def _stored_vectors(self, db: sqlite3.Connection, rowids: Sequence[int], dim: int
-                        ) -> tuple[np.ndarray, np.ndarray]:
-        """(rowids, matrix) of these rows' stored embeddings of ``dim`` dimensions."""
-        found: list[tuple[int, bytes]] = []
-        for chunk in _chunks(list(rowids)):
-            found += db.execute(f"SELECT rowid, embedding FROM records WHERE rowid IN "
-                                f"({','.join('?' * len(chunk))}) AND embedding IS NOT NULL",
-                                chunk).fetchall()
-        found = [(r, b) for r, b in found if len(b) == 4 * dim]
-        rids = np.array([r for r, _ in found], dtype=np.int64)
-        mat = np.frombuffer(b"".join(b for _, b in found), dtype=np.float32).reshape(-1, dim)
-        return rids, mat
-
-    def _ann_top(self, db: sqlite3.Connection, sel: Selection, plain: bool, index: VectorIndex,
-                 ann: AnnIndex, query: np.ndarray, limit: int) -> list[tuple[str, float]]:
-        """Candidates from the graph, widened until ``limit`` of them pass validity and the
-        selection. A selection of at most ``exact_selection`` records (counted on its index)
-        is scored exactly over its own rows instead, and so is one too narrow for the graph."""
-        include_invalid = sel.include_invalid or sel.as_of is not None
-        where, params = selection_sql(sel)
-        cap = self.exact_selection
-        narrow = not plain and self.count(sel, limit=cap) <= cap
-        rids, sims = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        fetch = max(2 * limit, 100)
-        while not narrow:
-            rids, sims = ann.query(query, fetch)
-            ok = index.admits(rids, include_invalid=include_invalid)
-            rids, sims = rids[ok], sims[ok]
-            if not plain and len(rids):
-                allowed: set[int] = set()
-                for sub in _chunks([int(r) for r in rids]):
-                    allowed.update(r[0] for r in db.execute(
-                        f"SELECT r.rowid FROM records r WHERE r.rowid IN "
-                        f"({','.join('?' * len(sub))}) AND {where}", (*sub, *params)))
-                keep = np.fromiter((int(r) in allowed for r in rids), dtype=bool,
-                                   count=len(rids))
-                rids, sims = rids[keep], sims[keep]
-            if len(rids) >= limit or fetch >= min(ANN_MAX_FETCH, len(ann)):
-                narrow = len(rids) < limit and not plain
-                break
-            fetch *= 4
-        if narrow:  # exact over the selection's own rows, read with their stored vectors
-            rows = [(r, b) for r, b in db.execute(
-                f"SELECT r.rowid, r.embedding FROM records r WHERE {where} AND "
-                "r.embedding IS NOT NULL", params) if len(b) == 4 * index.dim]
-            rids = np.array([r for r, _ in rows], dtype=np.int64)
-            mat = np.frombuffer(b"".join(b for _, b in rows),
-                                dtype=np.float32).reshape(-1, index.dim)
-            ok = index.admits(rids, include_invalid=include_invalid)
-            rids, sims = rids[ok], mat[ok] @ query
-        order = top_order(rids, sims, limit)
-        return self._ids_for(db, [(int(rids[i]), float(sims[i])) for i in order])
-
-    def _filtered_top(self, db: sqlite3.Connection, sel: Selection, rids: np.ndarray,
-                      scores: np.ndarray, limit: int) -> list[tuple[str, float]]:
-        """Walk the best-scoring rows in growing chunks, keeping those the selection admits;
-        when the selection is too narrow for that, ask SQL for its rows first."""
-        where, params = selection_sql(sel)
-        kept: list[tuple[int, float]] = []
-        seen = 0
-        chunk = max(4 * limit, 256)
-        order = top_order(rids, scores, min(len(scores), 16 * chunk))
-        while seen < len(order) and len(kept) < limit:
-            part = order[seen : seen + chunk]
-            seen += len(part)
-            ok: set[int] = set()
-            for sub in _chunks([int(rids[i]) for i in part]):
-                ok.update(r[0] for r in db.execute(
-                    f"SELECT r.rowid FROM records r WHERE r.rowid IN ({','.join('?' * len(sub))}) "
-                    f"AND {where}", (*sub, *params)))
-            kept.extend((int(rids[i]), float(scores[i])) for i in part if int(rids[i]) in ok)
-            chunk *= 4
-        if len(kept) < limit and seen < len(scores):
-            allowed = np.fromiter((r[0] for r in db.execute(
-                f"SELECT r.rowid FROM records r WHERE {where} AND r.embedding IS NOT NULL",
-                params)), dtype=np.int64)
-            mask = np.isin(rids, allowed)
-            sub_rids, sub_scores = rids[mask], scores[mask]
-            order2 = top_order(sub_rids, sub_scores, limit)
-            kept = [(int(sub_rids[i]), float(sub_scores[i])) for i in order2]
-        return self._ids_for(db, kept[:limit])
-
-    def _ids_for(self, db: sqlite3.Connection, pairs: Sequence[tuple[int, float]]
-                 ) -> list[tuple[str, float]]:
-        names: dict[int, str] = {}
-        for chunk in _chunks([p[0] for p in pairs]):
-            names.update(db.execute(f"SELECT rowid, id FROM records WHERE rowid IN "
-                                    f"({','.join('?' * len(chunk))})", chunk).fetchall())
-        return [(names[rid], score) for rid, score in pairs if rid in names]
-
-    def save_indexes(self) -> None:
-        """Save every approximate index that changed since it was saved (also on close)."""
-        with self._lock:
-            for namespace, ann in self._ann.items():
-                path = self._ann_path(namespace, ann.dim)
-                if ann.dirty and path is not None:
-                    try:
-                        ann.save(path, namespace)
-                    except OSError as exc:  # the next process rebuilds or replays
-                        _ann.log.warning("could not save the vector index %s: %s", path, exc)
-
     def close(self) -> None:
         with self._lock:
             if not self._closed:
@@ -989,25 +526,6 @@ class SQLiteStore(Selecting):
                 self._db.close()
                 self._vectors.clear()
                 self._ann.clear()
-
-
-def _varint(buf: bytes) -> int:
-    """The SQLite varint at the start of ``buf`` (FTS5's row count is stored as one)."""
-    value = 0
-    for n, byte in enumerate(buf[:9]):
-        if n == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            break
-    return value
-
-
-def _idf(rows: int, hits: int) -> float:
-    """FTS5's bm25 idf: log((N - n + 0.5) / (n + 0.5)), at least 1e-6."""
-    if rows <= 0:
-        return 1e-6
-    return max(1e-6, math.log((rows - hits + 0.5) / (hits + 0.5)))
 
 
 def _split_sql(script: str) -> list[str]:

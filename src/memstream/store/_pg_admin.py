@@ -1,0 +1,141 @@
+"""The PostgreSQL store's work queues (embeddings, ratings), API keys, statistics, migration
+paging and meta values (a mixin of ``postgres.PostgresStore``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from .._types import HistoryEntry, Record
+from ._common import KeyLookup, RatingQueue
+from ._pg_rows import SELECT as _SELECT
+from ._pg_rows import from_db as _from_db
+from ._pg_rows import jsonb as _jsonb
+from ._pg_rows import row_to_record as _row_to_record
+from .protocol import ApiKey, StoreStats
+
+
+class PgAdmin(RatingQueue, KeyLookup):
+    PLACEHOLDER = "%s"
+    # what the store provides (postgres.PostgresStore)
+    def _conn(self, write: bool) -> AbstractContextManager[psycopg.Cursor[Any]]:
+        raise NotImplementedError
+
+    def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT namespace, id, text, kind FROM records WHERE needs_rating "
+                               "ORDER BY seq LIMIT %s", (limit,)).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def _rated(self, namespace: str, record_id: str) -> None:
+        with self._conn(write=True) as cur:
+            cur.execute("UPDATE records SET needs_rating = false WHERE namespace = %s AND id = %s",
+                        (namespace, record_id))
+
+    def pending_embeddings(self, limit: int, *, owner: str | None = None,
+                           lease: float = 60.0) -> list[tuple[str, str, str]]:
+        if owner is None:
+            with self._conn(write=False) as cur:
+                rows = cur.execute("SELECT namespace, id, text FROM records WHERE "
+                                   "needs_embedding ORDER BY seq LIMIT %s", (limit,)).fetchall()
+            return [(r[0], r[1], r[2]) for r in rows]
+        now = time.time()
+        with self._conn(write=True) as cur:  # rows another worker is claiming are skipped
+            rows = cur.execute(
+                "UPDATE records r SET embed_owner = %s, embed_until = %s FROM (SELECT id FROM "
+                "records WHERE needs_embedding AND (embed_until IS NULL OR embed_until <= %s "
+                "OR embed_owner = %s) ORDER BY seq LIMIT %s FOR UPDATE SKIP LOCKED) c "
+                "WHERE r.id = c.id RETURNING r.seq, r.namespace, r.id, r.text",
+                (owner, now + lease, now, owner, limit)).fetchall()
+        return [(r[1], r[2], r[3]) for r in sorted(rows)]
+
+    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        if not hashes:
+            return {}
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT hash, vector FROM embedding_cache WHERE model = %s AND "
+                               "hash = ANY(%s)", (model, list(hashes))).fetchall()
+        return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in rows}
+
+    def stats(self, namespace: str) -> StoreStats:
+        with self._conn(write=False) as cur:
+            row = cur.execute(
+                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
+                "count(embedding), min(created_at), max(created_at) FROM records "
+                "WHERE namespace = %s", (namespace,)).fetchone()
+            assert row is not None
+            total, valid, embedded, oldest, newest = row
+            kinds = dict(cur.execute("SELECT kind, count(*) FROM records WHERE namespace = %s "
+                                     "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
+        return StoreStats(total, valid, embedded, kinds, oldest, newest)
+
+    def namespaces(self) -> list[str]:
+        with self._conn(write=False) as cur:
+            return [r[0] for r in cur.execute(
+                "SELECT DISTINCT namespace FROM records ORDER BY namespace").fetchall()]
+
+    def put_key(self, key: ApiKey) -> None:
+        with self._conn(write=True) as cur:
+            cur.execute("INSERT INTO api_keys VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (key.id, key.hash, key.name, list(key.namespaces), key.role,
+                         key.created_at, key.revoked_at))
+
+    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT id, hash, name, namespaces, role, created_at, "
+                               f"revoked_at FROM api_keys {where}", params).fetchall()
+        return [ApiKey(r[0], r[1], r[2], tuple(r[3]), r[4], r[5], r[6]) for r in rows]
+
+    def revoke_key(self, key_id: str, *, at: float) -> bool:
+        with self._conn(write=True) as cur:
+            cur.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, %s) WHERE id = %s",
+                        (at, key_id))
+            return cur.rowcount > 0
+
+    def records_page(self, namespace: str, after: str | None, limit: int
+                     ) -> list[tuple[Record, str | None]]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute(
+                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
+                + " WHERE r.namespace = %s AND r.id > %s ORDER BY r.id LIMIT %s",
+                (namespace, after or "", limit), binary=True).fetchall()
+        out = []
+        for row in rows:
+            rec = _row_to_record(row[:-2])
+            if row[-2] is not None:
+                rec = dataclasses.replace(rec, embedding=_from_db(row[-2]))
+            out.append((rec, row[-1]))
+        return out
+
+    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
+        with self._conn(write=False) as cur:
+            rows = cur.execute("SELECT seq, record_id, namespace, event, at, old, new FROM "
+                               "history WHERE seq > %s ORDER BY seq LIMIT %s",
+                               (after, limit)).fetchall()
+        return [(r[0], HistoryEntry(*r[1:])) for r in rows]
+
+    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
+        if not entries:
+            return
+        with self._conn(write=True) as cur:
+            cur.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                            "VALUES (%s, %s, %s, %s, %s, %s)",
+                            [(e.namespace, e.record_id, e.event, e.at, _jsonb(e.old),
+                              _jsonb(e.new)) for e in entries])
+
+    def meta_items(self) -> dict[str, str]:
+        with self._conn(write=False) as cur:
+            return dict(cur.execute("SELECT key, value FROM meta WHERE key <> 'schema_version' "
+                                    "ORDER BY key").fetchall())
+
+    def get_meta(self, key: str) -> str | None:
+        with self._conn(write=False) as cur:
+            row = cur.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
