@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).parents[1] / "src" / "memstream"
@@ -15,8 +16,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("storage", {"store"}),
     ("providers", {"embed", "llm", "tokens"}),
     ("retrieval and cognition", {"retrieval", "cognition"}),
-    ("engine", {"memory", "memory_async", "_shared", "_cognitive", "_worker", "migrate",
-                "transfer"}),
+    ("engine", {"memory", "memory_async", "_shared", "records", "_cognitive", "_worker",
+                "migrate", "transfer"}),
     ("capabilities", {"tiers", "learning", "episodes"}),
     ("compatible APIs", {"compat"}),
     ("interfaces", {"server", "cli", "client", "bench", "demo", "__init__"}),
@@ -77,6 +78,17 @@ def test_imports_point_down():
             if here in CAPABILITIES and there == "store":
                 upward.append(f"{path.relative_to(SRC)}:{line}: a capability imports the store")
     assert upward == []
+
+
+def test_capabilities_and_the_inspector_go_through_the_engine():
+    """They read and write through ``records_of(memory)`` (records.py), never ``memory.store``."""
+    clients = [p for p in _sources() if p.relative_to(SRC).parts[0] in CAPABILITIES]
+    clients.append(SRC / "server" / "inspect.py")
+    reach = re.compile(r"\.store\b(?!\()")
+    found = [f"{p.relative_to(SRC)}:{n}" for p in clients
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
+             if reach.search(line)]
+    assert found == [], "use memstream.records.records_of(memory) instead of memory.store"
 
 
 def test_the_checker_sees_an_upward_import():

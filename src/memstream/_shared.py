@@ -20,7 +20,7 @@ class Shared:
 
     def __init__(self) -> None:
         self._items: dict[Hashable, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # making one may ask for another
 
     def get(self, key: Hashable, make: Callable[[], T], kind: type[T]) -> T:
         """The instance for ``key``, made by ``make`` the first time it is asked for."""

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from ..errors import BackendUnavailable, InvalidInput, MemstreamError
 from ..memory import Memory
+from ..records import records_of
 from ..tiers import MEMORY_TYPES, TierConfig, TierDegradedWarning, TieredMemory
 from ..tiers.hooks import install_memory_hooks, with_memory
 
@@ -303,7 +304,7 @@ class AgentMemoryAPI:
 
     def retrieve_state_by_id(self, agent_id: str, memory_id: str) -> dict[str, Any] | None:
         _validate_agent(agent_id)
-        recs = self.memory.store.get(self.tiered.namespace, [memory_id])
+        recs = records_of(self.memory).get(self.tiered.namespace, [memory_id])
         if not recs or recs[0].agent_id != agent_id:
             return None
         return self.tiered._merge(agent_id, recs, None)[0]

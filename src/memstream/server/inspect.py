@@ -20,6 +20,7 @@ from .._types import Record
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..memory import Memory
+from ..records import records_of
 from ..tiers import TieredMemory
 from .models import ListRequest
 from .routes import _ctx, _ns
@@ -43,7 +44,7 @@ def namespaces(request: Request) -> dict[str, Any]:
     mem, who = _ctx(request)
     if who.namespaces is not None:
         return {"namespaces": list(who.namespaces), "default": who.namespaces[0]}
-    stored = mem.store.namespaces()
+    stored = records_of(mem).namespaces()
     default = mem.config.namespace
     return {"namespaces": sorted(set(stored) | {default}), "default": default}
 
@@ -90,7 +91,7 @@ def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any
     out: list[dict[str, Any]] = []
     offset, skipped = 0, 0
     while len(out) < body.limit:  # tier filtering happens after the page is read
-        page = mem.store.select(sel, limit=500, offset=offset, order="-created")
+        page = records_of(mem).select(sel, limit=500, offset=offset, order="-created")
         if not page:
             break
         offset += len(page)
@@ -107,7 +108,7 @@ def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any
         if wanted == set(TIERS):
             break
     # with a tier filter the total would need a scan of every record: it is left unknown
-    total = mem.store.count(sel) if wanted == set(TIERS) else None
+    total = records_of(mem).count(sel) if wanted == set(TIERS) else None
     return {"namespace": ns, "total": total, "records": out}
 
 
@@ -119,7 +120,7 @@ def inspect_record(request: Request, record_id: str, namespace: str | None = Non
     mem, ns = _ns(request, namespace, "read")
     rec = mem.get(record_id, namespace=ns)
     sets = _tier_sets(request, mem, ns)
-    evidence = mem.store.get(ns, list(rec.provenance))
+    evidence = records_of(mem).get(ns, list(rec.provenance))
     missing = [i for i in rec.provenance if i not in {e.id for e in evidence}]
     cited_by = [r for r in _newest(mem, ns, 20_000) if record_id in r.provenance]
     return {"record": dict(rec.to_dict(), tier=_tier_of(rec.id, sets)),
@@ -136,7 +137,7 @@ def _brief(r: Record) -> dict[str, Any]:
 def _newest(mem: Memory, ns: str, window: int, kinds: Sequence[str] | None = None
             ) -> list[Record]:
     sel = Selection(namespace=ns, kinds=tuple(kinds) if kinds else None, include_invalid=True)
-    return mem.store.select(sel, limit=window, order="-created")
+    return records_of(mem).select(sel, limit=window, order="-created")
 
 
 def _bucket(span: float) -> int:
@@ -182,7 +183,7 @@ def overview(request: Request, namespace: str | None = None,
             if conf is not None:
                 points.append({"at": h.at, "confidence": float(conf)})
         heuristics.append({"id": r.id, "label": r.text[:80], "points": points})
-    return {"namespace": ns, "total": mem.store.count(Selection(namespace=ns,
+    return {"namespace": ns, "total": records_of(mem).count(Selection(namespace=ns,
                                                                  include_invalid=True)),
             "covered": len(records),
             "kinds": dict(Counter(r.kind for r in records).most_common()),

@@ -84,9 +84,9 @@ def _by_state(tm: TieredMemory, agent_id: str, query: Mapping[str, Any], k: int,
               for e in entries] for tier, _, entries in cached]
     records = []
     if "ltm" in wanted:
-        ids = [i for i in tm.memory.store.select_ids(tm._select(agent_id, kind), order="step")
+        ids = [i for i in tm.records.select_ids(tm._select(agent_id, kind), order="step")
                if i not in held]  # by step: the agent's index, not a scan of the namespace
-        records = tm.memory.store.get(tm.namespace, ids) if ids else []
+        records = tm.records.get(tm.namespace, ids) if ids else []
     ltm_flats = [form(r.data or {}, 2) for r in records]
     scale = scales([f for group in flats for f in group] + ltm_flats)  # the agent's own spread
     ranked: list[list[_Hit]] = []
@@ -138,11 +138,11 @@ def _by_vector(tm: TieredMemory, agent_id: str, q: np.ndarray, k: int, kind: str
                 break
         ranked.append(tm._stored(backend, sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2]))
     if "ltm" in wanted:
-        ids, mat = _unheld(*tm.memory.store.selection_vectors(tm._select(agent_id, kind)), held)
+        ids, mat = _unheld(*tm.records.vectors(tm._select(agent_id, kind)), held)
         if len(ids):
             scores = mat @ q
             top = np.argsort(-scores, kind="stable")[: k * 2]
-            recs = {r.id: r for r in tm.memory.store.get(tm.namespace, [ids[i] for i in top])}
+            recs = {r.id: r for r in tm.records.get(tm.namespace, [ids[i] for i in top])}
             ranked.append([((-float(scores[i]), 0.0, 0.0), ids[i],
                             tm._from_record(recs[ids[i]], mat[i]))
                            for i in top if ids[i] in recs])

@@ -42,6 +42,7 @@ from .._ids import new_ids
 from .._types import Record
 from ..errors import BackendUnavailable, InvalidInput
 from ..filters import Selection, parse_filter
+from ..records import records_of
 from ..retrieval.keywords import query_terms
 from . import nearest
 from .backends import InProcessTier, RedisTier, TierBackend
@@ -123,6 +124,7 @@ class TieredMemory:
                  config: TierConfig | None = None, namespace: str | None = None,
                  prefix: str = "memstream") -> None:
         self.memory = memory
+        self.records = records_of(memory)  # the engine's boundary, not the store
         self.config = config or TierConfig()
         base = namespace if namespace is not None else memory.config.namespace
         self.namespace = v.namespace(f"{base}.agents")
@@ -219,7 +221,7 @@ class TieredMemory:
         records, entries = self._prepare(batch, self.memory.clock.now())
         # durable before any cache; an add needs no history row (the record itself is it)
         # states are compared exactly, per agent: no approximate index for their vectors
-        self.memory.store.insert(records, model=MODEL, history=False, ann=False)
+        self.records.insert(records, model=MODEL)
         if len(entries) >= _BACKGROUND and isinstance(self.stm, RedisTier):
             self._put_later(self.stm, entries)
         else:
@@ -353,7 +355,7 @@ class TieredMemory:
 
     def _from_records(self, records: Sequence[Record]) -> dict[str, dict[str, Any]]:
         """``_from_record`` of each, their vectors read in one call: {id: LTM entry}."""
-        vectors = self.memory.store.embeddings(self.namespace, [r.id for r in records]) \
+        vectors = self.records.embeddings(self.namespace, [r.id for r in records]) \
             if records else {}
         return {r.id: self._from_record(r, vectors.get(r.id)) for r in records}
 
@@ -396,7 +398,7 @@ class TieredMemory:
         store only those no cache tier holds."""
         cached = self._tier_entries(agent_id, [(0, i) for i in ids], kind)
         missing = [i for i in ids if i not in cached]
-        records = {r.id: r for r in self.memory.store.get(self.namespace, missing)} \
+        records = {r.id: r for r in self.records.get(self.namespace, missing)} \
             if missing else {}
         ltm = self._from_records(list(records.values()))
         out = [cached[i] if i in cached else ltm[i] for i in ids if i in cached or i in ltm]
@@ -422,7 +424,7 @@ class TieredMemory:
             self._promote(promote)
 
     def _promote(self, ids: Sequence[str]) -> None:
-        records = self.memory.store.get(self.namespace, ids)
+        records = self.records.get(self.namespace, ids)
         entries = []
         for rec in records:
             data = rec.data or {}
@@ -446,7 +448,7 @@ class TieredMemory:
         """The newest ``count`` entries, newest first."""
         if count < 0:
             raise InvalidInput("count must be >= 0")
-        ids = self.memory.store.select_ids(self._select(agent_id, kind), limit=count,
+        ids = self.records.select_ids(self._select(agent_id, kind), limit=count,
                                            order="-created")
         return self._merge_ids(agent_id, ids, kind)
 
@@ -456,7 +458,7 @@ class TieredMemory:
         if not (isinstance(start, int) and isinstance(end, int)) or start < 0 or end < start:
             raise InvalidInput(f"a step range needs 0 <= start_step <= end_step, got "
                                f"({start!r}, {end!r})")
-        ids = self.memory.store.select_ids(
+        ids = self.records.select_ids(
             self._select(agent_id, kind, step_min=start, step_max=end), order="step")
         return self._merge_ids(agent_id, ids, kind)
 
@@ -469,15 +471,15 @@ class TieredMemory:
         where = parse_filter({"data." + k.replace("$", ""): (
             {op.lstrip("$"): val for op, val in spec.items()} if isinstance(spec, Mapping)
             else spec) for k, spec in attributes.items()})
-        ids = self.memory.store.select_ids(self._select(agent_id, kind, where=where),
+        ids = self.records.select_ids(self._select(agent_id, kind, where=where),
                                            order="step", limit=limit)
         return self._merge_ids(agent_id, ids, kind)
 
     def content_search(self, agent_id: str, text: str, k: int = 5) -> list[dict[str, Any]]:
         """Entries whose text matches words of ``text`` (BM25), best first."""
-        hits = self.memory.store.keyword_search(self._select(agent_id, None), query_terms(text),
+        hits = self.records.keyword_search(self._select(agent_id, None), query_terms(text),
                                                 k)
-        recs = {r.id: r for r in self.memory.store.get(self.namespace, [h for h, _ in hits])}
+        recs = {r.id: r for r in self.records.get(self.namespace, [h for h, _ in hits])}
         return self._merge(agent_id, [recs[h] for h, _ in hits if h in recs], None)
 
     def similar(self, agent_id: str, query: Mapping[str, Any] | Sequence[float], k: int = 5,
@@ -495,8 +497,7 @@ class TieredMemory:
         are evicted."""
         if not chosen:
             return chosen
-        alive = {s.id for s in self.memory.store.signals(self.namespace,
-                                                         [rid for _, rid, _ in chosen])}
+        alive = self.records.alive(self.namespace, [rid for _, rid, _ in chosen])
         gone = [rid for _, rid, _ in chosen if rid not in alive]
         if gone:
             self._evict(backend, gone)
@@ -570,12 +571,12 @@ class TieredMemory:
 
     def stats(self, agent_id: str) -> dict[str, Any]:
         sel = self._select(agent_id, None)
-        total = self.memory.store.count(sel)
-        by_type = {t: self.memory.store.count(self._select(agent_id, t)) for t in MEMORY_TYPES}
+        total = self.records.count(sel)
+        by_type = {t: self.records.count(self._select(agent_id, t)) for t in MEMORY_TYPES}
         stm = len(self._tier(lambda: self.stm.index(agent_id), []))
         im = len(self._tier(lambda: self.im.index(agent_id), []))
-        steps = [r.step for r in (self.memory.store.select(sel, limit=1, order="step") +
-                                  self.memory.store.select(sel, limit=1, order="-created"))
+        steps = [r.step for r in (self.records.select(sel, limit=1, order="step") +
+                                  self.records.select(sel, limit=1, order="-created"))
                  if r.step is not None]
         return {"total_memories": total, "memory_type_distribution": by_type,
                 "tiers": {"stm": stm, "im": im, "ltm": total},
@@ -590,5 +591,5 @@ class TieredMemory:
         if "im" in tiers:
             self._tier(lambda: self.im.clear(agent_id), None)
         if "ltm" in tiers:
-            ids = [r.id for r in self.memory.store.select(self._select(agent_id, None))]
-            self.memory.store.delete(self.namespace, ids, at=self.memory.clock.now())
+            ids = [r.id for r in self.records.select(self._select(agent_id, None))]
+            self.records.delete(self.namespace, ids)

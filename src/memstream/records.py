@@ -1,0 +1,111 @@
+"""The engine's boundary for the capabilities and the inspector: a small, named protocol of what
+they may do with a memory's records, so that they are clients of the engine and never of the
+store (``tests/test_architecture.py`` holds them to it).
+
+``records_of(memory)`` gives the memory's ``Records``: reads by id and by selection, counts,
+vectors, keyword matches, and two writes. ``insert`` is for records a capability builds itself
+(agent states, with their own vectors); ``delete`` goes through the engine, so its listeners
+(the agents' tiers) drop what was deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from ._types import Record
+from .filters import Selection
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+__all__ = ["Records", "records_of"]
+
+
+class Records(Protocol):
+    def insert(self, records: Sequence[Record], *, model: str) -> None:
+        """Store records as they are (their vectors made by ``model``), without history rows or
+        an approximate index: what a capability that compares its own vectors exactly needs."""
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
+        """The records with these ids, in that order; unknown ids are left out."""
+
+    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+               order: str = "created") -> list[Record]:
+        """The records a selection matches (order: created, -created, step)."""
+
+    def select_ids(self, sel: Selection, *, limit: int | None = None,
+                   order: str = "created") -> list[str]:
+        """``select``, ids only."""
+
+    def count(self, sel: Selection) -> int: ...
+
+    def alive(self, namespace: str, ids: Sequence[str]) -> set[str]:
+        """Which of these records exist (a cache checks what it serves)."""
+
+    def vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
+        """The ids and stored vectors of what a selection matches, one row each."""
+
+    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
+                       ) -> list[tuple[str, float]]:
+        """(id, score) of the best keyword matches of the terms, best first."""
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        """Delete records through the engine (history kept, listeners told)."""
+
+    def namespaces(self) -> list[str]: ...
+
+
+class _EngineRecords:
+    """``Records`` over a ``Memory``: its store for reads, the engine for deletes."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+        self._store = memory.store
+
+    def insert(self, records: Sequence[Record], *, model: str) -> None:
+        self._store.insert(records, model=model, history=False, ann=False)
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
+        return self._store.get(namespace, ids) if ids else []
+
+    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
+               order: str = "created") -> list[Record]:
+        return self._store.select(sel, limit=limit, offset=offset, order=order)
+
+    def select_ids(self, sel: Selection, *, limit: int | None = None,
+                   order: str = "created") -> list[str]:
+        return self._store.select_ids(sel, limit=limit, order=order)
+
+    def count(self, sel: Selection) -> int:
+        return self._store.count(sel)
+
+    def alive(self, namespace: str, ids: Sequence[str]) -> set[str]:
+        return {s.id for s in self._store.signals(namespace, ids)} if ids else set()
+
+    def vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
+        return self._store.selection_vectors(sel)
+
+    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return self._store.embeddings(namespace, ids) if ids else {}
+
+    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
+                       ) -> list[tuple[str, float]]:
+        return self._store.keyword_search(sel, terms, limit)
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        return self._memory._remove(namespace, list(ids), at=self._memory.clock.now(),
+                                    erase=False)
+
+    def namespaces(self) -> list[str]:
+        return self._store.namespaces()
+
+
+def records_of(memory: Memory) -> Records:
+    """The memory's ``Records`` (one per memory)."""
+    return memory.capabilities.get(("records",), lambda: _EngineRecords(memory),
+                                   _EngineRecords)
