@@ -59,6 +59,14 @@ class Records(Protocol):
 
     def namespaces(self) -> list[str]: ...
 
+    def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
+        """Mark records as accessed at ``at`` (what a read that counts as a use does)."""
+
+    @property
+    def url(self) -> str:
+        """Where the records live (the store's URL): a capability that keeps tables of its own
+        beside them (the LangGraph checkpointer) opens that database."""
+
 
 class _EngineRecords:
     """``Records`` over a ``Memory``: its store for reads, the engine for deletes."""
@@ -103,6 +111,13 @@ class _EngineRecords:
 
     def namespaces(self) -> list[str]:
         return self._store.namespaces()
+
+    def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
+        self._store.touch(namespace, list(ids), at=at)
+
+    @property
+    def url(self) -> str:
+        return self._store.url
 
 
 def records_of(memory: Memory) -> Records:

@@ -1,0 +1,154 @@
+"""The checkpointer's three tables, in the memory's own database (SQLite or PostgreSQL).
+
+One small connection wrapper per dialect: statements are written once with ``?`` placeholders
+and the same ``ON CONFLICT`` upserts, which both databases understand; only the column types
+and the placeholder differ. Each ``transaction()`` commits or rolls back as a whole, so a
+checkpoint and its channel values are stored together or not at all.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from ...errors import BackendUnavailable, MissingDependency
+
+__all__ = ["Tables", "open_tables"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS lg_checkpoints (
+    thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+    parent_id TEXT, run_id TEXT, type TEXT NOT NULL, checkpoint {blob} NOT NULL,
+    metadata_type TEXT NOT NULL, metadata {blob} NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));
+CREATE INDEX IF NOT EXISTS lg_checkpoints_run ON lg_checkpoints (run_id);
+CREATE TABLE IF NOT EXISTS lg_blobs (
+    thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, channel TEXT NOT NULL,
+    version TEXT NOT NULL, type TEXT NOT NULL, blob {blob},
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version));
+CREATE TABLE IF NOT EXISTS lg_writes (
+    thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT NOT NULL,
+    blob {blob}, task_path TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))
+"""
+
+
+class Cursor(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Tables(Protocol):
+    url: str
+
+    def transaction(self) -> Any:
+        """A context manager giving a cursor; commits on success, rolls back on error."""
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    def close(self) -> None: ...
+
+
+class _SQLite:
+    def __init__(self, path: str) -> None:
+        self.url = path
+        try:
+            self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None,
+                                       check_same_thread=False)
+            if path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            # a checkpoint acknowledged to LangGraph survives a crash of the process or machine
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA.format(blob="BLOB"))
+        except sqlite3.Error as exc:
+            raise BackendUnavailable(f"cannot open the checkpoint tables in {path}: {exc}") \
+                from exc
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        with self._lock:
+            cur = self._db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, tuple(params)).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class _PgCursor:
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._cur.execute(sql.replace("?", "%s"), tuple(params))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
+        return self._cur.executemany(sql.replace("?", "%s"), [tuple(r) for r in rows])
+
+    def fetchall(self) -> list[Any]:
+        return list(self._cur.fetchall())
+
+
+class _Postgres:
+    def __init__(self, url: str) -> None:
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise MissingDependency("checkpoints on PostgreSQL need: pip install "
+                                    "'memstream[postgres]'") from exc
+        self.url = url
+        try:
+            self._db = psycopg.connect(url, autocommit=True)
+            with self._db.transaction():
+                self._db.execute("SELECT pg_advisory_xact_lock(7324011)")  # one creator at once
+                for statement in _SCHEMA.format(blob="BYTEA").split(";"):
+                    self._db.execute(statement)  # type: ignore[arg-type]
+        except psycopg.Error as exc:
+            raise BackendUnavailable(f"cannot open the checkpoint tables in "
+                                     f"{url.split('@')[-1]}: {exc}") from exc
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        with self._lock, self._db.transaction(), self._db.cursor() as cur:
+            yield _PgCursor(cur)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            rows = self._db.execute(sql.replace("?", "%s"),  # type: ignore[arg-type]
+                                    tuple(params)).fetchall()
+            return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+                    for row in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def open_tables(url: str | Path) -> Tables:
+    """The checkpoint tables in the database a memstream store URL names (created if need be)."""
+    text = str(url)
+    if text.startswith(("postgresql://", "postgres://")):
+        return _Postgres(text)
+    if text.startswith("sqlite:///"):
+        text = text[len("sqlite:///"):]
+    return _SQLite(text)
