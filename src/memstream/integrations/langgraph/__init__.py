@@ -15,6 +15,6 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra onl
         "the LangGraph integration needs: pip install 'memstream[langgraph]'") from exc
 
 from .checkpoint import MemstreamSaver
-from .store import MemstreamSearchItem, MemstreamStore
+from .memory_store import MemstreamSearchItem, MemstreamStore
 
 __all__ = ["MemstreamSaver", "MemstreamSearchItem", "MemstreamStore"]
