@@ -434,8 +434,8 @@ class Memory:
                 until: TimeLike | None = None, step_range: tuple[int, int] | None = None,
                 include_invalid: bool = False, limit: int | None = 100, offset: int = 0,
                 order: str = "created", as_of: TimeLike | None = None) -> list[Record]:
-        """Records matching the arguments, oldest first (``order``: created, -created, step).
-        ``as_of``: the records that were valid at that time, even if invalidated since."""
+        """Records matching the arguments, oldest first (``order``: created, -created, step,
+        -step). ``as_of``: the records that were valid at that time, even if invalidated since."""
         sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, since, until,
                               step_range, include_invalid, as_of)
         if limit is not None and (not isinstance(limit, int) or limit < 0):

@@ -187,7 +187,8 @@ def plan_refresh(records: Sequence[Record], lookup: Callable[[Record], list[Reco
 
 
 _ORDERS = {"created": "r.created_at, r.id", "-created": "r.created_at DESC, r.id DESC",
-           "step": "r.step, r.created_at, r.id"}
+           "step": "r.step, r.created_at, r.id",
+           "-step": "r.step DESC NULLS LAST, r.created_at DESC, r.id DESC"}
 
 
 def order_sql(order: str) -> str:
