@@ -16,13 +16,13 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.conformance")
 
-from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
+from langgraph.checkpoint.conformance import checkpointer_test, validate
 
-from memstream import Memory  # noqa: E402
-from memstream.errors import InvalidInput  # noqa: E402
-from memstream.integrations.langgraph import MemstreamSaver  # noqa: E402
+from memstream import Memory
+from memstream.errors import InvalidInput
+from memstream.integrations.langgraph import MemstreamSaver
 
-from ..pg import drop_database, new_database  # noqa: E402
+from ..pg import drop_database, new_database
 
 ALL = {"put", "put_writes", "get_tuple", "list", "delete_thread", "delete_for_runs",
        "copy_thread", "prune"}
@@ -75,9 +75,9 @@ def test_a_memory_on_postgres_keeps_checkpoints_in_its_database(pg_admin: str):
 
 
 def test_a_config_without_a_thread_is_refused(tmp_path: Path):
-    with MemstreamSaver(tmp_path / "cp.db") as saver:
-        with pytest.raises(InvalidInput, match="thread_id"):
-            saver.get_tuple({"configurable": {}})
+    with MemstreamSaver(tmp_path / "cp.db") as saver, \
+            pytest.raises(InvalidInput, match="thread_id"):
+        saver.get_tuple({"configurable": {}})
 
 
 GRAPH = textwrap.dedent("""

@@ -13,15 +13,15 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.runtime import Runtime  # noqa: E402
-from langgraph.store.base import InvalidNamespaceError  # noqa: E402
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import InvalidNamespaceError
 
-from memstream import FixedClock, Memory  # noqa: E402
-from memstream.errors import InvalidInput  # noqa: E402
-from memstream.integrations.langgraph import MemstreamSearchItem, MemstreamStore  # noqa: E402
+from memstream import FixedClock, Memory
+from memstream.errors import InvalidInput
+from memstream.integrations.langgraph import MemstreamSearchItem, MemstreamStore
 
-from ..conftest import T0  # noqa: E402
+from ..conftest import T0
 
 
 @pytest.fixture

@@ -10,14 +10,14 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, RunConfig, Runner, function_tool  # noqa: E402
-from agents.memory import Session  # noqa: E402
+from agents import Agent, RunConfig, Runner, function_tool
+from agents.memory import Session
 
-from memstream import Memory  # noqa: E402
-from memstream.errors import InvalidInput  # noqa: E402
-from memstream.integrations.openai_agents import MemstreamSession  # noqa: E402
+from memstream import Memory
+from memstream.errors import InvalidInput
+from memstream.integrations.openai_agents import MemstreamSession
 
-from .agents_model import RecallModel  # noqa: E402
+from .agents_model import RecallModel
 
 OFFLINE = RunConfig(tracing_disabled=True)
 

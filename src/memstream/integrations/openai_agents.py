@@ -18,7 +18,7 @@ import json
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 try:
     from agents.memory.session import SessionABC
@@ -36,6 +36,14 @@ from ..memory import Memory
 __all__ = ["MemstreamSession"]
 
 _MARK = {"session": "openai-agents"}
+
+
+class _Scope(TypedDict):
+    namespace: str | None
+    user_id: str | None
+    agent_id: str | None
+    run_id: str | None
+
 _MAX_TEXT = 20_000  # characters of an item made searchable; the item itself is kept whole
 
 
@@ -57,8 +65,8 @@ class MemstreamSession(SessionABC):
         self.session_settings = session_settings
         self._owned = not isinstance(memory, Memory)
         self.memory = memory if isinstance(memory, Memory) else Memory(memory)
-        self._scope = {"namespace": namespace, "user_id": user_id, "agent_id": agent_id,
-                       "run_id": session_id}
+        self._scope = _Scope(namespace=namespace, user_id=user_id, agent_id=agent_id,
+                             run_id=session_id)
         self._lock = threading.Lock()
 
     # --- the Session protocol -------------------------------------------------------------------

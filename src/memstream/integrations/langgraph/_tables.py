@@ -121,7 +121,7 @@ class _Postgres:
             with self._db.transaction():
                 self._db.execute("SELECT pg_advisory_xact_lock(7324011)")  # one creator at once
                 for statement in _SCHEMA.format(blob="BYTEA").split(";"):
-                    self._db.execute(statement)  # type: ignore[arg-type]
+                    self._db.execute(statement)
         except psycopg.Error as exc:
             raise BackendUnavailable(f"cannot open the checkpoint tables in "
                                      f"{url.split('@')[-1]}: {exc}") from exc
@@ -134,8 +134,7 @@ class _Postgres:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            rows = self._db.execute(sql.replace("?", "%s"),  # type: ignore[arg-type]
-                                    tuple(params)).fetchall()
+            rows = self._db.execute(sql.replace("?", "%s"), tuple(params)).fetchall()
             return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
                     for row in rows]
 

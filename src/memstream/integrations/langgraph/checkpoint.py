@@ -152,7 +152,7 @@ class MemstreamSaver(BaseCheckpointSaver[str]):
         conf = _configurable(config)
         thread_id, ns = conf["thread_id"], conf.get("checkpoint_ns", "")
         stored = dict(checkpoint)
-        values: dict[str, Any] = stored.pop("channel_values", None) or {}
+        values: dict[str, Any] = dict(stored.pop("channel_values", None) or {})  # type: ignore[call-overload]
         kind, blob = self.serde.dumps_typed(stored)
         meta = get_checkpoint_metadata(config, metadata)
         meta_kind, meta_blob = self.serde.dumps_typed(meta)

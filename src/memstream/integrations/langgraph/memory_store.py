@@ -221,7 +221,8 @@ class MemstreamStore(BaseStore):
         if not op.query:
             records = self._records(filters, limit=op.offset + op.limit if exact else None)
             records = [r for r in records if self._keep(r, checks)][op.offset:]
-            found = [(r, None, None) for r in records[: op.limit]]
+            found: list[tuple[Record, float | None, dict[str, Any] | None]] = [
+                (r, None, None) for r in records[: op.limit]]
         else:
             hits = self.memory.search(
                 op.query, namespace=self._ns(), kinds=KIND, touch=refresh,
