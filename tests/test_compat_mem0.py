@@ -11,7 +11,7 @@ import pytest
 
 from memstream import Memory as MsMemory
 from memstream.compat.mem0 import AsyncMemory, Memory
-from memstream.errors import InvalidFilter, InvalidInput
+from memstream.errors import InvalidFilter, InvalidInput, NotFound
 
 # --- the quickstart examples (https://docs.mem0.ai/open-source/python-quickstart) --------------
 
@@ -171,7 +171,13 @@ def test_bad_input_writes_nothing(m: Memory, kw_memory: MsMemory):
         m.add("x", user_id="u", metadata={"when": object()})
     with pytest.raises(InvalidInput, match="reset"):
         m.delete_all()
+    with pytest.raises(InvalidInput, match="memory_type"):
+        m.add("x", user_id="u", memory_type="procedural_memory")
     assert kw_memory.count() == 0
+    for verb in (lambda: m.update("nope", "text"), lambda: m.delete("nope"),
+                 lambda: m.history("nope")):
+        with pytest.raises(NotFound):
+            verb()
 
 
 def test_update_delete_history_reset(m: Memory, kw_memory: MsMemory):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+import types
 import warnings
 from pathlib import Path
 
@@ -26,7 +28,9 @@ def test_doc_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.Monkey
         url = request.getfixturevalue("pg_url")
         blocks = [b.replace(PG_PLACEHOLDER, url) for b in blocks]
     monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": "__doc_example__"}
+    module = types.ModuleType("__doc_example__")  # a real module: dataclasses look it up
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    namespace: dict[str, object] = module.__dict__
     for n, code in enumerate(blocks, start=1):
         with warnings.catch_warnings():
             warnings.simplefilter("error")

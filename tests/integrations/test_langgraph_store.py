@@ -193,3 +193,26 @@ def test_in_a_compiled_graph_through_the_runtime(store: MemstreamStore):
                                    context=Ctx(user_id="u3"))
 
     assert asyncio.run(arun())["answer"] == "Cy is allergic to peanuts"
+
+
+def test_on_postgres_store_and_checkpointer_share_the_database(pg_url: str):
+    from memstream.integrations.langgraph import MemstreamSaver
+
+    with Memory(pg_url, embedder="none") as mem:
+        store = MemstreamStore(mem)
+        for i in range(3):
+            store.put(("pg", "x"), f"k{i}", {"text": f"postgres item {i}", "i": i})
+        assert store.get(("pg", "x"), "k1").value == {"text": "postgres item 1", "i": 1}
+        assert sorted(h.key for h in store.search(("pg",), filter={"i": {"$gte": 1}})) == [
+            "k1", "k2"]
+        assert [h.key for h in store.search(("pg",), query="item 2", limit=1)] == ["k2"]
+        assert store.list_namespaces() == [("pg", "x")]
+        with MemstreamSaver(mem) as saver:
+            builder = StateGraph(State)
+            builder.add_node("n", lambda s: {"answer": "done"})
+            builder.add_edge(START, "n")
+            builder.add_edge("n", END)
+            graph = builder.compile(checkpointer=saver, store=store)
+            config = {"configurable": {"thread_id": "pg-thread"}}
+            graph.invoke({"user": "u", "question": "q", "answer": ""}, config)
+            assert graph.get_state(config).values["answer"] == "done"
