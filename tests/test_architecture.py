@@ -17,11 +17,11 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("providers", {"embed", "llm", "tokens"}),
     ("retrieval and cognition", {"retrieval", "cognition"}),
     ("engine", {"memory", "memory_async", "_shared", "records", "_cognitive", "_worker",
-                "migrate", "transfer"}),
+                "migrate", "transfer", "progress", "_building"}),
     ("capabilities", {"tiers", "learning", "episodes"}),
     ("compatible APIs", {"compat"}),
     ("framework integrations", {"integrations"}),
-    ("interfaces", {"server", "cli", "client", "bench", "demo", "__init__"}),
+    ("interfaces", {"server", "cli", "client", "bench", "demo", "__init__", "__main__"}),
 ]
 RANK = {unit: n for n, (_, units) in enumerate(LAYERS) for unit in units}
 CAPABILITIES = {"tiers", "learning", "episodes", "compat", "integrations"}

@@ -45,7 +45,7 @@ def test_add_search_get_list_history_delete(run):
 
 
 def test_errors_are_one_line_with_exit_codes(run):
-    missing = run("get", "01NOPE", ok=False)
+    missing = run("get", "01NOPE", "--create", ok=False)
     assert missing.exit_code == 3
     assert missing.output.strip().startswith("error: no record")
     assert len(missing.output.strip().splitlines()) == 1
@@ -74,7 +74,7 @@ def test_export_import_roundtrip_every_field(run, tmp_path: Path, db_path: Path)
     res = runner.invoke(cli, ["--db", str(other_db), "--embedder", "none", "import", str(out)])
     assert res.exit_code == 0, res.output
     res = runner.invoke(cli, ["--db", str(other_db), "--embedder", "none", "export"])
-    assert [json.loads(line) for line in res.output.splitlines()] == original
+    assert [json.loads(line) for line in res.stdout.splitlines()] == original
     again = runner.invoke(cli, ["--db", str(other_db), "--embedder", "none", "import", str(out)])
     assert again.exit_code == 4 and "already exist" in again.output
     skip = runner.invoke(cli, ["--db", str(other_db), "--embedder", "none", "import",

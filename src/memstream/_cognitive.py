@@ -20,6 +20,7 @@ from .errors import BackendUnavailable, LLMError
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .progress import ProgressFn
 
 log = logging.getLogger("memstream.cognition")
 
@@ -128,8 +129,8 @@ def _reconcile(mem: Memory, fact: str, scope: dict[str, Any]) -> MemoryChange:
     return MemoryChange("supersede", new, previous=closed)
 
 
-def consolidate(mem: Memory, *, namespace: str | None = None,
-                threshold: float | None = None) -> list[MemoryChange]:
+def consolidate(mem: Memory, *, namespace: str | None = None, threshold: float | None = None,
+                progress: ProgressFn | None = None) -> list[MemoryChange]:
     """Merge near-duplicate memories (see cognition.consolidation); returns one "update"
     change per survivor, with the merged records invalidated."""
     ns = mem._ns(namespace)
@@ -137,7 +138,8 @@ def consolidate(mem: Memory, *, namespace: str | None = None,
     vectors = mem.store.embeddings(ns, [r.id for r in records])
     limit = mem.config.consolidation_threshold if threshold is None else threshold
     changes = []
-    for group in near_duplicate_groups(records, vectors, mem.embedder, limit):
+    groups = near_duplicate_groups(records, vectors, mem.embedder, limit)
+    for n, group in enumerate(groups, start=1):
         keep = survivor(group)
         others = [r for r in group if r.id != keep.id]
         text = merge_text(mem.llm, group, keep)
@@ -148,6 +150,8 @@ def consolidate(mem: Memory, *, namespace: str | None = None,
         for rec in others:
             mem.invalidate(rec.id, superseded_by=keep.id, namespace=ns)
         changes.append(MemoryChange("update", updated, previous=keep))
+        if progress is not None:
+            progress("merge", n, len(groups))
     return changes
 
 

@@ -21,19 +21,19 @@ import numpy as np
 
 from . import _cognitive as cog
 from . import _validate as v
-from ._ids import new_id
+from ._building import build_record
 from ._shared import Shared
 from ._types import HistoryEntry, Hit, MemoryChange, Record
 from ._worker import EnrichmentWorker
-from .clock import Clock, SimulationClock, TimeLike, WallClock, to_timestamp
+from .clock import Clock, TimeLike, WallClock, to_timestamp
 from .cognition.extraction import check_messages
-from .cognition.importance import heuristic_importance
 from .config import Config, ResolvedConfig
 from .embed import Embedder, load_embedder
 from .embed.cache import content_hash, embed_documents_cached, passage
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection, parse_filter
 from .llm import ChatClient, chat_client_from_config
+from .progress import ProgressFn
 from .retrieval.packing import pack
 from .retrieval.pipeline import SearchParams, run_search
 from .retrieval.relevance import BACKGROUND
@@ -177,36 +177,6 @@ class Memory:
             step_max=step_max, where=parse_filter(filters), include_invalid=include_invalid,
             as_of=None if as_of is None else to_timestamp(as_of))
 
-    def _build(self, content: str | bytes, *, namespace: str | None, user_id: str | None,
-               agent_id: str | None, run_id: str | None, kind: str,
-               data: Mapping[str, Any] | None, importance: float | None, step: int | None,
-               at: TimeLike | None, metadata: Mapping[str, Any] | None,
-               provenance: Sequence[str] | None, embedding: Any) -> Record:
-        text = v.text(content, max_bytes=self.config.max_text_bytes)
-        kind = v.kind(kind)
-        step = v.step(step)
-        if at is not None:
-            created = to_timestamp(at)
-        elif step is not None and isinstance(self.clock, SimulationClock):
-            created = self.clock.time_of(step)
-        else:
-            created = self.clock.now()
-        imp = v.importance(importance)
-        limit = self.config.max_text_bytes
-        record = Record(
-            id=new_id(created), namespace=self._ns(namespace), text=text, kind=kind,
-            data=v.json_object(data, "data", max_bytes=limit),
-            user_id=v.scope_id(user_id, "user_id"), agent_id=v.scope_id(agent_id, "agent_id"),
-            run_id=v.scope_id(run_id, "run_id"),
-            step=step, importance=imp if imp is not None else heuristic_importance(text, kind),
-            created_at=created, last_accessed_at=created,
-            provenance=v.ids(provenance),
-            metadata=v.json_object(metadata, "metadata", max_bytes=limit) or {})
-        if embedding is not None:
-            dim = self.embedder.dim if self.embedder is not None else None
-            record.embedding = v.vector(embedding, dim)
-        return record
-
     def _store_records(self, records: list[Record], *, event: str = "add",
                        rate: Sequence[str] = (), refresh: bool = False) -> list[Record]:
         """Insert validated records in one transaction (embedding them first in sync mode);
@@ -288,7 +258,7 @@ class Memory:
                         [{"content": m["content"], "kind": "message",
                           "data": {"role": m["role"]}, **scope} for m in msgs],
                         duplicates=duplicates)]
-        record = self._build(content, namespace=namespace, user_id=user_id,  # type: ignore[arg-type]
+        record = build_record(self, content, namespace=namespace, user_id=user_id,  # type: ignore[arg-type]
                              agent_id=agent_id, run_id=run_id, kind=kind, data=data,
                              importance=importance, step=step, at=at, metadata=metadata,
                              provenance=provenance, embedding=embedding)
@@ -315,7 +285,7 @@ class Memory:
             if args.get("importance") is None:
                 rate.append(len(records))
             try:
-                records.append(self._build(args.pop("content"), **args))
+                records.append(build_record(self, args.pop("content"), **args))
             except TypeError as exc:
                 raise InvalidInput(f"item {n}: {exc}") from exc
             except InvalidInput as exc:
@@ -560,13 +530,15 @@ class Memory:
         passes ``reflection_threshold``."""
         return cog.reflect(self, namespace=namespace, agent_id=agent_id, user_id=user_id)
 
-    def consolidate(self, *, namespace: str | None = None,
-                    threshold: float | None = None) -> list[MemoryChange]:
-        """Merge near-duplicate memories into one each, keeping provenance."""
-        return cog.consolidate(self, namespace=namespace, threshold=threshold)
+    def consolidate(self, *, namespace: str | None = None, threshold: float | None = None,
+                    progress: ProgressFn | None = None) -> list[MemoryChange]:
+        """Merge near-duplicate memories into one each, keeping provenance. ``progress``
+        hears ("merge", groups merged, groups found): see memstream.progress."""
+        return cog.consolidate(self, namespace=namespace, threshold=threshold,
+                               progress=progress)
 
     def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
-        """Counts for a namespace: records, valid, embedded, pending, by kind, time span."""
+        """Counts for a namespace: records, valid, embedded, by kind, time span."""
         s = self.store.stats(self._ns(namespace))
         return {"namespace": self._ns(namespace), "records": s.records, "valid": s.valid,
                 "embedded": s.with_embedding, "by_kind": s.by_kind, "oldest": s.oldest,

@@ -11,13 +11,13 @@ sample of records field by field.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .errors import Conflict
+from .progress import ProgressFn
 from .store import Store
 
 BATCH = 1000
@@ -53,14 +53,16 @@ def _history_length(store: Store) -> int:
 
 
 def copy_store(source: Store, target: Store, *, batch: int = BATCH,
-               progress: Callable[[str, int], Any] | None = None) -> None:
-    """Copy everything from ``source`` into the empty ``target``. ``progress(stage, n)`` is
-    called after each batch with the number of items just copied."""
+               progress: ProgressFn | None = None) -> None:
+    """Copy everything from ``source`` into the empty ``target``. ``progress(stage, done,
+    total)`` (see memstream.progress) hears of the records and history entries copied."""
     if target.namespaces():
         raise Conflict(f"the target store {target.url.split('@')[-1]} already holds records "
                        f"(namespaces {', '.join(target.namespaces()[:5])}); migrate into an "
                        "empty store")
-    tick = progress or (lambda stage, n: None)
+    tick = progress or (lambda stage, done, total: None)
+    records = sum(source.stats(ns).records for ns in source.namespaces()) if progress else None
+    done = 0
     for ns in source.namespaces():
         after: str | None = None
         while page := source.records_page(ns, after, batch):
@@ -70,12 +72,14 @@ def copy_store(source: Store, target: Store, *, batch: int = BATCH,
             for model, recs in by_model.items():
                 target.insert(recs, model=model, history=False)
             after = page[-1][0].id
-            tick("records", len(page))
-    position = 0
+            done += len(page)
+            tick("records", done, records)
+    position, copied = 0, 0
     while entries := source.history_page(position, batch * 5):
         target.put_history([e for _, e in entries])
         position = entries[-1][0]
-        tick("history", len(entries))
+        copied += len(entries)
+        tick("history", copied, None)
     for key in source.list_keys():
         target.put_key(key)
     for name, value in source.meta_items().items():

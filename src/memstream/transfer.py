@@ -18,6 +18,7 @@ from ._types import Record
 from .clock import to_timestamp
 from .errors import Conflict, InvalidInput
 from .memory import Memory
+from .progress import ProgressFn
 
 __all__ = ["export_jsonl", "import_jsonl", "iter_export"]
 
@@ -43,13 +44,22 @@ def iter_export(mem: Memory, *, namespace: str | None = None,
 
 
 def export_jsonl(mem: Memory, fp: IO[str], *, namespace: str | None = None,
-                 with_embeddings: bool = False) -> int:
-    """Write records as JSON Lines; returns how many."""
+                 with_embeddings: bool = False, progress: ProgressFn | None = None) -> int:
+    """Write records as JSON Lines; returns how many. ``progress("export", done, total)``
+    is called every ``_BATCH`` records (see memstream.progress)."""
+    total = None
+    if progress is not None:
+        spaces = [namespace] if namespace is not None else mem.namespaces()
+        total = sum(mem.count(namespace=ns, include_invalid=True) for ns in spaces)
     n = 0
     for rec in iter_export(mem, namespace=namespace, with_embeddings=with_embeddings):
         fp.write(json.dumps(rec.to_dict(with_embedding=with_embeddings), ensure_ascii=False))
         fp.write("\n")
         n += 1
+        if progress is not None and n % _BATCH == 0:
+            progress("export", n, total)
+    if progress is not None:
+        progress("export", n, total)
     return n
 
 
@@ -105,9 +115,15 @@ def _check(raw: dict[str, Any], mem: Memory) -> Record:
     return rec
 
 
-def parse_lines(lines: Iterable[str], mem: Memory) -> list[Record]:
+def parse_lines(lines: Iterable[str], mem: Memory, *, progress: ProgressFn | None = None,
+                total: int | None = None) -> list[Record]:
+    """Records from exported lines, each checked; ``progress("read", lines, total)``."""
     records = []
+    every = max(100, (total or 0) // 200)
+    lineno = 0
     for lineno, line in enumerate(lines, start=1):
+        if progress is not None and lineno % every == 0:
+            progress("read", lineno, total)
         if not line.strip():
             continue
         try:
@@ -119,22 +135,27 @@ def parse_lines(lines: Iterable[str], mem: Memory) -> list[Record]:
             if isinstance(exc, InvalidInput):
                 raise InvalidInput(f"line {lineno}: {exc}") from exc
             raise InvalidInput(f"line {lineno}: not a record ({str(exc)[:200]})") from exc
+    if progress is not None:
+        progress("read", lineno, total)
     return records
 
 
 def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
-                 records: list[Record] | None = None) -> int:
+                 records: list[Record] | None = None,
+                 progress: ProgressFn | None = None) -> int:
     """Read records written by ``export_jsonl``; returns how many were stored.
 
     ``on_conflict``: "error" (an id that exists in the record's namespace aborts the import) or
     "skip" (keep the stored one). A record whose id is taken in another namespace is stored
     under a new id, as if that id were free: an import never tells whether a record exists
-    elsewhere. ``records``: lines already read with ``parse_lines``.
+    elsewhere. ``records``: lines already read with ``parse_lines``. ``progress`` hears of
+    the lines read and of the records stored (``memstream.progress``; the vectors are made
+    afterwards in the background: ``wait_embedded``).
     """
     if on_conflict not in ("error", "skip"):
         raise InvalidInput("on_conflict must be 'error' or 'skip'")
     if records is None:
-        records = parse_lines(fp, mem)
+        records = parse_lines(fp, mem, progress=progress)
     by_ns: dict[str, set[str]] = {}
     for rec in records:
         by_ns.setdefault(rec.namespace, set()).add(rec.id)
@@ -148,6 +169,8 @@ def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
     if elsewhere:
         _renumber(fresh, elsewhere)
     mem._store_records(fresh, event="import")
+    if progress is not None:
+        progress("store", len(fresh), len(fresh))
     return len(fresh)
 
 

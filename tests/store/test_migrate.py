@@ -93,12 +93,14 @@ def test_copy_reports_progress(tmp_path: Path) -> None:
     src, dst = tmp_path / "s.db", tmp_path / "d.db"
     with Memory(src, embedder="none") as mem:
         mem.add_many([f"r{i}" for i in range(25)])
-    seen: list[tuple[str, int]] = []
+    seen: list[tuple[str, int, int | None]] = []
     a, b = open_store(src), open_store(dst)
     try:
-        copy_store(a, b, batch=10, progress=lambda stage, n: seen.append((stage, n)))
-        assert [n for stage, n in seen if stage == "records"] == [10, 10, 5]
-        assert sum(n for stage, n in seen if stage == "history") == 25
+        copy_store(a, b, batch=10, progress=lambda stage, done, total: seen.append(
+            (stage, done, total)))
+        assert [(d, t) for stage, d, t in seen if stage == "records"] == [
+            (10, 25), (20, 25), (25, 25)]
+        assert [d for stage, d, _ in seen if stage == "history"][-1] == 25
         assert verify(a, b).ok
     finally:
         a.close()

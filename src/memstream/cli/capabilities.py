@@ -34,7 +34,7 @@ def learn(st: _State, agent: str, project_id: str, task: str, success: bool, str
     """Record how an attempt went; heuristics and anti-patterns follow from repeats."""
     from ..learning import Learner
 
-    with st.memory() as mem:
+    with st.memory(create=True) as mem:
         out = Learner(mem).learn(agent, project_id, task, success, strategy,
                                  task_type=task_type, duration_ms=duration_ms,
                                  error_message=error_message, feedback=feedback)
@@ -109,7 +109,7 @@ def episodes_record(st: _State, task_id: str, score: float, steps: int, summary:
               "trajectory_summary": summary, "mistakes": list(mistakes),
               "successes": list(successes),
               "mistake_cards": [_json_arg(c, "card") for c in cards]}
-    with st.memory() as mem:
+    with st.memory(create=True) as mem:
         rec = _episodes(st, mem).record(report)
     _emit(rec.to_dict()) if st.as_json else click.echo(rec.id)
 
@@ -153,7 +153,7 @@ def episodes_import(st: _State, path: str) -> None:
     """Load a memory file in the JSON layout as the new base state."""
     from ..compat.episodes import load_agent_memory
 
-    with st.memory() as mem:
+    with st.memory(create=True) as mem:
         _episodes(st, mem).import_dict(load_agent_memory(path))
     click.echo(f"imported {path}")
 

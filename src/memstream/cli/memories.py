@@ -28,10 +28,20 @@ from ._base import (
     _table,
     cli,
 )
+from ._progress import Progress
+
+
+def _stdin_text(what: str) -> str:
+    if sys.stdin.isatty():
+        raise InvalidInput(f"give the {what} as an argument, or pipe it in: "
+                           f"echo 'the text' | memstream {'add' if what == 'text' else 'search'} -")
+    return sys.stdin.read()
 
 
 @cli.command()
-@click.argument("content")
+@click.argument("content", required=False)
+@click.option("--lines", is_flag=True,
+              help="Read one memory per line of standard input (or of CONTENT's file, '-').")
 @click.option("--user", "user_id")
 @click.option("--agent", "agent_id")
 @click.option("--run", "run_id")
@@ -42,14 +52,30 @@ from ._base import (
 @click.option("--step", type=int)
 @click.option("--at", help="When it happened (ISO 8601); default now.")
 @click.pass_obj
-def add(st: _State, content: str, user_id: str | None, agent_id: str | None,
-        run_id: str | None, kind: str, data: str | None, metadata: str | None,
-        importance: float | None, step: int | None, at: str | None) -> None:
-    """Store a memory and print its id."""
-    with st.memory() as mem:
-        rec = mem.add(content, user_id=user_id, agent_id=agent_id, run_id=run_id, kind=kind,
-                      data=_json_arg(data, "data"), metadata=_json_arg(metadata, "metadata"),
-                      importance=importance, step=step, at=at)
+def add(st: _State, content: str | None, lines: bool, user_id: str | None,
+        agent_id: str | None, run_id: str | None, kind: str, data: str | None,
+        metadata: str | None, importance: float | None, step: int | None,
+        at: str | None) -> None:
+    """Store a memory and print its id. CONTENT '-' or left out reads standard input;
+    with --lines, each line is a memory (stored together: all or none)."""
+    text = _stdin_text("text") if content in (None, "-") else content
+    assert text is not None
+    common = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id, "kind": kind,
+              "data": _json_arg(data, "data"), "metadata": _json_arg(metadata, "metadata"),
+              "importance": importance, "at": at}
+    if lines:
+        items = [{"content": line, **common} for line in text.splitlines() if line.strip()]
+        if not items:
+            raise InvalidInput("no lines to add: standard input was empty")
+        with st.memory(create=True) as mem, Progress("add", st.as_json) as progress:
+            records = mem.add_many(items)
+            progress.wait_embedded(mem)
+            progress.summary(f"added {len(records)} memories")
+        _emit([r.to_dict() for r in records]) if st.as_json else \
+            click.echo("\n".join(r.id for r in records))
+        return
+    with st.memory(create=True) as mem:
+        rec = mem.add(text.strip("\n"), step=step, **common)
         mem.flush()
     _emit(rec.to_dict()) if st.as_json else click.echo(rec.id)
 
@@ -84,7 +110,10 @@ def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | 
            run_id: str | None, kinds: tuple[str, ...], filters: str | None, since: str | None,
            until: str | None, as_of: str | None, weights: str | None, now: str | None,
            no_touch: bool) -> None:
-    """Search memories; shows each hit's score and its recency, importance, relevance."""
+    """Search memories; shows each hit's score and its recency, importance, relevance.
+    QUERY '-' reads it from standard input."""
+    if query == "-":
+        query = _stdin_text("query").strip()
     with st.memory() as mem:
         hits = mem.search(query, k=k, user_id=user_id, agent_id=agent_id, run_id=run_id,
                           kinds=kinds or None, filters=_json_arg(filters, "filter"),
@@ -230,14 +259,18 @@ def stats(st: _State) -> None:
 @click.pass_obj
 def export(st: _State, out: str | None, all_namespaces: bool, with_embeddings: bool) -> None:
     """Export records as JSON Lines (every field round-trips)."""
-    with st.memory() as mem:
+    with st.memory() as mem, Progress("export", quiet=out is None and sys.stdout.isatty()) \
+            as progress:
         ns = None if all_namespaces else mem.config.namespace
         if out:
             with open(out, "w", encoding="utf-8") as fp:
-                n = transfer.export_jsonl(mem, fp, namespace=ns, with_embeddings=with_embeddings)
-            click.echo(f"exported {n} records to {out}", err=True)
+                n = transfer.export_jsonl(mem, fp, namespace=ns, with_embeddings=with_embeddings,
+                                          progress=progress)
+            progress.summary(f"exported {n} records to {out}")
         else:
-            transfer.export_jsonl(mem, sys.stdout, namespace=ns, with_embeddings=with_embeddings)
+            n = transfer.export_jsonl(mem, sys.stdout, namespace=ns,
+                                      with_embeddings=with_embeddings, progress=progress)
+            progress.summary(f"exported {n} records")
 
 
 @cli.command("import")
@@ -245,10 +278,17 @@ def export(st: _State, out: str | None, all_namespaces: bool, with_embeddings: b
 @click.option("--skip-existing", is_flag=True, help="Keep stored records whose id is in the file.")
 @click.pass_obj
 def import_(st: _State, path: str, skip_existing: bool) -> None:
-    """Import records from a JSON Lines export (all or nothing)."""
-    with st.memory() as mem, click.open_file(path, encoding="utf-8") as fp:
-        n = transfer.import_jsonl(mem, fp, on_conflict="skip" if skip_existing else "error")
-        mem.flush()
+    """Import records from a JSON Lines export (all or nothing), then wait for their vectors;
+    shows progress on standard error."""
+    with st.memory(create=True) as mem, click.open_file(path, encoding="utf-8") as fp, \
+            Progress("import") as progress:
+        lines = fp.readlines()
+        records = transfer.parse_lines(lines, mem, progress=progress, total=len(lines))
+        n = transfer.import_jsonl(mem, [], records=records,
+                                  on_conflict="skip" if skip_existing else "error",
+                                  progress=progress)
+        progress.wait_embedded(mem)
+        progress.summary(f"imported {n} records")
     _emit({"imported": n}) if st.as_json else click.echo(f"imported {n} records")
 
 
@@ -256,9 +296,10 @@ def import_(st: _State, path: str, skip_existing: bool) -> None:
 @click.pass_obj
 def reindex(st: _State) -> None:
     """Embed every record again with the current embedder."""
-    with st.memory() as mem:
+    with st.memory() as mem, Progress("reindex") as progress:
         n = mem.reindex()
-        mem.flush()
+        progress.wait_embedded(mem)
+        progress.summary(f"re-embedded {n} records")
     click.echo(f"re-embedded {n} records")
 
 
@@ -285,8 +326,9 @@ def reflect(st: _State, agent_id: str | None, user_id: str | None) -> None:
 @click.pass_obj
 def consolidate(st: _State, threshold: float | None) -> None:
     """Merge near-duplicate memories into one each (the others are invalidated)."""
-    with st.memory() as mem:
-        changes = mem.consolidate(threshold=threshold)
+    with st.memory() as mem, Progress("consolidate") as progress:
+        changes = mem.consolidate(threshold=threshold, progress=progress)
+        progress.summary(f"checked {mem.count()} memories")
     if st.as_json:
         _emit([{"survivor": c.record.to_dict(), "merged": list(c.record.provenance)}
                for c in changes])

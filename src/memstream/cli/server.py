@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
-from typing import Any
 
 import click
 
@@ -19,6 +17,7 @@ from ._base import (
     _table,
     cli,
 )
+from ._progress import Progress
 
 
 @cli.command()
@@ -34,8 +33,6 @@ def migrate(st: _State, source: str, target: str, batch: int, sample: int) -> No
     SOURCE and TARGET are store URLs or paths; TARGET must hold no records. Records (with
     embeddings), history, API keys and settings are copied; counts per namespace and a sample
     of records are compared, and the command fails if anything differs."""
-    from tqdm import tqdm
-
     from .. import migrate as mig
     from ..store import open_store
 
@@ -46,18 +43,9 @@ def migrate(st: _State, source: str, target: str, batch: int, sample: int) -> No
         src.close()
         raise
     try:
-        total = sum(src.stats(ns).records for ns in src.namespaces())
-        bars: dict[str, Any] = {}
-
-        def progress(stage: str, n: int) -> None:
-            if stage not in bars:
-                bars[stage] = tqdm(total=total if stage == "records" else None, unit=" " + stage,
-                                   desc=stage, disable=st.as_json, file=sys.stderr)
-            bars[stage].update(n)
-
-        mig.copy_store(src, dst, batch=batch, progress=progress)
-        for bar in bars.values():
-            bar.close()
+        with Progress("migrate", quiet=st.as_json) as progress:
+            mig.copy_store(src, dst, batch=batch, progress=progress)
+            progress.summary("copied")
         report = mig.verify(src, dst, sample=sample)
     finally:
         src.close()
@@ -87,7 +75,7 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
         from ..server.security import KeyPolicy, is_loopback
     except ImportError as exc:
         raise MissingDependency("the server needs: pip install 'memstream[server]'") from exc
-    mem = st.memory()
+    mem = st.memory(create=True)
     if not KeyPolicy(mem.store).required:  # create_app refuses to serve elsewhere openly
         if not is_loopback(host):
             click.echo(f"no API keys exist: binding to 127.0.0.1 instead of {host} (create one "
@@ -114,7 +102,7 @@ def mcp(st: _State) -> None:
         from ..server.mcp import build_mcp
     except ImportError as exc:
         raise MissingDependency("MCP needs: pip install 'memstream[server]'") from exc
-    mem = st.memory()
+    mem = st.memory(create=True)
     try:
         build_mcp(mem).run("stdio")
     finally:
@@ -137,7 +125,7 @@ def keys_create(st: _State, name: str, namespaces: tuple[str, ...], role: str) -
     """Create a key and print it (it is shown only this once)."""
     from ..server.auth import create_key
 
-    with st.memory() as mem:
+    with st.memory(create=True) as mem:
         plain, record = create_key(mem.store, name=name, namespaces=list(namespaces), role=role,
                                    now=mem.clock.now())
     if st.as_json:
