@@ -87,10 +87,14 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
     settings = ServerSettings(max_body_bytes=int(max_body_mb * 2**20), rate_per_key=rate,
                               burst_per_key=max(1, int(rate * 2)))
     app = create_app(mem, settings, host=host, redis_url=redis_url)
-    logging.basicConfig(level=log_level.upper(), format="%(message)s")
+    # force: the MCP SDK puts a Rich handler on the root logger, which wraps each JSON access
+    # line over several; memstream logs plain lines, one per request
+    logging.basicConfig(level=log_level.upper(), format="%(message)s", force=True)
     click.echo(f"memstream {__version__} on http://{host}:{port} (db: {mem.store.url})",
                err=True)
+    # access_log=False: memstream.access logs each request once, as JSON (app.py)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=30,
+                access_log=False,
                 timeout_keep_alive=75)  # longer than clients keep idle connections: no reset race
 
 
