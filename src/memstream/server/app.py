@@ -42,6 +42,7 @@ from .inspect import router as inspect_router
 from .limits import BodyLimit, Limiter, RateLimiter, SharedRateLimiter
 from .mcp import build_mcp
 from .routes import router
+from .apidocs import install_api_docs
 from .security import (
     LOOPBACK,
     KeyPolicy,
@@ -114,7 +115,8 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
         memory.close()
 
     app = FastAPI(title="memstream", version=__version__, lifespan=lifespan,
-                  description="Long-term memory for LLM agents: REST API (MCP at /mcp).")
+                  description="Long-term memory for LLM agents: REST API (MCP at /mcp).",
+                  docs_url=None, redoc_url=None)  # served offline by install_api_docs
     app.state.memory = memory
     app.state.redis_url = redis_url
 
@@ -195,6 +197,7 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
 
     app.include_router(router)
     app.include_router(inspect_router)
+    install_api_docs(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.router.routes.extend(mcp_app.routes)  # POST /mcp: MCP over streamable HTTP
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
