@@ -131,3 +131,15 @@ def test_import_progress_on_a_terminal_is_a_moving_bar(tmp_path: Path):
 def test_python_dash_m(args: list[str]):
     res = ms(*args)
     assert res.returncode == 0 and "Usage: memstream" in res.stdout
+
+
+def test_shell_completion_as_documented():
+    env = {**os.environ, "_MEMSTREAM_COMPLETE": "bash_source"}
+    script = subprocess.run([str(Path(sys.executable).parent / "memstream")], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert "_memstream_completion" in script.stdout
+    env = {**os.environ, "_MEMSTREAM_COMPLETE": "bash_complete", "COMP_WORDS": "memstream sea",
+           "COMP_CWORD": "1"}
+    words = subprocess.run([str(Path(sys.executable).parent / "memstream")], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert "plain,search" in words.stdout.splitlines()
