@@ -210,6 +210,9 @@ class RedisTier:
         self._k = f"{prefix}:{name}"
         self._put_script = self._r.register_script(_PUT_LUA)
 
+    def close(self) -> None:
+        self._r.close()
+
     def _call(self, fn: Any) -> Any:
         try:
             return fn()

@@ -593,3 +593,8 @@ class TieredMemory:
         if "ltm" in tiers:
             ids = [r.id for r in self.records.select(self._select(agent_id, None))]
             self.records.delete(self.namespace, ids)
+
+    def close(self) -> None:
+        """Close the Redis connections (in-process tiers hold none)."""
+        for backend in (self.stm, self.im):
+            getattr(backend, "close", lambda: None)()
