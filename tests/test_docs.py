@@ -28,6 +28,8 @@ def test_doc_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.Monkey
         url = request.getfixturevalue("pg_url")
         blocks = [b.replace(PG_PLACEHOLDER, url) for b in blocks]
     monkeypatch.chdir(tmp_path)
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (the local PostgreSQL recipe)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     module = types.ModuleType("__doc_example__")  # a real module: dataclasses look it up
     monkeypatch.setitem(sys.modules, module.__name__, module)
     namespace: dict[str, object] = module.__dict__

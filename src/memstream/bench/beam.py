@@ -97,7 +97,10 @@ def _ids(raw: Any) -> set[str]:
 def load_chat(folder: Path) -> Chat:
     try:
         batches = json.loads((folder / "chat.json").read_text(encoding="utf-8"))
-        probes = json.loads((folder / "probing_questions.json").read_text(encoding="utf-8"))
+        probing = folder / "probing_questions.json"
+        if not probing.exists():  # the upstream repository's layout
+            probing = folder / "probing_questions" / "probing_questions.json"
+        probes = json.loads(probing.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"cannot read the BEAM chat in {folder}: {exc}") from exc
     exchanges: list[Exchange] = []

@@ -18,14 +18,37 @@ from ._base import (
 )
 
 
+#: where each benchmark's data comes from (it is never shipped: see docs/benchmarks.md, "Data")
+ORIGINS = {
+    "locomo": "LoCoMo is data/locomo10.json of https://github.com/snap-research/LoCoMo (CC BY-NC "
+              "4.0, non-commercial): curl -LO https://raw.githubusercontent.com/snap-research/"
+              "LoCoMo/main/data/locomo10.json",
+    "beam": "BEAM is chats/500K of https://github.com/mohammadtavakoli78/BEAM (evaluation "
+            "data; the repository names no licence): git clone --depth 1 "
+            "https://github.com/mohammadtavakoli78/BEAM, then --data BEAM/chats/500K",
+}
+
+
+def _data(name: str) -> click.Path:
+    class Data(click.Path):
+        def convert(self, value: object, param: click.Parameter | None,
+                    ctx: click.Context | None) -> object:
+            if not Path(str(value)).exists():
+                self.fail(f"{value} does not exist. {ORIGINS[name]} (docs/benchmarks.md, "
+                          "'Data')", param, ctx)
+            return super().convert(value, param, ctx)
+
+    return Data(exists=True, dir_okay=name == "beam")
+
+
 @cli.group()
 def bench() -> None:
     """Benchmarks: retrieval quality (locomo) and speed at size (scale)."""
 
 
 @bench.command("locomo")
-@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="A LoCoMo JSON file, e.g. ../shared/data/locomo_dev.json.")
+@click.option("--data", required=True, type=_data("locomo"),
+              help="A LoCoMo JSON file (locomo10.json; see docs/benchmarks.md, 'Data').")
 @click.option("--profiles", default="default,recall,paper", show_default=True,
               help="Weight profiles to score, comma-separated.")
 @click.option("--limit", type=int, help="Only the first N conversations.")
@@ -53,9 +76,9 @@ def bench_locomo(st: _State, data: str, profiles: str, limit: int | None,
 
 
 @bench.command("beam")
-@click.option("--data", required=True, type=click.Path(exists=True),
-              help="A folder of BEAM chats (<N>/chat.json, <N>/probing_questions.json) or a "
-              ".tar.xz of one.")
+@click.option("--data", required=True, type=_data("beam"),
+              help="A folder of BEAM chats (<N>/chat.json and their probing questions), such as "
+              "BEAM/chats/500K, or a .tar.xz of one.")
 @click.option("--profiles", default="default,recall,paper", show_default=True,
               help="Weight profiles to score, comma-separated (the vector-only and keyword-only "
               "baselines are always scored too).")
@@ -148,7 +171,7 @@ def bench_load(st: _State, clients: int, seconds: float, add_share: float, serve
 
 
 @bench.command("fit-rerank")
-@click.option("--data", "data", required=True, type=click.Path(exists=True, dir_okay=False),
+@click.option("--data", "data", required=True, type=_data("locomo"),
               help="A LoCoMo JSON file (fit on the development split only).")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
               help="Where to write the weights (the shipped ones are "
