@@ -25,8 +25,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("MEMSTREAM_TEST_ARTIFACTS",
                                 Path(__file__).parents[2] / "test-artifacts")) / "inspector"
-KEYS = {"inspector": (["team-a", "team-a.agents"], "read"), "writer": (["team-a"], "write"),
-        "other": (["team-b"], "admin")}
+KEYS = {"inspector": (["team-a", "team-a.agents", "team-c"], "read"),
+        "writer": (["team-a", "team-c"], "write"), "other": (["team-b"], "admin")}
 DAY = 86_400.0
 
 
@@ -44,6 +44,7 @@ def seed(db: Path) -> dict[str, Any]:
             clock.advance(hours=18)
             obs.append(mem.add(f"{text} (note {i})", namespace="team-a",
                                agent_id="alice" if i % 2 == 0 else "bob",
+                               user_id="ana" if i % 3 == 0 else None,
                                importance=0.2 + 0.05 * i))
         ids["evidence"] = [obs[0].id, obs[2].id]
         ids["reflection"] = mem.add("Alice spends her free time on pets and music",
@@ -69,6 +70,10 @@ def seed(db: Path) -> dict[str, Any]:
         for ok in (True, True, True, False, True, False):
             clock.advance(hours=5)
             learner.learn("alice", "proj", "refactor the parser", ok, "write tests first")
+    # a namespace whose records were all written within one second (the clock stands still)
+    with Memory(db, embedder="none", clock=FixedClock(time.time() - DAY)) as mem:
+        mem.add_many([{"content": f"burst note {i}", "user_id": "cy", "kind": "note"}
+                      for i in range(5)], namespace="team-c")
     return ids
 
 
@@ -136,8 +141,8 @@ def test_browse_filter_and_follow_provenance(page: Any,
     sync_api.expect(page.locator("#records-count")).to_have_text(
         "Showing 34 of 34 matching records.")
     assert rows.count() == 34 and page.locator("#more").is_hidden()
-    newest = page.locator("#records tbody tr td.when").first.inner_text()
-    assert newest >= page.locator("#records tbody tr td.when").nth(10).inner_text()
+    newest = page.locator("#records tbody tr td.c-when").first.inner_text()
+    assert newest >= page.locator("#records tbody tr td.c-when").nth(10).inner_text()
 
     page.select_option("#f-kind", "reflection")  # filter by kind, then by agent
     page.locator("#filters button[type=submit]").press("Enter")
@@ -165,7 +170,7 @@ def test_browse_filter_and_follow_provenance(page: Any,
     page.select_option("#f-kind", "")
     page.locator("#filters button[type=submit]").click()
     sync_api.expect(page.locator("#records-count")).to_contain_text("of 6 matching")
-    for text in page.locator("#records tbody tr td:nth-child(3)").all_inner_texts():
+    for text in page.locator("#records tbody tr td.c-agent").all_inner_texts():
         assert text == "bob"
 
 
@@ -247,7 +252,8 @@ def test_tiers_of_agent_records(page: Any, seeded: tuple[Server, dict[str, Any]]
     srv, _ = seeded
     open_namespace(page, srv.keys["inspector"], "team-a.agents")
     sync_api.expect(page.locator("#records-count")).to_contain_text("of 50 matching")
-    tiers = page.locator("#records tbody tr td:nth-child(4)")
+    sync_api.expect(page.locator("#records th.c-tier")).to_be_visible()
+    tiers = page.locator("#records tbody tr td.c-tier")
     assert set(tiers.all_inner_texts()) == {"STM", "LTM"}
     page.select_option("#f-tier", "stm")
     page.locator("#filters button[type=submit]").click()
@@ -256,7 +262,7 @@ def test_tiers_of_agent_records(page: Any, seeded: tuple[Server, dict[str, Any]]
     page.select_option("#f-tier", "ltm")
     page.locator("#filters button[type=submit]").click()
     sync_api.expect(page.locator("#records-count")).to_have_text("Showing 20 records.")
-    steps = page.locator("#records tbody tr td:nth-child(6)").all_inner_texts()
+    steps = page.locator("#records tbody tr td.c-text").all_inner_texts()
     assert all("tired" in text for text in steps)
     with srv.client("inspector") as http:
         overview = http.get("/v1/inspect/overview", params={"namespace": "team-a.agents"}).json()
@@ -317,3 +323,93 @@ def test_stored_markup_is_shown_as_text(page: Any, seeded: tuple[Server, dict[st
     sync_api.expect(page.locator("#detail-body")).to_contain_text("<b>bold</b>")
     assert page.locator("#detail-body img, #records img, #detail-body b").count() == 0
     assert page.title() == "memstream inspector"  # the handler never ran
+
+
+# --- the second version: users, tiers only where they apply, layout, plots, live ------------
+
+def test_user_column_and_filter_and_no_tier_column_on_plain_records(
+        page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv = seeded[0]
+    open_namespace(page, srv.keys["inspector"], "team-a")
+    sync_api.expect(page.locator("#records-count")).to_have_text(
+        "Showing 34 of 34 matching records.")
+    assert page.locator("#records th.c-tier").is_hidden()  # plain records have no tier
+    assert page.locator("#f-tier").is_hidden()
+    assert page.locator("#records th.c-user").is_visible()
+    page.fill("#f-user", "ana")
+    page.locator("#filters button[type=submit]").click()
+    sync_api.expect(page.locator("#records-count")).to_have_text(
+        "Showing 4 of 4 matching records.")
+    assert set(page.locator("#records tbody td.c-user").all_inner_texts()) == {"ana"}
+    page.locator("#tab-search").click()
+    page.fill("#q", "beagle Biscuit")
+    page.locator("#search-form button").click()
+    meta = page.locator("#hits li .hit-meta").first
+    sync_api.expect(meta).to_contain_text("observation")
+    sync_api.expect(meta).to_contain_text("user ana")
+    sync_api.expect(meta).to_contain_text("agent alice")
+    assert page.locator("#hits li").first.locator("[role=meter]").count() == 3
+
+
+@pytest.mark.parametrize("width", [1400, 1000])
+def test_layout_at_desktop_widths(browser: Any, seeded: tuple[Server, dict[str, Any]],
+                                  width: int) -> None:
+    srv = seeded[0]
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    pg.goto(srv.url + "/")
+    open_namespace(pg, srv.keys["inspector"], "team-a")
+    sync_api.expect(pg.locator("#records tbody tr").first).to_be_visible()
+    pg.locator("#records tbody tr button").first.click()
+    sync_api.expect(pg.locator("#detail")).to_be_visible()
+    text = pg.locator("#records tbody tr td.c-text").first.bounding_box()
+    assert text["x"] + text["width"] <= width + 1  # the text column stays in the window
+    assert text["width"] >= 250
+    assert pg.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
+    pg.screenshot(path=ARTIFACTS / f"records-{width}.png", full_page=False)
+    pg.keyboard.press("Escape")
+    pg.locator("#tab-plots").click()
+    label = pg.locator("#plot-kind svg text.x-tick").first
+    sync_api.expect(label).to_be_visible()
+    assert label.bounding_box()["height"] >= 12  # body-sized, not shrunk with the plot
+    ticks = pg.locator("#plot-kind svg text.x-tick").all_text_contents()
+    assert len(ticks) >= 2 and len(set(ticks)) == len(ticks)
+    pg.screenshot(path=ARTIFACTS / f"plots-{width}.png", full_page=True)
+    context.close()
+
+
+def test_plots_of_records_written_within_one_second(
+        page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv = seeded[0]
+    open_namespace(page, srv.keys["inspector"], "team-c")
+    sync_api.expect(page.locator("#records-count")).to_contain_text("of 5 matching")
+    page.locator("#tab-plots").click()
+    sync_api.expect(page.locator("#plot-kind .plot-note")).to_contain_text(
+        "All 5 records fall within one second")
+    assert page.locator("#plot-kind rect").count() == 1
+    assert page.locator("#plot-episodes .empty").inner_text() == "No episodes recorded."
+    page.screenshot(path=ARTIFACTS / "plots-one-second.png", full_page=True)
+
+
+def test_a_memory_arrives_live(browser: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv = seeded[0]
+    for width in (1400, 1000):
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        pg = context.new_page()
+        pg.goto(srv.url + "/")
+        open_namespace(pg, srv.keys["inspector"], "team-c")
+        rows = pg.locator("#records tbody tr")
+        sync_api.expect(rows.first).to_be_visible()
+        before = rows.count()
+        text = f"arrived while the page was open ({width})"
+        with srv.client("writer") as http:  # another client writes; the page is not reloaded
+            r = http.post("/v1/memories", json={"namespace": "team-c", "content": text,
+                                                "user_id": "dee", "agent_id": "scout"})
+            assert r.status_code == 201, r.text
+        sync_api.expect(rows.first).to_contain_text(text, timeout=10_000)
+        assert "new" in rows.first.get_attribute("class")
+        assert rows.count() == before + 1
+        assert rows.first.locator("td.c-user").inner_text() == "dee"
+        sync_api.expect(pg.locator("#records-count")).to_contain_text(f"of {before + 1}")
+        pg.screenshot(path=ARTIFACTS / f"live-{width}.png", full_page=False)
+        context.close()

@@ -28,7 +28,7 @@ from .routes import _ctx, _ns
 router = APIRouter(prefix="/v1")
 
 TIERS = ("stm", "im", "ltm")
-BUCKETS = (60, 3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)
+BUCKETS = (1, 10, 60, 600, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)
 MAX_BUCKETS = 60
 HEURISTIC_SERIES = 12
 
@@ -64,12 +64,14 @@ def _tier_sets(request: Request, mem: Memory, ns: str) -> tuple[set[str], set[st
     return out[0], out[1]
 
 
-def _tier_of(rid: str, sets: tuple[set[str], set[str]] | None) -> str:
-    if sets is not None:
-        if rid in sets[0]:
-            return "stm"
-        if rid in sets[1]:
-            return "im"
+def _tier_of(rid: str, sets: tuple[set[str], set[str]] | None) -> str | None:
+    """stm, im or ltm for a record of an agents namespace; None where tiers do not apply."""
+    if sets is None:
+        return None
+    if rid in sets[0]:
+        return "stm"
+    if rid in sets[1]:
+        return "im"
     return "ltm"
 
 
@@ -88,6 +90,8 @@ def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any
         raise InvalidInput(f"tiers must be among {', '.join(TIERS)}")
     sel = _selection(mem, ns, body)
     sets = _tier_sets(request, mem, ns)
+    if sets is None:  # tiers do not apply here: a tier filter keeps everything
+        wanted = set(TIERS)
     out: list[dict[str, Any]] = []
     offset, skipped = 0, 0
     while len(out) < body.limit:  # tier filtering happens after the page is read
@@ -97,7 +101,7 @@ def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any
         offset += len(page)
         for rec in page:
             tier = _tier_of(rec.id, sets)
-            if tier not in wanted:
+            if tier is not None and tier not in wanted:
                 continue
             if skipped < body.offset:
                 skipped += 1
@@ -148,7 +152,7 @@ def _timeline(records: Sequence[Record], key: Iterable[str]) -> dict[str, Any]:
     """Counts per time bucket for each label in ``key`` (one label per record)."""
     labels = list(key)
     if not records:
-        return {"bucket_seconds": BUCKETS[0], "starts": [], "series": {}}
+        return {"bucket_seconds": BUCKETS[0], "starts": [], "end": None, "series": {}}
     lo = min(r.created_at for r in records)
     hi = max(r.created_at for r in records)
     size = _bucket(hi - lo)
@@ -158,7 +162,7 @@ def _timeline(records: Sequence[Record], key: Iterable[str]) -> dict[str, Any]:
     for rec, label in zip(records, labels, strict=True):
         series[label][int((rec.created_at - first) // size)] += 1
     return {"bucket_seconds": size, "starts": [first + i * size for i in range(n)],
-            "series": dict(sorted(series.items()))}
+            "end": first + n * size, "series": dict(sorted(series.items()))}
 
 
 @router.get("/inspect/overview", tags=["inspect"])
@@ -169,7 +173,7 @@ def overview(request: Request, namespace: str | None = None,
     mem, ns = _ns(request, namespace, "read")
     records = _newest(mem, ns, window)
     sets = _tier_sets(request, mem, ns)
-    tiers = [_tier_of(r.id, sets) for r in records]
+    tiers = [_tier_of(r.id, sets) or "ltm" for r in records]
     episodes: dict[str, list[dict[str, float]]] = defaultdict(list)
     for r in reversed(records):
         if r.kind == "episode" and r.data and "score" in r.data:
@@ -188,6 +192,7 @@ def overview(request: Request, namespace: str | None = None,
             "covered": len(records),
             "kinds": dict(Counter(r.kind for r in records).most_common()),
             "agents": sorted({r.agent_id for r in records if r.agent_id})[:500],
+            "users": sorted({r.user_id for r in records if r.user_id})[:500],
             "tiers": dict(Counter(tiers)), "has_tiers": sets is not None,
             "by_kind": _timeline(records, (r.kind for r in records)),
             "by_tier": _timeline(records, tiers),

@@ -10,7 +10,10 @@ const TIER_COLOURS = { stm: "#2e7d32", im: "#b26a00", ltm: "#2456c9" };
 const PAGE = 50;
 const SVG = "http://www.w3.org/2000/svg";
 
-const state = { key: "", ns: "", offset: 0, filter: {}, overview: null, plotsFor: null };
+const LIVE_EVERY = 2000;  // ms between two looks for new memories
+
+const state = { key: "", ns: "", offset: 0, filter: {}, overview: null, plotsFor: null,
+  newest: 0, seen: new Set(), total: null, polling: false };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -114,7 +117,9 @@ async function connect(event) {
   $("f-kind").replaceChildren(el("option", { value: "" }, "any"),
     ...Object.keys(o.kinds).sort().map((k) => el("option", { value: k }, k)));
   $("agent-list").replaceChildren(...o.agents.map((a) => el("option", { value: a })));
+  $("user-list").replaceChildren(...(o.users || []).map((u) => el("option", { value: u })));
   $("f-tier").disabled = !o.has_tiers;
+  document.body.classList.toggle("no-tiers", !o.has_tiers);  // tiers apply to agents only
   await loadRecords(false);
   if (!$("view-plots").hidden) drawPlots();
 }
@@ -125,6 +130,8 @@ function readFilter() {
   const f = {};
   const kind = $("f-kind").value;
   if (kind) f.kinds = [kind];
+  const user = $("f-user").value.trim();
+  if (user) f.user_id = user;
   const agent = $("f-agent").value.trim();
   if (agent) f.agent_id = agent;
   const tier = $("f-tier").value;
@@ -144,30 +151,74 @@ async function loadRecords(more) {
     const answer = await api("/v1/inspect/records", {
       ...state.filter, namespace: state.ns, limit: PAGE, offset: state.offset });
     const body = $("records").tBodies[0];
-    if (!more) body.replaceChildren();
-    for (const r of answer.records) body.append(recordRow(r));
+    if (!more) { body.replaceChildren(); state.seen = new Set(); state.newest = 0; }
+    for (const r of answer.records) {
+      body.append(recordRow(r));
+      state.seen.add(r.id);
+      state.newest = Math.max(state.newest, r.created_at);
+    }
     state.offset += answer.records.length;
+    state.total = answer.total;
     $("more").hidden = answer.records.length < PAGE;
-    $("records-count").textContent = answer.total === null
-      ? `Showing ${body.rows.length} records.`
-      : `Showing ${body.rows.length} of ${answer.total} matching records.`;
+    showCount();
     showError("");
   } catch (err) {
     showError(err.message);
   }
 }
 
+function showCount() {
+  const shown = $("records").tBodies[0].rows.length;
+  $("records-count").textContent = state.total === null
+    ? `Showing ${shown} records.`
+    : `Showing ${shown} of ${state.total} matching records.`;
+}
+
+// New memories while the page is open: a look every LIVE_EVERY ms at the newest records (same
+// filter); those not shown yet go on top of the table, marked as new.
+async function poll() {
+  if (state.polling || !state.ns || !$("f-live").checked || $("view-records").hidden) return;
+  state.polling = true;
+  try {
+    const answer = await api("/v1/inspect/records", {
+      ...state.filter, namespace: state.ns, limit: PAGE, offset: 0 });
+    const fresh = answer.records.filter((r) => !state.seen.has(r.id));
+    const body = $("records").tBodies[0];
+    for (const r of fresh.reverse()) {
+      const row = recordRow(r);
+      row.classList.add("new");
+      body.prepend(row);
+      state.seen.add(r.id);
+      state.newest = Math.max(state.newest, r.created_at);
+      state.offset += 1;
+    }
+    if (fresh.length) {
+      state.overviewStale = true;  // the plots fetch it again when shown
+      if (state.total !== null) state.total += fresh.length;
+      showCount();
+      status(`${fresh.length} new ${fresh.length === 1 ? "memory" : "memories"} at ` +
+        `${when(Date.now() / 1000)}.`);
+    }
+  } catch (err) {
+    // a failed look is retried at the next one; the error shows once
+    if (err.status) showError(err.message);
+  } finally {
+    state.polling = false;
+  }
+}
+
 function recordRow(r) {
   const cls = r.invalidated_at ? "invalid" : null;
   return el("tr", { "data-id": r.id },
-    el("td", { class: "when" }, when(r.created_at)),
-    el("td", {}, el("span", { class: "tag" }, r.kind)),
-    el("td", {}, r.agent_id || ""),
-    el("td", {}, r.tier.toUpperCase()),
-    el("td", { class: "num" }, r.importance.toFixed(2)),
-    el("td", { class: "text-col" }, el("button", {
+    el("td", { class: "c-when" }, when(r.created_at)),
+    el("td", { class: "c-kind" }, el("span", { class: "tag" }, r.kind)),
+    el("td", { class: "c-user" }, r.user_id || ""),
+    el("td", { class: "c-agent" }, r.agent_id || ""),
+    el("td", { class: "c-tier" }, r.tier ? r.tier.toUpperCase() : ""),
+    el("td", { class: "c-imp num" }, r.importance.toFixed(2)),
+    el("td", { class: "c-text" }, el("button", {
       class: `link ${cls || ""}`, type: "button", onclick: () => openRecord(r.id),
-      title: "Open this record" }, r.text.length > 160 ? `${r.text.slice(0, 160)}…` : r.text)));
+      title: "Open this record" }, r.text.length > 240 ? `${r.text.slice(0, 240)}…` : r.text)));
 }
 
 // --- one record -----------------------------------------------------------------------------
@@ -196,7 +247,7 @@ async function openRecord(id) {
     return;
   }
   const r = answer.record;
-  const fields = [["id", r.id], ["kind", r.kind], ["tier", r.tier.toUpperCase()],
+  const fields = [["id", r.id], ["kind", r.kind], ["tier", r.tier ? r.tier.toUpperCase() : ""],
     ["created", when(r.created_at)], ["updated", when(r.updated_at)],
     ["last access", when(r.last_accessed_at)], ["accesses", r.access_count],
     ["importance", r.importance.toFixed(3)], ["user", r.user_id], ["agent", r.agent_id],
@@ -267,6 +318,10 @@ async function search(event) {
         el("button", { class: "link", type: "button", onclick: () => openRecord(h.record.id) },
           h.record.text),
         el("span", { class: "num", title: "score" }, h.score.toFixed(3))),
+      el("div", { class: "hit-meta" }, el("span", { class: "tag" }, h.record.kind),
+        h.record.user_id ? el("span", { class: "hit-user" }, `user ${h.record.user_id}`) : null,
+        h.record.agent_id ? el("span", {}, `agent ${h.record.agent_id}`) : null,
+        el("span", { class: "when" }, when(h.record.created_at))),
       el("div", { class: "bars" }, bar("recency", x.recency, x.weights.recency),
         bar("importance", x.importance, x.weights.importance),
         bar("relevance", x.relevance, x.weights.relevance)));
@@ -277,22 +332,39 @@ async function search(event) {
 
 // --- plots ------------------------------------------------------------------------------------
 
-const W = 560;
-const H = 220;
-const M = { l: 40, r: 10, t: 10, b: 30 };
+// Plots are drawn at the size they are shown (no scaling), so that their text is body-sized.
+const H = 240;
+const FONT = 13;
+const M = { l: 52, r: 16, t: 12, b: 34 };
 
-function axes(maxY, starts, fmt) {
-  const g = svg("g", { class: "axes", "font-size": 10, fill: "#5b6475" });
+// A time label as precise as the plot's range asks for.
+function tick(seconds, range) {
+  const full = when(seconds);
+  if (range < 60) return full.slice(11, 19);
+  if (range < 86400) return full.slice(11, 16);
+  if (range < 30 * 86400) return full.slice(5, 16);
+  return full.slice(0, 10);
+}
+
+function widthOf(target) {
+  return Math.max(300, Math.floor((target.clientWidth || target.parentNode.clientWidth || 560)));
+}
+
+function axes(W, maxY, lo, hi, fmt) {
+  const g = svg("g", { class: "axes", "font-size": FONT, fill: "#4a5263" });
   for (const frac of [0, 0.5, 1]) {
     const y = M.t + (1 - frac) * (H - M.t - M.b);
     g.append(svg("line", { x1: M.l, x2: W - M.r, y1: y, y2: y, stroke: "#e3e6ec" }),
-      svg("text", { x: M.l - 4, y: y + 3, "text-anchor": "end" }, fmt(maxY * frac)));
+      svg("text", { x: M.l - 6, y: y + 4, "text-anchor": "end" }, fmt(maxY * frac)));
   }
-  if (starts.length) {
-    const first = starts[0];
-    const last = starts[starts.length - 1];
-    g.append(svg("text", { x: M.l, y: H - 8 }, when(first).slice(0, 16)),
-      svg("text", { x: W - M.r, y: H - 8, "text-anchor": "end" }, when(last).slice(0, 16)));
+  const range = hi - lo;
+  const count = range > 0 ? Math.max(2, Math.min(5, Math.floor((W - M.l - M.r) / 130))) : 1;
+  for (let i = 0; i < count; i += 1) {
+    const frac = count === 1 ? 0.5 : i / (count - 1);
+    const x = M.l + frac * (W - M.l - M.r);
+    const anchor = count === 1 ? "middle" : i === 0 ? "start" : i === count - 1 ? "end" : "middle";
+    g.append(svg("text", { x, y: H - 10, "text-anchor": anchor, class: "x-tick" },
+      tick(lo + frac * range, range)));
   }
   return g;
 }
@@ -304,54 +376,75 @@ function legend(names, colour) {
 
 function stacked(target, timeline, colour) {
   const names = Object.keys(timeline.series);
-  if (!names.length) { target.replaceChildren(el("p", { class: "empty" }, "No records.")); return; }
+  if (!names.length) { target.replaceChildren(el("p", { class: "empty" }, "No records yet.")); return; }
+  const W = widthOf(target);
   const n = timeline.starts.length;
   const totals = timeline.starts.map((_, i) => names.reduce((s, k) => s + timeline.series[k][i], 0));
+  const all = totals.reduce((a, b) => a + b, 0);
   const maxY = Math.max(1, ...totals);
   const bw = (W - M.l - M.r) / n;
   const plotH = H - M.t - M.b;
-  const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img",
-    "aria-label": `${names.join(", ")}: ${totals.reduce((a, b) => a + b, 0)} records in ${n} buckets` },
-  axes(maxY, timeline.starts, (v) => Math.round(v)));
+  const lo = timeline.starts[0];
+  const hi = timeline.end || lo + timeline.bucket_seconds;
+  const chart = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img",
+    "aria-label": `${names.join(", ")}: ${all} records in ${n} bins` },
+  axes(W, maxY, lo, hi, (v) => String(Math.round(v))));
   for (let i = 0; i < n; i += 1) {
     let base = 0;
     names.forEach((name, j) => {
       const count = timeline.series[name][i];
       if (!count) return;
       const h = (count / maxY) * plotH;
-      chart.append(svg("rect", { x: M.l + i * bw + 0.5, width: Math.max(1, bw - 1),
-        y: M.t + plotH - base - h, height: h, fill: colour(name, j), "data-series": name },
+      const width = n === 1 ? Math.min(120, bw) : Math.max(1, bw - 1);
+      const x = n === 1 ? M.l + (bw - width) / 2 : M.l + i * bw + 0.5;
+      chart.append(svg("rect", { x, width, y: M.t + plotH - base - h, height: h,
+        fill: colour(name, j), "data-series": name },
       svg("title", {}, `${name}: ${count} from ${when(timeline.starts[i])}`)));
       base += h;
     });
   }
-  target.replaceChildren(chart, legend(names, colour));
+  const note = n === 1
+    ? el("p", { class: "plot-note" }, `All ${all} records fall within one ` +
+      `${timeline.bucket_seconds === 1 ? "second" : `${timeline.bucket_seconds}-second bin`}, ` +
+      `from ${when(lo)}.`)
+    : el("p", { class: "plot-note" }, `${n} bins of ${binLabel(timeline.bucket_seconds)}, ` +
+      `${when(lo)} to ${when(hi)}.`);
+  target.replaceChildren(chart, legend(names, colour), note);
+}
+
+function binLabel(seconds) {
+  if (seconds % 86400 === 0) return `${seconds / 86400} day${seconds === 86400 ? "" : "s"}`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? "" : "s"}`;
+  if (seconds % 60 === 0) return `${seconds / 60} minute${seconds === 60 ? "" : "s"}`;
+  return `${seconds} second${seconds === 1 ? "" : "s"}`;
 }
 
 function lines(target, series, yMax, empty) {
   const names = Object.keys(series);
   if (!names.length) { target.replaceChildren(el("p", { class: "empty" }, empty)); return; }
+  const W = widthOf(target);
   const all = names.flatMap((k) => series[k]);
   const lo = Math.min(...all.map((p) => p.x));
   const hi = Math.max(...all.map((p) => p.x));
-  const span = hi - lo || 1;
+  const span = hi - lo;
   const plotH = H - M.t - M.b;
-  const px = (x) => M.l + ((x - lo) / span) * (W - M.l - M.r);
+  const px = (x) => (span ? M.l + ((x - lo) / span) * (W - M.l - M.r) : (M.l + W - M.r) / 2);
   const py = (y) => M.t + (1 - Math.min(y, yMax) / yMax) * plotH;
-  const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img",
+  const chart = svg("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img",
     "aria-label": `${names.length} series, ${all.length} points` },
-  axes(yMax, [lo, hi], (v) => v.toFixed(1)));
+  axes(W, yMax, lo, hi, (v) => v.toFixed(1)));
   names.forEach((name, i) => {
     const points = series[name];
     const colour = PALETTE[i % PALETTE.length];
     chart.append(svg("polyline", { fill: "none", stroke: colour, "stroke-width": 2,
       points: points.map((p) => `${px(p.x)},${py(p.y)}`).join(" "), "data-series": name }));
     for (const p of points) {
-      chart.append(svg("circle", { cx: px(p.x), cy: py(p.y), r: 3, fill: colour },
+      chart.append(svg("circle", { cx: px(p.x), cy: py(p.y), r: 4, fill: colour },
         svg("title", {}, `${name}: ${p.y.toFixed(2)} at ${when(p.x)}`)));
     }
   });
-  target.replaceChildren(chart, legend(names, (n, i) => PALETTE[i % PALETTE.length]));
+  const extra = all.length === 1 ? [el("p", { class: "plot-note" }, "One point so far.")] : [];
+  target.replaceChildren(chart, legend(names, (n, i) => PALETTE[i % PALETTE.length]), ...extra);
 }
 
 function drawPlots() {
@@ -384,7 +477,15 @@ function selectTab(tab) {
     $(t.getAttribute("aria-controls")).hidden = !on;
   }
   tab.focus();
-  if (tab.id === "tab-plots") drawPlots();
+  if (tab.id === "tab-plots") {
+    if (state.overviewStale && state.ns) {
+      state.overviewStale = false;
+      api(`/v1/inspect/overview?${nsQuery()}`).then((o) => { state.overview = o; drawPlots(); })
+        .catch((err) => showError(err.message));
+    } else {
+      drawPlots();
+    }
+  }
 }
 
 function tabKeys(event) {
@@ -415,6 +516,12 @@ document.addEventListener("DOMContentLoaded", () => {
     t.addEventListener("click", () => selectTab(t));
   }
   $("tabs").addEventListener("keydown", tabKeys);
+  setInterval(poll, LIVE_EVERY);
+  let resizing = null;
+  window.addEventListener("resize", () => {  // plots are drawn at their shown size
+    clearTimeout(resizing);
+    resizing = setTimeout(() => { state.plotsFor = null; if (!$("view-plots").hidden) drawPlots(); }, 200);
+  });
   state.key = $("api-key").value;
   loadNamespaces().then((ok) => { if (ok && $("namespace").value) connect(); });
 });
