@@ -45,3 +45,56 @@ def test_readme_and_ci_agree():
     commands = re.findall(r"^```bash\n(.*?)\n```", readme, re.S | re.M)
     test_cmd = next(c for c in commands if "pytest" in c)
     assert test_cmd.strip() in ci
+
+
+# --- shell blocks -----------------------------------------------------------------------------
+
+SHELL = re.compile(r"(?:^<!-- (not run by the doc tests: [^\n]*?) -->\n)?^```(?:bash|sh|shell)\n"
+                   r"(.*?)^```", re.S | re.M)
+#: what stands for a machine the reader has, and what the tests use instead
+HOSTS = {"redis://redis.internal:6379/0": "redis://127.0.0.1:6379/0"}
+
+
+def _shell_blocks() -> list[tuple[str, int, str | None, str]]:
+    found = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for n, m in enumerate(SHELL.finditer(path.read_text()), start=1):
+            found.append((path.name, n, m.group(1), m.group(2)))
+    return found
+
+
+SHELL_BLOCKS = _shell_blocks()
+
+
+def test_every_shell_block_runs_or_says_why_not():
+    """A block the tests cannot run (a download, an install, an hour-long benchmark) carries
+    its reason just above it; none is skipped silently."""
+    skipped = [(f, n, why) for f, n, why, _ in SHELL_BLOCKS if why]
+    assert all(len(why) > len("not run by the doc tests: ") + 10 for _, _, why in skipped)
+    assert len(SHELL_BLOCKS) - len(skipped) >= 4
+
+
+@pytest.mark.parametrize(("name", "n", "why", "code"), SHELL_BLOCKS,
+                         ids=[f"{f}#sh{n}" for f, n, _, _ in SHELL_BLOCKS])
+def test_shell_block_runs(name: str, n: int, why: str | None, code: str, tmp_path: Path,
+                          request: pytest.FixtureRequest):
+    if why:
+        pytest.skip(why)
+    import os
+    import socket
+    import subprocess
+
+    if PG_PLACEHOLDER in code:
+        code = code.replace(PG_PLACEHOLDER, request.getfixturevalue("pg_url"))
+    for theirs, ours in HOSTS.items():
+        code = code.replace(theirs, ours)
+    if "8765" in code:  # a free port instead of the documented one
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            code = code.replace("8765", str(s.getsockname()[1]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTREAM_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{name} shell block {n}:\n{code}\n{done.stdout}\n{done.stderr}"

@@ -17,7 +17,6 @@ from ._base import (
     cli,
 )
 
-
 #: where each benchmark's data comes from (it is never shipped: see docs/benchmarks.md, "Data")
 ORIGINS = {
     "locomo": "LoCoMo is data/locomo10.json of https://github.com/snap-research/LoCoMo (CC BY-NC "

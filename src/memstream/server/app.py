@@ -36,13 +36,13 @@ from ..errors import (
     Unauthenticated,
 )
 from ..memory import Memory
+from .apidocs import install_api_docs
 from .auth import authenticate
 from .errors import error_body, status_for
 from .inspect import router as inspect_router
 from .limits import BodyLimit, Limiter, RateLimiter, SharedRateLimiter
 from .mcp import build_mcp
 from .routes import router
-from .apidocs import install_api_docs
 from .security import (
     LOOPBACK,
     KeyPolicy,
