@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -30,8 +31,8 @@ ORIGINS = {
 
 def _data(name: str) -> click.Path:
     class Data(click.Path):
-        def convert(self, value: object, param: click.Parameter | None,
-                    ctx: click.Context | None) -> object:
+        def convert(self, value: Any, param: click.Parameter | None,
+                    ctx: click.Context | None) -> Any:
             if not Path(str(value)).exists():
                 self.fail(f"{value} does not exist. {ORIGINS[name]} (docs/benchmarks.md, "
                           "'Data')", param, ctx)
