@@ -296,15 +296,20 @@ def test_the_page_goes_through_key_and_namespace_checks(
         assert r.headers.get("authorization", "").startswith("Bearer ms_"), r.url
 
 
-def test_narrow_window_is_readable(browser: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
-    srv = seeded[0]
-    context = browser.new_context(viewport={"width": 400, "height": 800})
+def _record_open_at(browser: Any, srv: Server, width: int, height: int) -> tuple[Any, Any]:
+    """A page of that size on team-a with its newest record open: (context, page)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
     pg = context.new_page()
     pg.goto(srv.url + "/")
     open_namespace(pg, srv.keys["inspector"], "team-a")
     sync_api.expect(pg.locator("#records tbody tr").first).to_be_visible()
     pg.locator("#records tbody tr button").first.click()
     sync_api.expect(pg.locator("#detail")).to_be_visible()
+    return context, pg
+
+
+def test_narrow_window_is_readable(browser: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    context, pg = _record_open_at(browser, seeded[0], 400, 800)
     overflow = pg.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1  # the page itself never scrolls sideways (the table may, inside)
     pg.screenshot(path=ARTIFACTS / "narrow.png", full_page=True)
@@ -354,14 +359,7 @@ def test_user_column_and_filter_and_no_tier_column_on_plain_records(
 @pytest.mark.parametrize("width", [1400, 1000])
 def test_layout_at_desktop_widths(browser: Any, seeded: tuple[Server, dict[str, Any]],
                                   width: int) -> None:
-    srv = seeded[0]
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    pg = context.new_page()
-    pg.goto(srv.url + "/")
-    open_namespace(pg, srv.keys["inspector"], "team-a")
-    sync_api.expect(pg.locator("#records tbody tr").first).to_be_visible()
-    pg.locator("#records tbody tr button").first.click()
-    sync_api.expect(pg.locator("#detail")).to_be_visible()
+    context, pg = _record_open_at(browser, seeded[0], width, 900)
     text = pg.locator("#records tbody tr td.c-text").first.bounding_box()
     assert text["x"] + text["width"] <= width + 1  # the text column stays in the window
     assert text["width"] >= 250
