@@ -50,3 +50,23 @@ def test_bench_beam_end_to_end(tmp_path: Path):
                                    "--profiles", "default,paper"])
     assert out.exit_code == 0, out.output
     assert "BEAM" in out.output and "keyword only" in out.output and "paper" in out.output
+
+
+def test_the_upstream_layout_reads_as_is_and_progress_is_shown(tmp_path: Path):
+    """The BEAM repository keeps the questions in ``<N>/probing_questions/``; a missing path
+    says where the data comes from."""
+    data = tmp_path / "chats" / "500K"
+    for n, topic in ((5, "the shop"), (6, "the school")):
+        _chat(data / str(n), topic)
+        (data / str(n) / "probing_questions").mkdir()
+        (data / str(n) / "probing_questions.json").rename(
+            data / str(n) / "probing_questions" / "probing_questions.json")
+    out = CliRunner().invoke(cli, ["--embedder", "none", "bench", "beam", "--data", str(data),
+                                   "--profiles", "default"])
+    assert out.exit_code == 0, out.output
+    assert "bench beam: chats 2/2 (100%)" in out.stderr
+    assert "scored the chats in" in out.stderr
+    assert "BEAM" in out.stdout
+    missing = CliRunner().invoke(cli, ["bench", "beam", "--data", str(tmp_path / "nope")])
+    assert missing.exit_code == 2
+    assert "github.com/mohammadtavakoli78/BEAM" in missing.output

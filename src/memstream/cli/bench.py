@@ -4,6 +4,7 @@ agents."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from ._base import (
     _State,
     cli,
 )
+from ._progress import Progress
 
 #: where each benchmark's data comes from (it is never shipped: see docs/benchmarks.md, "Data")
 ORIGINS = {
@@ -39,6 +41,18 @@ def _data(name: str) -> click.Path:
             return super().convert(value, param, ctx)
 
     return Data(exists=True, dir_okay=name == "beam")
+
+
+def _each(progress: Progress, stage: str, total: int | None) -> Callable[..., None]:
+    """A benchmark's per-item callback as ``progress(stage, items done, total)``."""
+    done = 0
+
+    def tick(*_: Any) -> None:
+        nonlocal done
+        done += 1
+        progress(stage, done, total)
+
+    return tick
 
 
 @cli.group()
@@ -67,9 +81,12 @@ def bench_locomo(st: _State, data: str, profiles: str, limit: int | None,
     from ..bench import locomo
 
     names = [p.strip() for p in profiles.split(",") if p.strip()]
-    report = locomo.run(data, profiles=names, embedder=st.embedder, limit=limit, ablate=ablate,
-                        db=target, pad=pad,
-                        progress=lambda sid, n: click.echo(f"  {sid}: {n} questions", err=True))
+    total = len(locomo.load(data)[:limit])
+    with Progress("bench locomo") as progress:
+        report = locomo.run(data, profiles=names, embedder=st.embedder, limit=limit,
+                            ablate=ablate, db=target, pad=pad,
+                            progress=_each(progress, "conversations", total))
+        progress.summary(f"scored {total} conversations")
     if out:
         Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
     _emit(report) if st.as_json else click.echo(locomo.render(report))
@@ -93,9 +110,14 @@ def bench_beam(st: _State, data: str, profiles: str, limit: int | None, out: str
     from ..bench import beam
 
     names = [p.strip() for p in profiles.split(",") if p.strip()]
-    report = beam.run(data, profiles=names, embedder=st.embedder, limit=limit, db=target,
-                      progress=lambda name, n: click.echo(f"  chat {name}: {n} questions",
-                                                          err=True))
+    folder = Path(data)
+    total = len({p.parent for p in folder.rglob("chat.json")}) if folder.is_dir() else None
+    if total is not None and limit is not None:
+        total = min(total, limit)
+    with Progress("bench beam") as progress:
+        report = beam.run(data, profiles=names, embedder=st.embedder, limit=limit, db=target,
+                          progress=_each(progress, "chats", total))
+        progress.summary("scored the chats")
     if out:
         Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
     _emit(report) if st.as_json else click.echo(beam.render(report))
