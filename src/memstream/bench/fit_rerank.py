@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..config import Config
+from ..errors import InvalidInput
 from ..filters import Selection
 from ..memory import Memory
 from ..retrieval.rerank import FEATURES, Model
@@ -29,7 +30,7 @@ L2, EPOCHS, LEARNING_RATE = 1e-2, 400, 0.03
 
 
 def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = None,
-            progress: Callable[[str], Any] | None = None
+            progress: Callable[[str], Any] | None = None, limit: int | None = None
             ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
     """Per conversation, per question: its candidates' (features, labels)."""
     from ..retrieval.pipeline import SearchParams, run_search
@@ -43,7 +44,7 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
         params = SearchParams(k=10, weights=resolve_weights("recall"), decay=c.decay,
                               fusion=c.fusion, rrf_k=c.rrf_k, candidates=c.candidates,
                               min_spread=c.min_spread, context=c.context, rerank=False)
-        for conv in load(path):
+        for conv in load(path)[:limit]:
             ns = "locomo-" + re.sub(r"[^A-Za-z0-9._-]", "-", conv.sample_id)
             mem.delete_all(namespace=ns)
             mem.add_many(({"content": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id}}
@@ -74,6 +75,9 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
 def fit(groups: list[tuple[np.ndarray, np.ndarray]]) -> Model:
     """The listwise linear fit (see the module docstring), on the groups with evidence."""
     groups = [(gx, gy) for gx, gy in groups if gy.any()]
+    if not groups:
+        raise InvalidInput("no question reached the ranking stage with its evidence among the "
+                           "candidates: nothing to fit on (fit on whole LoCoMo conversations)")
     size = max(len(y) for _, y in groups)
     f = len(FEATURES)
     x = np.zeros((len(groups), size, f))
@@ -111,8 +115,10 @@ def any_at(model: Model | None, groups: list[tuple[np.ndarray, np.ndarray]], k: 
 
 
 def run(path: str | Path, out: str | Path, *, db: str = ":memory:", embedder: str | None = None,
-        progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
-    per_conv = collect(path, db=db, embedder=embedder, progress=progress)
+        progress: Callable[[str], Any] | None = None, limit: int | None = None
+        ) -> dict[str, Any]:
+    """Fit on the first ``limit`` conversations (all by default), each held out in turn."""
+    per_conv = collect(path, db=db, embedder=embedder, progress=progress, limit=limit)
     report: dict[str, Any] = {"held_out": []}
     for n, held in enumerate(per_conv):
         model = fit([g for m, conv in enumerate(per_conv) if m != n for g in conv])

@@ -198,13 +198,18 @@ def bench_load(st: _State, clients: int, seconds: float, add_share: float, serve
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
               help="Where to write the weights (the shipped ones are "
                    "src/memstream/retrieval/rerank_weights.json).")
+@click.option("--limit", type=int, help="Only the first N conversations (5: the dev split).")
 @click.pass_obj
-def bench_fit_rerank(st: _State, data: str, out: str) -> None:
+def bench_fit_rerank(st: _State, data: str, out: str, limit: int | None) -> None:
     """Fit the learned ranking stage's weights; report each held-out conversation."""
     from ..bench import fit_rerank
+    from ..bench.locomo import load as load_locomo
 
-    report = fit_rerank.run(data, out, embedder=st.embedder,
-                            progress=lambda sid: click.echo(f"  {sid} collected", err=True))
+    total = len(load_locomo(data)[:limit])
+    with Progress("bench fit-rerank") as progress:
+        report = fit_rerank.run(data, out, embedder=st.embedder, limit=limit,
+                                progress=_each(progress, "conversations", total))
+        progress.summary(f"fitted on {total} conversations")
     if st.as_json:
         _emit(report)
         return
