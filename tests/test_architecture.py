@@ -12,11 +12,12 @@ SRC = Path(__file__).parents[1] / "src" / "memstream"
 #: lowest first; a module may import its own layer and the layers below it
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundations", {"errors", "_json", "_types", "_ids", "_validate", "clock", "config",
-                     "filters", "_groups", "_http", "__version__"}),
+                     "filters", "_groups", "_http", "events", "__version__"}),
     ("storage", {"store"}),
     ("providers", {"embed", "llm", "tokens"}),
     ("retrieval and cognition", {"retrieval", "cognition"}),
     ("engine", {"memory", "memory_async", "_shared", "records", "_cognitive", "_worker",
+                "subscribers", "webhooks",
                 "migrate", "transfer", "progress", "_building"}),
     ("capabilities", {"tiers", "learning", "episodes"}),
     ("compatible APIs", {"compat"}),

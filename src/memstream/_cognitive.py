@@ -17,6 +17,7 @@ from .cognition.importance import llm_importance
 from .cognition.reflection import reflect_insights
 from .embed.protocol import calibrated_similarity
 from .errors import BackendUnavailable, LLMError
+from .events import caused
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -132,7 +133,14 @@ def _reconcile(mem: Memory, fact: str, scope: dict[str, Any]) -> MemoryChange:
 def consolidate(mem: Memory, *, namespace: str | None = None, threshold: float | None = None,
                 progress: ProgressFn | None = None) -> list[MemoryChange]:
     """Merge near-duplicate memories (see cognition.consolidation); returns one "update"
-    change per survivor, with the merged records invalidated."""
+    change per survivor, with the merged records invalidated. Their events are
+    ``consolidated``."""
+    with caused("consolidated"):
+        return _consolidate(mem, namespace, threshold, progress)
+
+
+def _consolidate(mem: Memory, namespace: str | None, threshold: float | None,
+                 progress: ProgressFn | None) -> list[MemoryChange]:
     ns = mem._ns(namespace)
     records = mem.get_all(namespace=ns, order="-created", limit=CONSOLIDATION_WINDOW)
     vectors = mem.store.embeddings(ns, [r.id for r in records])

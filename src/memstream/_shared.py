@@ -31,3 +31,12 @@ class Shared:
         if not isinstance(item, kind):
             raise TypeError(f"{key!r} holds a {type(item).__name__}, not a {kind.__name__}")
         return item
+
+    def close(self) -> None:
+        """Close every instance that can be closed (the memory is closing)."""
+        with self._lock:
+            items, self._items = list(self._items.values()), {}
+        for item in items:
+            close = getattr(item, "close", None)
+            if callable(close):
+                close()

@@ -47,6 +47,11 @@ _DEFAULTS: dict[str, Any] = {
     "ann_threshold": 50_000,
     "rerank": True,
     "duplicates": "refresh",
+    "events": True,
+    "events_text": False,
+    "events_touch": False,
+    "events_retention": 7.0,
+    "tracing": False,
 }
 DEFAULTS: Mapping[str, Any] = MappingProxyType(_DEFAULTS)
 
@@ -57,6 +62,11 @@ _ENV_TYPES: dict[str, Any] = {
     "llm_max_tokens_per_call": int, "llm_daily_token_budget": int,
     "reflection_threshold": float, "consolidation_threshold": float, "consolidate_every": int,
     "ann_threshold": int, "rerank": lambda raw: _flag("MEMSTREAM_RERANK", raw),
+    "events": lambda raw: _flag("MEMSTREAM_EVENTS", raw),
+    "events_text": lambda raw: _flag("MEMSTREAM_EVENTS_TEXT", raw),
+    "events_touch": lambda raw: _flag("MEMSTREAM_EVENTS_TOUCH", raw),
+    "events_retention": float,
+    "tracing": lambda raw: _flag("MEMSTREAM_TRACING", raw),
 }
 
 
@@ -98,6 +108,13 @@ class Config:
         user, agent and run, kind, text, data and metadata; records without a step) makes no
         second record: the stored one is refreshed (last access, access count, a "refresh"
         history entry) and returned with ``event="refresh"``. "keep": every add makes a record.
+    events: write a change event with every change, in the same transaction (the outbox that
+        ``Memory.on``, webhooks and the server's event stream read; see memstream.events). On.
+    events_text: put the record's text in its events (off: text can be sensitive).
+    events_touch: also write ``touched`` events for reads that count as a use (off).
+    events_retention: days events are kept (7.0); a webhook's undelivered events stay longer.
+    tracing: OpenTelemetry spans around add, search and their parts (needs the ``otel``
+        extra; off). Spans go to the tracer provider the application sets up.
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
     """
@@ -132,6 +149,11 @@ class Config:
     ann_threshold: int | None = None
     rerank: bool | None = None
     duplicates: str | None = None
+    events: bool | None = None
+    events_text: bool | None = None
+    events_touch: bool | None = None
+    events_retention: float | None = None
+    tracing: bool | None = None
 
     def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
         env = os.environ if environ is None else environ
@@ -154,6 +176,8 @@ class Config:
         if values["duplicates"] not in ("refresh", "keep"):
             raise InvalidInput("duplicates must be 'refresh' (the same memory added again "
                                "refreshes the stored one) or 'keep' (every add makes a record)")
+        if values["events_retention"] <= 0:
+            raise InvalidInput("events_retention is in days and must be > 0")
         if values["embed_mode"] not in ("background", "sync"):
             raise InvalidInput("embed_mode must be 'background' or 'sync'")
         return ResolvedConfig(**values)
@@ -193,6 +217,11 @@ class ResolvedConfig:
     ann_threshold: int
     rerank: bool
     duplicates: str
+    events: bool
+    events_text: bool
+    events_touch: bool
+    events_retention: float
+    tracing: bool
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""

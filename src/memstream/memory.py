@@ -31,6 +31,7 @@ from .config import Config, ResolvedConfig
 from .embed import Embedder, load_embedder
 from .embed.cache import content_hash, embed_documents_cached, passage
 from .errors import Conflict, InvalidInput, NotFound
+from .events import ChangeEvent
 from .filters import Selection, parse_filter
 from .llm import ChatClient, chat_client_from_config
 from .progress import ProgressFn
@@ -39,7 +40,9 @@ from .retrieval.pipeline import SearchParams, run_search
 from .retrieval.relevance import BACKGROUND
 from .retrieval.scoring import Weights, resolve_weights
 from .store import Patch, Store, open_store
+from .subscribers import Subscription, dispatcher_of, maybe_prune
 from .tokens import Tokenizer
+from .webhooks import Webhooks, webhooks_of
 
 __all__ = ["Context", "Memory"]
 
@@ -98,6 +101,8 @@ class Memory:
             self._worker = EnrichmentWorker(
                 self.store, background, rater=self._rate if self.llm else None,
                 after=self._after_enrichment, clock=self.clock.now)
+        self.store.configure_events(enabled=self.config.events, text=self.config.events_text,
+                                    touch=self.config.events_touch)
         self._closed = False
 
     # --- setup -------------------------------------------------------------------------------
@@ -199,6 +204,7 @@ class Memory:
             self._kick()
         for r in records:
             r.event = "add"
+        maybe_prune(self)
         return [found.get(r.id, r) for r in records]
 
     # --- writes ------------------------------------------------------------------------------
@@ -549,6 +555,26 @@ class Memory:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
+    # --- change events (memstream.events) ---------------------------------------------------
+
+    def on(self, types: str | Sequence[str], fn: Callable[[ChangeEvent], object], *,
+           namespace: str | None = None) -> Subscription:
+        """Call ``fn(event)`` for every change event of these types ("*": all) from now on,
+        of one namespace or all, on a background thread, in order. An error in ``fn`` is
+        logged and never breaks a write. ``.close()`` the returned subscription to stop."""
+        return dispatcher_of(self).on(types, fn, namespace=namespace)
+
+    def events(self, *, namespace: str | None = None, after: int = 0, limit: int = 100,
+               types: Sequence[str] = ()) -> list[ChangeEvent]:
+        """The namespace's change events numbered above ``after``, oldest first (resume a
+        reader from the last number it saw)."""
+        return self.store.events_after([self._ns(namespace)], after, limit=limit, types=types)
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """Register, list and remove webhooks; their dead letters (memstream.webhooks)."""
+        return webhooks_of(self)
+
     def flush(self, timeout: float | None = None) -> None:
         """Wait until background work (embedding) is done."""
         if self._worker is not None:
@@ -559,6 +585,7 @@ class Memory:
         if self._closed:
             return
         self._closed = True
+        self.capabilities.close()
         if self._worker is not None:
             self._worker.close()
         if self._embedding_thread is not None:

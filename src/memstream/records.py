@@ -3,15 +3,15 @@ they may do with a memory's records, so that they are clients of the engine and 
 store (``tests/test_architecture.py`` holds them to it).
 
 ``records_of(memory)`` gives the memory's ``Records``: reads by id and by selection, counts,
-vectors, keyword matches, and two writes. ``insert`` is for records a capability builds itself
-(agent states, with their own vectors); ``delete`` goes through the engine, so its listeners
-(the agents' tiers) drop what was deleted.
+vectors, keyword matches, two writes and tier-move events. ``insert`` is for records a
+capability builds itself (agent states, with their own vectors); ``delete`` goes through the
+engine, so its listeners (the agents' tiers) drop what was deleted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -61,6 +61,10 @@ class Records(Protocol):
 
     def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
         """Mark records as accessed at ``at`` (what a read that counts as a use does)."""
+
+    def emit(self, namespace: str, type_: str, ids: Sequence[str], *,
+             agent_id: str | None = None, data: dict[str, Any] | None = None) -> None:
+        """Write a change event that no record change carries (an agent's tier moves)."""
 
     @property
     def url(self) -> str:
@@ -114,6 +118,10 @@ class _EngineRecords:
 
     def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
         self._store.touch(namespace, list(ids), at=at)
+
+    def emit(self, namespace: str, type_: str, ids: Sequence[str], *,
+             agent_id: str | None = None, data: dict[str, Any] | None = None) -> None:
+        self._store.append_events(namespace, type_, ids, agent_id=agent_id, data=data)
 
     @property
     def url(self) -> str:

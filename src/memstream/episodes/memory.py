@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._types import Hit, Record
 from ..errors import InvalidInput
+from ..events import caused
 from ..llm import ChatClient, chat_client_from_config
 from .consolidate import consolidated_rules
 from .context import build_memory_context
@@ -115,9 +116,11 @@ class EpisodeMemory:
         if not force and not consolidation_due(state, self.consolidate_every):
             return None
         rules, method = consolidated_rules(state, self._llm)
-        self._add(f"Consolidated {len(rules)} rules after {state['total_episodes']} episodes",
-                  "rule", {"consolidation": {"rules": rules, "method": method,
-                                             "at_episode": state["total_episodes"]}})
+        with caused("consolidated"):
+            self._add(f"Consolidated {len(rules)} rules after {state['total_episodes']} "
+                      "episodes", "rule", {"consolidation": {
+                          "rules": rules, "method": method,
+                          "at_episode": state["total_episodes"]}})
         return method
 
     maybe_consolidate = consolidate

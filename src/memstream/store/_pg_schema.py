@@ -9,8 +9,9 @@ that size is stored (``vector_index_sql``).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 LOCK_ID = 0x6D656D73  # "mems": the advisory lock migrations take
+EVENTS_LOCK = 0x6D657674  # "mevt": taken before numbering events (commit order)
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
@@ -83,6 +84,44 @@ MIGRATIONS: dict[int, list[str]] = {
     # of their text
     3: [
         "CREATE INDEX records_ns_text ON records(namespace, md5(text)) WHERE step IS NULL",
+    ],
+    # the change-event outbox and webhooks (store/_events.py)
+    4: [
+        """CREATE TABLE events (
+            seq bigserial PRIMARY KEY,
+            namespace text NOT NULL,
+            type text NOT NULL,
+            record_ids text NOT NULL,
+            kind text,
+            user_id text,
+            agent_id text,
+            run_id text,
+            at double precision NOT NULL,
+            data text
+        )""",
+        "CREATE INDEX events_ns ON events(namespace, seq)",
+        """CREATE TABLE webhooks (
+            id text PRIMARY KEY,
+            namespace text NOT NULL,
+            url text NOT NULL,
+            secret text NOT NULL,
+            types text,
+            created_at double precision NOT NULL,
+            cursor bigint NOT NULL,
+            attempts integer NOT NULL DEFAULT 0,
+            next_at double precision NOT NULL DEFAULT 0,
+            last_error text,
+            delivered bigint NOT NULL DEFAULT 0,
+            owner text,
+            lease_until double precision NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE webhook_dead (
+            webhook_id text NOT NULL,
+            seq bigint NOT NULL,
+            at double precision NOT NULL,
+            error text,
+            PRIMARY KEY (webhook_id, seq)
+        )""",
     ],
 }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
@@ -130,5 +130,43 @@ ALTER TABLE records ADD COLUMN embed_until REAL;
     # of their text (the full text is compared on the few rows the head finds)
     6: """
 CREATE INDEX records_ns_head ON records(namespace, substr(text, 1, 64)) WHERE step IS NULL;
+""",
+    # the change-event outbox and webhooks (store/_events.py)
+    7: """
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace TEXT NOT NULL,
+    type TEXT NOT NULL,
+    record_ids TEXT NOT NULL,
+    kind TEXT,
+    user_id TEXT,
+    agent_id TEXT,
+    run_id TEXT,
+    at REAL NOT NULL,
+    data TEXT
+);
+CREATE INDEX events_ns ON events(namespace, seq);
+CREATE TABLE webhooks (
+    id TEXT PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    url TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    types TEXT,
+    created_at REAL NOT NULL,
+    cursor INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at REAL NOT NULL DEFAULT 0,
+    last_error TEXT,
+    delivered INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
+    lease_until REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE webhook_dead (
+    webhook_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at REAL NOT NULL,
+    error TEXT,
+    PRIMARY KEY (webhook_id, seq)
+) WITHOUT ROWID;
 """,
 }

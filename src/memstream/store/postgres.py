@@ -14,7 +14,7 @@ import math
 import threading
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput
 from ..filters import Selection
 from ._common import SELECTION_STATS, Selecting, change_of, order_sql, plan_refresh
+from ._events import EventLog
 from ._pg_admin import PgAdmin
 from ._pg_rows import SELECT as _SELECT
 from ._pg_rows import from_db as _from_db
@@ -35,7 +36,7 @@ from ._pg_rows import record_row as _record_row
 from ._pg_rows import row_to_record as _row_to_record
 from ._pg_rows import scalar as _scalar
 from ._pg_rows import vec as _vec
-from ._pg_schema import COLUMNS, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
+from ._pg_schema import COLUMNS, EVENTS_LOCK, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
 from .protocol import Patch, Signals
 
@@ -45,7 +46,7 @@ MAX_DF_RATIO = 0.02
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
-class PostgresStore(PgAdmin, Selecting):
+class PostgresStore(PgAdmin, EventLog, Selecting):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -133,6 +134,12 @@ class PostgresStore(PgAdmin, Selecting):
         except (psycopg.Error, PoolTimeout) as exc:
             raise self._map(exc) from exc
 
+    def _events_db(self, write: bool) -> AbstractContextManager[psycopg.Cursor[Any]]:
+        return self._conn(write)
+
+    def _serialise_events(self, db: Any) -> None:
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK,))
+
     def _ensure_vector_index(self, dims: Collection[int]) -> None:
         """Make the HNSW index for each new dimension (once, under the advisory lock)."""
         for dim in set(dims) - self._indexed_dims:
@@ -180,8 +187,10 @@ class PostgresStore(PgAdmin, Selecting):
                     "VALUES (%s, %s, %s, %s, NULL, %s)",
                     [(r.namespace, r.id, event, r.created_at, _jsonb(r.to_dict()))
                      for r in records])
+            self._log(cur, self._event_rows(event, records))
             if plan is None:
                 return {}
+            self._log(cur, self._event_rows("refresh", plan.stored))
             if plan.stored:
                 cur.executemany("UPDATE records SET last_accessed_at = %s, access_count = %s "
                                 "WHERE namespace = %s AND id = %s",
@@ -219,6 +228,9 @@ class PostgresStore(PgAdmin, Selecting):
                         "VALUES (%s, %s, %s, %s, %s, %s)",
                         (namespace, record_id, change.event, at, _jsonb(change.old),
                          _jsonb(change.new)))
+            self._log(cur, self._event_rows(change.event, [before], fields=sorted(change.new),
+                                            superseded_by=change.fields.get("superseded_by"),
+                                            text=change.fields.get("text")))
         assert row is not None
         return _row_to_record(row)
 
@@ -236,6 +248,7 @@ class PostgresStore(PgAdmin, Selecting):
                     "VALUES (%s, %s, 'delete', %s, %s, NULL)",
                     [(namespace, row[0], at, _jsonb(_row_to_record(row).to_dict()))
                      for row in rows])
+                self._log(cur, self._event_rows("delete", map(_row_to_record, rows)))
         return len(rows)
 
     def erase(self, namespace: str, ids: Sequence[str], *, at: float,
@@ -248,8 +261,10 @@ class PostgresStore(PgAdmin, Selecting):
                 "SELECT id FROM records WHERE namespace = %s AND id = ANY(%s) UNION "
                 "SELECT record_id FROM history WHERE namespace = %s AND record_id = ANY(%s)",
                 (namespace, unique, namespace, unique)).fetchall()})
-            cur.execute("DELETE FROM records WHERE namespace = %s AND id = ANY(%s)",
-                        (namespace, unique))
+            gone = cur.execute("DELETE FROM records r WHERE r.namespace = %s AND r.id = ANY(%s) "
+                               "RETURNING " + ", ".join(f"r.{c}" for c in COLUMNS),
+                               (namespace, unique)).fetchall()
+            self._log(cur, self._event_rows("erase", map(_row_to_record, gone)))
             cur.execute("DELETE FROM history WHERE namespace = %s AND record_id = ANY(%s)",
                         (namespace, unique))
             if known:
@@ -279,6 +294,7 @@ class PostgresStore(PgAdmin, Selecting):
                         "access_count = access_count + 1 WHERE id IN (SELECT id FROM records "
                         "WHERE namespace = %s AND id = ANY(%s) ORDER BY id FOR UPDATE)",
                         (at, namespace, list(ids)))
+            self._log(cur, self._touch_rows(namespace, ids))
 
     def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
                        model: str) -> None:
@@ -313,7 +329,7 @@ class PostgresStore(PgAdmin, Selecting):
 
     def reset(self) -> None:
         with self._conn(write=True) as cur:
-            cur.execute("TRUNCATE records, history, embedding_cache")
+            cur.execute("TRUNCATE records, history, embedding_cache, events")
             cur.execute("DELETE FROM meta WHERE key <> 'schema_version'")
         self._stats.clear()
 

@@ -7,16 +7,17 @@ Scores returned by the search methods are "higher is better". Every method that 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from .._types import HistoryEntry, Record
+from ..events import ChangeEvent, Webhook
 from ..filters import Selection
 
-__all__ = ["ApiKey", "Patch", "Signals", "Store", "StoreStats"]
+__all__ = ["ApiKey", "EventStore", "Patch", "Signals", "Store", "StoreStats"]
 
 
 class Signals(NamedTuple):
@@ -65,8 +66,63 @@ class StoreStats:
     newest: float | None
 
 
+class EventStore(Protocol):
+    """The change-event outbox and the webhooks that read it (``store/_events.py``; its part of
+    the conformance suite: ``tests/store/test_events_conformance.py``). Every change the store
+    makes writes its events in the change's own transaction; sequence numbers follow commit
+    order."""
+
+    def configure_events(self, *, enabled: bool, text: bool = False, touch: bool = False
+                         ) -> None:
+        """Whether changes write events, whether events carry the text, whether touches
+        write ``touched`` events."""
+
+    def append_events(self, namespace: str, type_: str, record_ids: Sequence[str], *,
+                      agent_id: str | None = None, data: dict[str, Any] | None = None
+                      ) -> None:
+        """One event no record change carries (tier moves), in its own transaction."""
+
+    def events_after(self, namespaces: Sequence[str] | None, after: int, *, limit: int = 100,
+                     types: Sequence[str] = (), upto: int | None = None
+                     ) -> list[ChangeEvent]:
+        """Events of these namespaces (every one: None) numbered above ``after`` (at most
+        ``upto``), oldest first, only ``types`` when given."""
+
+    def last_event_seq(self) -> int:
+        """The highest event number written (0: none)."""
+
+    def prune_events(self, *, before: float, limit: int = 10_000) -> int:
+        """Delete up to ``limit`` events written before ``before``, none a webhook has yet to
+        deliver; how many went."""
+
+    def put_webhook(self, hook: Webhook) -> None: ...
+
+    def webhooks(self, namespace: str | None = None) -> list[Webhook]:
+        """Every webhook (of one namespace), oldest first, with its dead-letter count."""
+
+    def remove_webhook(self, namespace: str, hook_id: str) -> bool:
+        """Remove a webhook of this namespace and its dead letters; whether it existed."""
+
+    def claim_webhooks(self, owner: str, *, lease: float, now: float) -> list[Webhook]:
+        """Take the webhooks due for a try that no other deliverer holds, for ``lease`` s."""
+
+    def release_webhooks(self, stale: Callable[[str], bool]) -> int:
+        """Free the webhooks whose owner ``stale(owner)`` calls gone; how many."""
+
+    def webhook_progress(self, hook_id: str, owner: str, *, cursor: int, delivered: int = 0,
+                         attempts: int = 0, next_at: float = 0.0, error: str | None = None,
+                         dead: Sequence[int] = ()) -> bool:
+        """Record a try (the holder of the lease only); False when the lease was lost."""
+
+    def dead_letters(self, hook_id: str) -> list[tuple[int, float, str | None]]:
+        """(event number, when given up, last error) of a webhook's dead letters."""
+
+    def redeliver_dead(self, namespace: str, hook_id: str) -> int:
+        """Queue a webhook's dead letters again; how many there were."""
+
+
 @runtime_checkable
-class Store(Protocol):
+class Store(EventStore, Protocol):
     """A durable home for records, their history, a keyword index and a vector index."""
 
     url: str

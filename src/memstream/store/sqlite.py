@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from ..filters import Selection
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
 from ._common import Selecting, change_of, order_sql, plan_refresh
+from ._events import EventLog
 from ._sqlite_admin import SQLiteAdmin
 from ._sqlite_check import inspect_file
 from ._sqlite_keywords import SQLiteKeywords
@@ -56,7 +57,7 @@ MMAP_BYTES = 2**31 - 2**16  # of the file read through a memory map (SQLite's us
 _dumps = _json.dumps
 
 
-class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
+class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selecting):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -160,6 +161,9 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
             except sqlite3.Error as exc:
                 raise self._map(exc) from exc
 
+    def _events_db(self, write: bool) -> AbstractContextManager[sqlite3.Connection]:
+        return self._write() if write else self._read()
+
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
@@ -234,8 +238,10 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
                     db.execute(_HISTORY_SQL + ",".join(["(?, ?, ?, ?, NULL, ?)"] * len(part)),
                                [v for r in part for v in (r.namespace, r.id, event,
                                                           r.created_at, _dumps(r.to_dict()))])
+                self._log(db, self._event_rows(event, part))
             if plan is None:
                 return {}
+            self._log(db, self._event_rows("refresh", plan.stored))
             db.executemany("UPDATE records SET last_accessed_at = ?, access_count = ? "
                            "WHERE +namespace = ? AND id = ?",
                            [(r.last_accessed_at, r.access_count, r.namespace, r.id)
@@ -268,6 +274,9 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
                        "VALUES (?, ?, ?, ?, ?, ?)",
                        (namespace, record_id, change.event, at, _dumps(change.old),
                         _dumps(change.new)))
+            self._log(db, self._event_rows(change.event, [before], fields=sorted(change.new),
+                                           superseded_by=change.fields.get("superseded_by"),
+                                           text=change.fields.get("text")))
             row = db.execute(_SELECT + " WHERE +r.namespace = ? AND r.id = ?",
                              (namespace, record_id)).fetchone()
         return _row_to_record(row)
@@ -286,6 +295,7 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
                     "VALUES (?, ?, 'delete', ?, ?, NULL)",
                     [(namespace, row[0], at, _dumps(_row_to_record(row).to_dict()))
                      for row in rows])
+                self._log(db, self._event_rows("delete", map(_row_to_record, rows)))
                 removed += db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                       (namespace, *chunk)).rowcount
         return removed
@@ -304,6 +314,9 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
                             f"SELECT id FROM records WHERE +namespace = ? AND id IN ({q}) UNION "
                             f"SELECT record_id FROM history WHERE namespace = ? AND record_id IN "
                             f"({q})", (namespace, *chunk, namespace, *chunk))}
+                        self._log(db, self._event_rows("erase", map(_row_to_record, db.execute(
+                            _SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
+                            (namespace, *chunk)))))
                         db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                    (namespace, *chunk))
                         db.execute(f"DELETE FROM history WHERE namespace = ? AND record_id IN "
@@ -343,6 +356,7 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
                     "UPDATE records SET last_accessed_at = max(last_accessed_at, ?), "
                     f"access_count = access_count + 1 WHERE +namespace = ? AND id IN "
                     f"({','.join('?' * len(chunk))})", (at, namespace, *chunk))
+            self._log(db, self._touch_rows(namespace, ids))
 
     def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
                        model: str) -> None:
@@ -374,7 +388,7 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting):
 
     def reset(self) -> None:
         with self._write() as db:
-            for table in ("records", "history", "vector_log", "embedding_cache"):
+            for table in ("records", "history", "vector_log", "embedding_cache", "events"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
         self._vectors.clear()

@@ -52,7 +52,7 @@ class TierBackend(Protocol):
 
 def _vec_of(name: str, entry: dict[str, Any]) -> bytes:
     """The vector a tier searches, as float16 bytes (empty: none): the full one in STM, the
-    compressed one in IM. Entries carry it in base64 (``_floats`` in tiered.py reads that)."""
+    compressed one in IM. Entries carry it in base64 (``vectors.floats`` reads that)."""
     value = entry.get("im_vec" if name == "im" else "vec")
     return binascii.a2b_base64(value) if isinstance(value, str) else b""
 

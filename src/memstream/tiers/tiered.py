@@ -24,8 +24,6 @@ queries use it, with a warning.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import threading
 import time
@@ -48,6 +46,9 @@ from . import nearest
 from .backends import InProcessTier, RedisTier, TierBackend
 from .features import DIM, compress, state_vector
 from .vectors import StateBatch, plain_leaves
+from .vectors import floats as _floats
+from .vectors import pack as _pack
+from .vectors import pack_rows as _pack_rows
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -89,27 +90,6 @@ class TierConfig:
     promote_after: int = 3
     #: while Redis is failing, seconds between attempts to reach it again
     retry_interval: float = 30.0
-
-
-def _pack(vec: np.ndarray) -> str:
-    return base64.b64encode(vec.astype(np.float16).tobytes()).decode()
-
-
-def _unpack(raw: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(raw), dtype=np.float16).astype(np.float32)
-
-
-def _floats(raw: str) -> list[float]:
-    """``_unpack(raw).tolist()``, sooner: float16 values are exact as Python floats."""
-    values: list[float] = np.frombuffer(binascii.a2b_base64(raw), dtype=np.float16).tolist()
-    return values
-
-
-def _pack_rows(rows: np.ndarray) -> list[str]:
-    """``_pack`` of every row of a matrix (one conversion and one encoding call per row)."""
-    halves = rows.astype(np.float16)
-    b64 = binascii.b2a_base64
-    return [b64(row, newline=False).decode() for row in halves]
 
 
 #: a tier's candidate in a similarity search: ((distance or -cosine, -step, -time), memory id,
@@ -440,6 +420,10 @@ class TieredMemory:
         for e in entries:
             self._tier(lambda a=e["agent_id"], i=e["memory_id"]: self.im.remove(a, [i]), None)
         self._tier(lambda: self.stm.put(entries), None)
+        for agent in sorted({r.agent_id or "" for r in records}):
+            self.records.emit(self.namespace, "tier_moved",
+                              [r.id for r in records if (r.agent_id or "") == agent],
+                              agent_id=agent or None, data={"to": "stm", "promoted": True})
 
     # --- queries -----------------------------------------------------------------------------
 
@@ -560,6 +544,8 @@ class TieredMemory:
                 e["im_vec"] = _pack(state_vector(e["im_contents"]))
             self.im.put(going)
             self.stm.remove(agent, [e["memory_id"] for e in going])
+            self.records.emit(self.namespace, "tier_moved", [e["memory_id"] for e in going],
+                              agent_id=agent, data={"from": "stm", "to": "im"})
         return len(going)
 
     def _drop_im(self, agent: str) -> int:
@@ -567,6 +553,8 @@ class TieredMemory:
         going = self._choose(self.im.index(agent), c.im_limit, c.im_max_age, self.im)
         if going:
             self.im.remove(agent, [e["memory_id"] for e in going])
+            self.records.emit(self.namespace, "tier_moved", [e["memory_id"] for e in going],
+                              agent_id=agent, data={"from": "im", "to": "ltm"})
         return len(going)
 
     def stats(self, agent_id: str) -> dict[str, Any]:

@@ -11,6 +11,8 @@ named "abstract") takes the definitions' own path.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -243,3 +245,27 @@ class StateBatch:
         """The full and long-term vectors of the states added, one row each, unit length."""
         return flat_unit_rows(self._full[2], self._full[0], self._full[1]), \
             flat_unit_rows(self._ltm[2], self._ltm[0], self._ltm[1])
+
+
+# Entries carry their vectors as base64 float16 (the Redis tiers hold JSON).
+
+
+def pack(vec: np.ndarray) -> str:
+    return base64.b64encode(vec.astype(np.float16).tobytes()).decode()
+
+
+def unpack(raw: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(raw), dtype=np.float16).astype(np.float32)
+
+
+def floats(raw: str) -> list[float]:
+    """``unpack(raw).tolist()``, sooner: float16 values are exact as Python floats."""
+    values: list[float] = np.frombuffer(binascii.a2b_base64(raw), dtype=np.float16).tolist()
+    return values
+
+
+def pack_rows(rows: np.ndarray) -> list[str]:
+    """``pack`` of every row of a matrix (one conversion and one encoding call per row)."""
+    halves = rows.astype(np.float16)
+    b64 = binascii.b2a_base64
+    return [b64(row, newline=False).decode() for row in halves]
