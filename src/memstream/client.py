@@ -10,8 +10,9 @@ classes (``NotFound``, ``InvalidInput``, ``ScopeViolation``...), chosen by the e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, NoReturn
 
 from . import errors as _errors
 from ._types import Explanation, HistoryEntry, Hit, MemoryChange, Record
@@ -83,18 +84,23 @@ class Client:
         except self._httpx.HTTPError as exc:
             raise BackendUnavailable(f"the memstream server did not answer: {exc}") from exc
         if resp.status_code >= 400:
-            try:
-                err = resp.json()["error"]
-                cls = getattr(_errors, err["type"], None)
-                message = err["message"]
-            except (ValueError, KeyError, TypeError):
-                cls, message = None, resp.text[:300]
-            if not (isinstance(cls, type) and issubclass(cls, MemstreamError)):
-                cls = BackendUnavailable if resp.status_code >= 500 else MemstreamError
-            raise cls(message)
+            self._raise(resp)
         if resp.headers.get("content-type", "").startswith("application/json"):
             return resp.json()
         return resp.text
+
+    @staticmethod
+    def _raise(resp: Any) -> NoReturn:
+        """Raise the error an answer of 400 or more carries, as its memstream class."""
+        try:
+            err = resp.json()["error"]
+            cls = getattr(_errors, err["type"], None)
+            message = err["message"]
+        except (ValueError, KeyError, TypeError):
+            cls, message = None, resp.text[:300]
+        if not (isinstance(cls, type) and issubclass(cls, MemstreamError)):
+            cls = BackendUnavailable if resp.status_code >= 500 else MemstreamError
+        raise cls(message)
 
     # --- the Memory API ------------------------------------------------------------------------
 
@@ -248,6 +254,56 @@ class Client:
                          params={"skip_existing": skip_existing},
                          headers={"content-type": "application/x-ndjson"})
         return int(out["imported"])
+
+    # --- change events and webhooks (docs/events.md) -------------------------------------------
+
+    def list_events(self, *, after: int = 0, limit: int = 100, types: Sequence[str] = (),
+                    namespace: str | None = None) -> list[dict[str, Any]]:
+        """Change events numbered above ``after``, oldest first."""
+        return list(self._call("GET", "/v1/events/list", params=_clean({
+            "after": after, "limit": limit, "types": list(types) or None,
+            "namespace": namespace})))
+
+    def stream_events(self, *, after: int | None = None, types: Sequence[str] = (),
+                      namespace: str | None = None) -> Iterator[dict[str, Any]]:
+        """Follow the server-sent event stream (``GET /v1/events``): each change event as it
+        commits, from now on or after ``after``. Stop by breaking out of the loop."""
+        params = _clean({"after": after, "types": list(types) or None, "namespace": namespace})
+        with self._http.stream("GET", "/v1/events", params=params, timeout=None) as resp:
+            if resp.status_code >= 400:
+                resp.read()
+                self._raise(resp)
+            data: list[str] = []
+            for line in resp.iter_lines():
+                if line.startswith("data:"):
+                    data.append(line[5:].strip())
+                elif not line and data:
+                    yield json.loads("\n".join(data))
+                    data = []
+
+    def register_webhook(self, url: str, *, types: Sequence[str] = (),
+                         secret: str | None = None, from_start: bool = False,
+                         namespace: str | None = None) -> dict[str, Any]:
+        """Send the namespace's events to ``url``; the answer carries the signing secret."""
+        return dict(self._call("POST", "/v1/webhooks", json=_clean({
+            "url": url, "types": list(types), "secret": secret, "from_start": from_start,
+            "namespace": namespace})))
+
+    def list_webhooks(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        return list(self._call("GET", "/v1/webhooks", params=_clean({"namespace": namespace})))
+
+    def delete_webhook(self, webhook_id: str, *, namespace: str | None = None) -> None:
+        self._call("DELETE", f"/v1/webhooks/{webhook_id}",
+                   params=_clean({"namespace": namespace}))
+
+    def webhook_dead_letters(self, webhook_id: str, *, namespace: str | None = None
+                             ) -> list[dict[str, Any]]:
+        return list(self._call("GET", f"/v1/webhooks/{webhook_id}/dead-letters",
+                               params=_clean({"namespace": namespace})))
+
+    def redeliver_webhook(self, webhook_id: str, *, namespace: str | None = None) -> int:
+        return int(self._call("POST", f"/v1/webhooks/{webhook_id}/redeliver",
+                              params=_clean({"namespace": namespace}))["queued"])
 
     def flush(self, timeout: float | None = None) -> None:
         """Nothing to wait for on the client side: the server owns background work."""

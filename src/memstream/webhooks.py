@@ -119,13 +119,16 @@ class Webhooks:
         deliverer = Deliverer(self._store)
         deadline = None if timeout is None else time.monotonic() + timeout
         total = 0
-        while deadline is None or time.monotonic() < deadline:
-            sent, pending = deliverer.run_once()
-            total += sent
-            if until_idle and not pending:
-                return total
-            if not sent:
-                time.sleep(0.2)
+        try:
+            while deadline is None or time.monotonic() < deadline:
+                sent, pending = deliverer.run_once()
+                total += sent
+                if until_idle and not pending:
+                    break
+                if not sent:
+                    time.sleep(0.2)
+        finally:
+            deliverer.release()
         return total
 
 
@@ -247,7 +250,12 @@ class Deliverer:
             if not sent:
                 self._stop.wait(self.poll)
 
+    def release(self) -> None:
+        """Give up this deliverer's leases, so another can go on at once."""
+        self._store.release_webhooks(lambda owner: owner == self.owner)
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.timeout + 2)
+        self.release()

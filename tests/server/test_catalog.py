@@ -17,6 +17,7 @@ from memstream import Client, Memory
 from memstream.cli import cli
 from memstream.server.app import create_app
 from memstream.server.catalog import OPERATIONS, Operation
+from memstream.server.event_routes import router as event_router
 from memstream.server.mcp import build_mcp
 from memstream.server.routes import router
 
@@ -48,7 +49,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
 def test_rest_takes_every_parameter(op: Operation):
-    routes = [r for r in router.routes if isinstance(r, APIRoute)
+    routes = [r for r in [*router.routes, *event_router.routes] if isinstance(r, APIRoute)
               and r.path == "/v1" + op.path and op.method in r.methods]
     assert routes, f"no REST route {op.method} /v1{op.path} for {op.name}"
     dep = routes[0].dependant

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import bench, capabilities, memories, server  # noqa: F401 (each registers its commands)
+from . import bench, capabilities, events, memories, server  # noqa: F401 (each registers its commands)
 from ._base import EXIT_CODES, cli, exit_code
 
 __all__ = ["EXIT_CODES", "cli", "exit_code", "main"]

@@ -192,6 +192,23 @@ def bench_load(st: _State, clients: int, seconds: float, add_share: float, serve
     _emit(report) if st.as_json else click.echo(load.render(report))
 
 
+@bench.command("webhooks")
+@click.option("--n", "n", default=1000, show_default=True, help="Records added.")
+@click.option("--down", default=30.0, show_default=True,
+              help="Seconds the receiver is down while they are added.")
+@click.option("--max-delay", default=60.0, show_default=True,
+              help="The longest wait between two tries.")
+@click.pass_obj
+def bench_webhooks(st: _State, n: int, down: float, max_delay: float) -> None:
+    """Webhook delivery through an outage of a real receiver on loopback: every event must
+    arrive once it is back (none missing, each record's events in order)."""
+    from ..bench import webhooks
+
+    report = webhooks.run(n=n, down=down, max_delay=max_delay,
+                          echo=lambda s: click.echo(s, err=True))
+    _emit(report) if st.as_json else click.echo(webhooks.render(report))
+
+
 @bench.command("fit-rerank")
 @click.option("--data", "data", required=True, type=_data("locomo"),
               help="A LoCoMo JSON file (fit on the development split only).")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
@@ -36,9 +37,11 @@ from ..errors import (
     Unauthenticated,
 )
 from ..memory import Memory
+from ..webhooks import Deliverer
 from .apidocs import install_api_docs
 from .auth import authenticate
 from .errors import error_body, status_for
+from .event_routes import router as event_router
 from .inspect import router as inspect_router
 from .limits import BodyLimit, Limiter, RateLimiter, SharedRateLimiter
 from .mcp import build_mcp
@@ -72,6 +75,8 @@ class ServerSettings:
     allowed_hosts: tuple[str, ...] | None = None
     #: None: keys are required when one exists (see ``security.KeyPolicy``)
     require_keys: bool | None = None
+    #: deliver the webhooks' events from this process (``memstream.webhooks.Deliverer``)
+    deliver_webhooks: bool = True
 
 
 def _error(exc: MemstreamError) -> JSONResponse:
@@ -106,8 +111,11 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        deliverer = Deliverer(memory.store).start() if settings.deliver_webhooks else None
         async with mcp.session_manager.run():
             yield
+        if deliverer is not None:
+            await anyio.to_thread.run_sync(deliverer.stop)
         try:
             memory.flush(timeout=settings.drain_seconds)
         except MemstreamError as exc:  # work stays queued in the database for the next start
@@ -196,6 +204,7 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
         return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
     app.include_router(router)
+    app.include_router(event_router)
     app.include_router(inspect_router)
     install_api_docs(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

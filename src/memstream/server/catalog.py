@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from .._types import HistoryEntry, Hit, MemoryChange, Record
 from ..episodes import EpisodeMemory
+from ..events import ChangeEvent, Webhook
 from ..learning import Learner
 from ..memory import Context, Memory
 from ..tiers import TieredMemory
@@ -224,6 +225,63 @@ OPERATIONS: tuple[Operation, ...] = (
         m.AgentSimilarOp, "read", "POST", "/agents/{agent_id}/similar", _similar, _same, _same,
         list[dict[str, Any]]),
 )
+
+
+def _webhook(c: Call, r: m.WebhookRequest) -> Webhook:
+    return c.memory.webhooks.add(r.url, namespace=c.namespace, types=r.types, secret=r.secret,
+                                 from_start=r.from_start)
+
+
+def _unhook(c: Call, r: m.WebhookRef) -> dict[str, Any]:
+    c.memory.webhooks.remove(r.webhook_id, namespace=c.namespace)
+    return {"deleted": r.webhook_id}
+
+
+def _events(events: Sequence[ChangeEvent]) -> list[dict[str, Any]]:
+    return [e.to_dict() for e in events]
+
+
+def _hooks(hooks: Sequence[Webhook]) -> list[dict[str, Any]]:
+    return [h.to_dict() for h in hooks]
+
+
+#: change events and webhooks (docs/events.md); a key sees those of its namespaces only
+EVENT_OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "list_events", "Change events of the namespace numbered above `after`, oldest first "
+        "(added, updated, deleted, ...; ids and scope, never the text unless configured).",
+        m.EventsRequest, "read", "GET", "/events/list",
+        lambda c, r: c.memory.events(namespace=c.namespace, after=r.after, limit=r.limit,
+                                     types=r.types), _events, _events, list[dict[str, Any]]),
+    Operation(
+        "register_webhook", "Send the namespace's change events to a URL, signed with "
+        "HMAC-SHA256, at least once and in order. Returns the webhook with its secret (shown "
+        "only now).",
+        m.WebhookRequest, "admin", "POST", "/webhooks", _webhook,
+        lambda h: h.to_dict(secret=True), lambda h: h.to_dict(secret=True)),
+    Operation(
+        "list_webhooks", "The namespace's webhooks with their delivery state (cursor, failed "
+        "tries, last error, dead letters).",
+        m.NamespaceRequest, "admin", "GET", "/webhooks",
+        lambda c, r: c.memory.webhooks.list(namespace=c.namespace), _hooks, _hooks,
+        list[dict[str, Any]]),
+    Operation(
+        "delete_webhook", "Stop sending events to a webhook and forget it.",
+        m.WebhookRef, "admin", "DELETE", "/webhooks/{webhook_id}", _unhook, _same, _same),
+    Operation(
+        "webhook_dead_letters", "The events a webhook gave up on after its retries, with the "
+        "last error.",
+        m.WebhookRef, "admin", "GET", "/webhooks/{webhook_id}/dead-letters",
+        lambda c, r: c.memory.webhooks.dead_letters(r.webhook_id, namespace=c.namespace),
+        _same, _same, list[dict[str, Any]]),
+    Operation(
+        "redeliver_webhook", "Send a webhook's dead letters again (and the events after them).",
+        m.WebhookRef, "admin", "POST", "/webhooks/{webhook_id}/redeliver",
+        lambda c, r: {"queued": c.memory.webhooks.redeliver(r.webhook_id,
+                                                            namespace=c.namespace)},
+        _same, _same),
+)
+OPERATIONS = OPERATIONS + EVENT_OPERATIONS
 
 
 def by_name(name: str) -> Operation:

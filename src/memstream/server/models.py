@@ -7,7 +7,7 @@ names the problem.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
@@ -257,3 +257,41 @@ class AgentSimilarRequest(_Body):
 
 class AgentSimilarOp(AgentSimilarRequest):
     agent_id: str = Field(..., description="The agent.")
+
+
+#: the change-event types (memstream.events.EVENT_TYPES)
+EventType = Literal["added", "refreshed", "updated", "invalidated", "superseded", "deleted",
+                    "touched", "reflected", "consolidated", "outcome_learned",
+                    "heuristic_created", "heuristic_updated", "episode_recorded", "tier_moved"]
+TYPES = "Only events of these types (all when empty)."
+
+
+class WebhookRequest(_Body):
+    namespace: str | None = _ns()
+    url: str = Field(..., max_length=2048, description="Where to POST the namespace's events "
+                     "(http or https). Each body is signed: see docs/events.md.")
+    types: list[EventType] = Field(default_factory=list, max_length=len(get_args(EventType)),
+                                   description=TYPES)
+    secret: str | None = Field(None, min_length=16, max_length=256,
+                               description="The signing secret (made when left out; shown "
+                               "once, in this answer).")
+    from_start: bool = Field(False, description="Also send the events still kept from before "
+                             "(default: from now on).")
+
+
+class NamespaceRequest(_Body):
+    namespace: str | None = _ns()
+
+
+class WebhookRef(_Body):
+    namespace: str | None = _ns()
+    webhook_id: str = Field(..., max_length=64, description="The webhook's id (wh_...).")
+
+
+class EventsRequest(_Body):
+    namespace: str | None = _ns()
+    after: StrictInt = Field(0, ge=0, le=MAX_INT, description="Only events numbered above "
+                             "this (the last number a reader saw): resume here.")
+    limit: int = Field(100, ge=1, le=1000, description="At most this many events.")
+    types: list[EventType] = Field(default_factory=list, max_length=len(get_args(EventType)),
+                                   description=TYPES)
