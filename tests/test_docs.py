@@ -82,7 +82,8 @@ BEAM_URL = "https://github.com/mohammadtavakoli78/BEAM"
 SMALL = [(re.compile(r"--n \d+"), "--n 300"), (re.compile(r"--clients \d+"), "--clients 2"),
          (re.compile(r"--seconds \d+"), "--seconds 2"), (re.compile(r"--agents \d+"), "--agents 4"),
          (re.compile(r"--steps \d+"), "--steps 20"), (re.compile(r"--kill-after \d+"),
-                                                        "--kill-after 1")]
+                                                        "--kill-after 1"),
+         (re.compile(r"--down \d+"), "--down 2")]
 PG_NAMED = re.compile(re.escape(PG_PLACEHOLDER.rsplit("/", 1)[0]) + r"/(\w+)")
 FOREGROUND_SERVE = re.compile(r"^(memstream serve [^&#\n]*?)\s*(#.*)?$", re.M)
 

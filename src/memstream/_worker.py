@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import tracing
 from .embed.cache import embed_documents_cached
 from .embed.protocol import Embedder
 from .errors import BackendUnavailable, MemstreamError
@@ -88,6 +89,7 @@ class EnrichmentWorker:
                 with self._wake:
                     self._kicked = True
 
+    @tracing.traced("memstream.enrich")
     def step(self) -> bool:
         """One batch of embeddings and one of ratings; False when nothing was queued."""
         did = False

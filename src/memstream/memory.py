@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _cognitive as cog
 from . import _validate as v
+from . import tracing
 from ._building import build_record
 from ._shared import Shared
 from ._types import HistoryEntry, Hit, MemoryChange, Record
@@ -31,7 +32,6 @@ from .config import Config, ResolvedConfig
 from .embed import Embedder, load_embedder
 from .embed.cache import content_hash, embed_documents_cached, passage
 from .errors import Conflict, InvalidInput, NotFound
-from .events import ChangeEvent
 from .filters import Selection, parse_filter
 from .llm import ChatClient, chat_client_from_config
 from .progress import ProgressFn
@@ -40,9 +40,8 @@ from .retrieval.pipeline import SearchParams, run_search
 from .retrieval.relevance import BACKGROUND
 from .retrieval.scoring import Weights, resolve_weights
 from .store import Patch, Store, open_store
-from .subscribers import Subscription, dispatcher_of, maybe_prune
+from .subscribers import ChangeEvents, maybe_prune
 from .tokens import Tokenizer
-from .webhooks import Webhooks, webhooks_of
 
 __all__ = ["Context", "Memory"]
 
@@ -62,7 +61,7 @@ class Context:
     tokens: int
 
 
-class Memory:
+class Memory(ChangeEvents):
     """A memory stream in one store.
 
     >>> mem = Memory(":memory:", embedder="none")
@@ -80,8 +79,13 @@ class Memory:
         self.store: Store = open_store(url, busy_timeout=self.config.busy_timeout,
                                        synchronous=self.config.synchronous,
                                        ann_threshold=self.config.ann_threshold)
+        if self.config.tracing:  # spans around the store's and the embedder's calls
+            tracing.enable()
+            self.store = tracing.wrap(self.store, "memstream.store")
         try:
             self.embedder = self._load_embedder(embedder)
+            if self.config.tracing and self.embedder is not None:
+                self.embedder = tracing.wrap(self.embedder, "memstream.embed")
             self._check_embedder()
         except BaseException:
             self.store.close()
@@ -227,6 +231,7 @@ class Memory:
             provenance: Sequence[str] | None = None, embedding: Any = None,
             infer: bool = False, duplicates: str | None = None) -> list[MemoryChange]: ...
 
+    @tracing.traced("memstream.add")
     def add(self, content: str | bytes | Messages, *, namespace: str | None = None,
             user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
             kind: str = "observation", data: Mapping[str, Any] | None = None,
@@ -271,6 +276,7 @@ class Memory:
         return self._store_records([record], rate=[record.id] if importance is None else [],
                                    refresh=self._refresh(duplicates))[0]
 
+    @tracing.traced("memstream.add_many")
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
                  namespace: str | None = None, duplicates: str | None = None) -> list[Record]:
         """Store many memories in one transaction: all or none. Each item is a text or a dict of
@@ -475,6 +481,7 @@ class Memory:
             future = self._embedding_thread.submit(self._query_vector, query)
         return future.result
 
+    @tracing.traced("memstream.search")
     def search(self, query: str, *, k: int = 10, namespace: str | None = None,
                user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, kinds: str | Iterable[str] | None = None,
@@ -554,26 +561,6 @@ class Memory:
         return self.store.namespaces()
 
     # --- lifecycle ---------------------------------------------------------------------------
-
-    # --- change events (memstream.events) ---------------------------------------------------
-
-    def on(self, types: str | Sequence[str], fn: Callable[[ChangeEvent], object], *,
-           namespace: str | None = None) -> Subscription:
-        """Call ``fn(event)`` for every change event of these types ("*": all) from now on,
-        of one namespace or all, on a background thread, in order. An error in ``fn`` is
-        logged and never breaks a write. ``.close()`` the returned subscription to stop."""
-        return dispatcher_of(self).on(types, fn, namespace=namespace)
-
-    def events(self, *, namespace: str | None = None, after: int = 0, limit: int = 100,
-               types: Sequence[str] = ()) -> list[ChangeEvent]:
-        """The namespace's change events numbered above ``after``, oldest first (resume a
-        reader from the last number it saw)."""
-        return self.store.events_after([self._ns(namespace)], after, limit=limit, types=types)
-
-    @property
-    def webhooks(self) -> Webhooks:
-        """Register, list and remove webhooks; their dead letters (memstream.webhooks)."""
-        return webhooks_of(self)
 
     def flush(self, timeout: float | None = None) -> None:
         """Wait until background work (embedding) is done."""

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 
 from .errors import InvalidInput
 from .events import EVENT_TYPES, ChangeEvent
+from .webhooks import Webhooks, webhooks_of
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .store.protocol import Store
 
-__all__ = ["Dispatcher", "Subscription", "dispatcher_of", "maybe_prune"]
+__all__ = ["ChangeEvents", "Dispatcher", "Subscription", "dispatcher_of", "maybe_prune"]
 
 log = logging.getLogger("memstream.events")
 
@@ -181,3 +183,30 @@ def prune(memory: Memory, *, before: float | None = None) -> int:
     except Exception:  # closed meanwhile: the next process prunes
         log.debug("pruning events stopped", exc_info=True)
         return total
+
+
+class ChangeEvents:
+    """The change-event verbs of ``Memory`` (memstream.events)."""
+
+    store: Store
+
+    def _ns(self, namespace: str | None) -> str:
+        raise NotImplementedError
+
+    def on(self, types: str | Sequence[str], fn: Callable[[ChangeEvent], object], *,
+           namespace: str | None = None) -> Subscription:
+        """Call ``fn(event)`` for every change event of these types ("*": all) from now on,
+        of one namespace or all, on a background thread, in order. An error in ``fn`` is
+        logged and never breaks a write. ``.close()`` the returned subscription to stop."""
+        return dispatcher_of(self).on(types, fn, namespace=namespace)  # type: ignore[arg-type]
+
+    def events(self, *, namespace: str | None = None, after: int = 0, limit: int = 100,
+               types: Sequence[str] = ()) -> list[ChangeEvent]:
+        """The namespace's change events numbered above ``after``, oldest first (resume a
+        reader from the last number it saw)."""
+        return self.store.events_after([self._ns(namespace)], after, limit=limit, types=types)
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """Register, list and remove webhooks; their dead letters (memstream.webhooks)."""
+        return webhooks_of(self)  # type: ignore[arg-type]

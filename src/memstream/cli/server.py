@@ -6,7 +6,7 @@ import logging
 
 import click
 
-from .. import __version__
+from .. import __version__, tracing
 from ..errors import (
     MissingDependency,
 )
@@ -76,6 +76,11 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
     except ImportError as exc:
         raise MissingDependency("the server needs: pip install 'memstream[server]'") from exc
     mem = st.memory(create=True)
+    if mem.config.tracing:  # spans go where the standard OTEL_* variables say, if anywhere
+        exporter = tracing.setup_from_env() or ("on, but no exporter is set "
+                                                "(OTEL_EXPORTER_OTLP_ENDPOINT or "
+                                                "OTEL_TRACES_EXPORTER=console)")
+        click.echo(f"tracing: {exporter}", err=True)
     if not KeyPolicy(mem.store).required:  # create_app refuses to serve elsewhere openly
         if not is_loopback(host):
             click.echo(f"no API keys exist: binding to 127.0.0.1 instead of {host} (create one "

@@ -27,6 +27,7 @@ from typing import Any
 from .._http import RemoteRefused, post_json
 from ..config import ResolvedConfig
 from ..errors import InvalidInput, LLMError
+from ..tracing import span
 
 __all__ = ["CallRecord", "ChatClient", "LLMBudgetExceeded", "Usage", "chat_client_from_config",
            "parse_json_answer"]
@@ -116,6 +117,26 @@ class ChatClient:
             body["max_tokens"] = max_tokens
         if json_answer and self.json_mode:
             body["response_format"] = {"type": "json_object"}
+        with span("memstream.llm", **{"gen_ai.request.model": self.model}) as s:
+            answer = self._post(body)
+            usage = answer.get("usage") if isinstance(answer, dict) else None
+            usage = usage if isinstance(usage, dict) else {}
+            prompt = int(usage.get("prompt_tokens") or 0)
+            completion = int(usage.get("completion_tokens") or 0)
+            if s is not None:
+                s.set_attribute("gen_ai.usage.input_tokens", prompt)
+                s.set_attribute("gen_ai.usage.output_tokens", completion)
+        try:
+            content = answer["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise LLMError(f"the LLM at {self.base_url} answered without "
+                           "choices[0].message.content") from exc
+        if not isinstance(content, str):
+            raise LLMError("the LLM's answer content is not text")
+        return content
+
+    def _post(self, body: dict[str, Any]) -> Any:
+        """One accounted call to the chat endpoint (the usage added by ``complete``)."""
         started = time.perf_counter()
         try:
             answer = post_json(self.base_url + "/chat/completions", body, api_key=self._key,
@@ -131,14 +152,7 @@ class ChatClient:
         usage = usage if isinstance(usage, dict) else {}
         self._account(int(usage.get("prompt_tokens") or 0),
                       int(usage.get("completion_tokens") or 0), started, ok=True)
-        try:
-            content = answer["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"the LLM at {self.base_url} answered without "
-                           "choices[0].message.content") from exc
-        if not isinstance(content, str):
-            raise LLMError("the LLM's answer content is not text")
-        return content
+        return answer
 
     def _account(self, prompt: int, completion: int, started: float, *, ok: bool) -> None:
         record = CallRecord(prompt, completion, (time.perf_counter() - started) * 1000, ok)

@@ -19,6 +19,7 @@ from ..config import DEFAULTS
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..store.protocol import Store
+from ..tracing import span
 from .context import smooth
 from .keywords import query_terms
 from .relevance import CALIBRATION, evidence, is_question, null_of, settle, sigmoid
@@ -128,14 +129,15 @@ def run_search(store: Store, sel: Selection, text: str,
     learned: dict[str, float] = {}
     if nb is not None and vector is not None and len(fused) >= MIN_POOL and (
             model is not None or observe is not None):
-        found = gather(store, sel, vector, fused, cosine, kw_score, vec_rank, kw_rank, nb)
-        texts.update(found.texts)
-        x = features(text, found)
-        if observe is not None:
-            observe(list(found.ids), x)
-        if model is not None:
-            learned = dict(zip(found.ids, (float(v) for v in model.score(x)), strict=True))
-            fused = reorder(fused, found.ids, np.array(list(learned.values())))
+        with span("memstream.rerank", candidates=len(fused)):
+            found = gather(store, sel, vector, fused, cosine, kw_score, vec_rank, kw_rank, nb)
+            texts.update(found.texts)
+            x = features(text, found)
+            if observe is not None:
+                observe(list(found.ids), x)
+            if model is not None:
+                learned = dict(zip(found.ids, (float(v) for v in model.score(x)), strict=True))
+                fused = reorder(fused, found.ids, np.array(list(learned.values())))
     # calibrated relevance of the best candidates (the rest rank below them, in fused order):
     # of long records, as many as the two indexes proposed (no learned stage ordered them,
     # and one index alone may hold the evidence)

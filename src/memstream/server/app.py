@@ -6,6 +6,7 @@ flushes background work."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
 import time
@@ -28,7 +29,7 @@ from prometheus_client import (
 )
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import __version__
+from .. import __version__, tracing
 from ..errors import (
     InvalidInput,
     MemstreamError,
@@ -116,15 +117,21 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
             yield
         if deliverer is not None:
             await anyio.to_thread.run_sync(deliverer.stop)
+        await anyio.to_thread.run_sync(tracing.flush)
         try:
             memory.flush(timeout=settings.drain_seconds)
         except MemstreamError as exc:  # work stays queued in the database for the next start
             access_log.warning("shutdown before background work finished: %s", exc)
         memory.close()
 
+    # FastAPI's own telemetry (newer releases) is left off: the server's spans are memstream's
+    # (tracing.server_span), made only when tracing is configured
+    quiet: dict[str, Any] = {"telemetry": {
+        "tracing": False, "metrics": False, "logs": False, "operation_spans": False}} \
+        if "telemetry" in inspect.signature(FastAPI).parameters else {}
     app = FastAPI(title="memstream", version=__version__, lifespan=lifespan,
                   description="Long-term memory for LLM agents: REST API (MCP at /mcp).",
-                  docs_url=None, redoc_url=None)  # served offline by install_api_docs
+                  docs_url=None, redoc_url=None, **quiet)  # docs: install_api_docs
     app.state.memory = memory
     app.state.redis_url = redis_url
 
@@ -152,7 +159,13 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
             if key_id is not None or not (path == "/mcp" and header):  # MCP counts per tool
                 limiter.check(key_id or address)
             check_content_type(request.method, path, headers)
-            response = await call_next(request)
+            with tracing.server_span(request.method, path, dict(headers)) as span:
+                response = await call_next(request)
+                route = getattr(request.scope.get("route"), "path", None) or "unmatched"
+                if span is not None:  # named by route template, as the metrics are
+                    span.update_name(f"{request.method} {route}")
+                    span.set_attribute("http.route", route)
+                    span.set_attribute("http.response.status_code", response.status_code)
         except MemstreamError as exc:
             response = _error(exc)
         elapsed = time.perf_counter() - started
