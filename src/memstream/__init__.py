@@ -34,6 +34,7 @@ from .errors import (
     Unauthenticated,
     UnsupportedMediaType,
 )
+from .events import ChangeEvent, Webhook
 from .memory import Context, Memory
 from .memory_async import AsyncMemory
 from .retrieval.scoring import PROFILES, Weights
@@ -45,6 +46,7 @@ __all__ = [
     "PROFILES",
     "AsyncMemory",
     "BackendUnavailable",
+    "ChangeEvent",
     "Client",
     "Clock",
     "Config",
@@ -74,6 +76,7 @@ __all__ = [
     "Unauthenticated",
     "UnsupportedMediaType",
     "WallClock",
+    "Webhook",
     "Weights",
     "__version__",
 ]

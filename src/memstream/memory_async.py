@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .clock import Clock
 from .config import Config
 from .embed.protocol import Embedder
+from .events import ChangeEvent
 from .memory import Memory
+from .subscribers import Subscription
+from .webhooks import Webhooks
 
 __all__ = ["AsyncMemory"]
 
@@ -62,6 +65,18 @@ class AsyncMemory:
     consolidate = _async(Memory.consolidate)
     flush = _async(Memory.flush)
     close = _async(Memory.close)
+    events = _async(Memory.events)
+
+    def on(self, types: str | Sequence[str], fn: Callable[[ChangeEvent], object], *,
+           namespace: str | None = None) -> Subscription:
+        """``Memory.on``: the callback runs on the memory's event thread (it never blocks the
+        event loop; hand work to the loop with ``loop.call_soon_threadsafe``)."""
+        return self.sync.on(types, fn, namespace=namespace)
+
+    @property
+    def webhooks(self) -> Webhooks:
+        """``Memory.webhooks`` (its calls are quick reads and writes of the store)."""
+        return self.sync.webhooks
 
     async def __aenter__(self) -> AsyncMemory:
         return self

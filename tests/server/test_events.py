@@ -154,14 +154,47 @@ def test_client_and_mcp_tools_hold_to_the_namespace(srv: Server) -> None:
                                              {"url": "http://127.0.0.1:9/mcp"}))
             listed = _result(await other.call_tool("list_webhooks", {}))
             assert made["id"] not in [h["id"] for h in listed]
-            gone = await other.call_tool("delete_webhook", {"webhook_id": made["id"]})
-            assert gone.is_error and "NotFound (404)" in gone.content[0].text
+            for tool in ("delete_webhook", "webhook_dead_letters", "redeliver_webhook"):
+                gone = await other.call_tool(tool, {"webhook_id": made["id"]})
+                assert gone.is_error and "NotFound (404)" in gone.content[0].text, tool
+                cross = await other.call_tool(tool, {"webhook_id": made["id"],
+                                                     "namespace": "team-a"})
+                assert cross.is_error and "ScopeViolation (403)" in cross.content[0].text
+            reader = await other.call_tool("register_webhook",
+                                           {"url": "http://127.0.0.1:9/x",
+                                            "namespace": "team-a"})
+            assert reader.is_error and "ScopeViolation (403)" in reader.content[0].text
             cross = await other.call_tool("list_events", {"namespace": "team-a"})
             assert cross.is_error and "ScopeViolation (403)" in cross.content[0].text
             events = _result(await other.call_tool("list_events", {"after": 0}))
             assert events and {e["namespace"] for e in events} == {"team-b"}
             _result(await a.call_tool("delete_webhook", {"webhook_id": made["id"]}))
     anyio.run(main)
+
+
+def test_each_namespace_s_webhook_gets_only_its_own_events(srv: Server) -> None:
+    a_hook, b_hook = Receiver().start(), Receiver().start()
+    try:
+        with Client(srv.url, srv.keys["admin"]) as a, Client(srv.url, srv.keys["other"]) as b:
+            made_a = a.register_webhook(a_hook.url)
+            made_b = b.register_webhook(b_hook.url)
+            a_hook.secret, b_hook.secret = made_a["secret"], made_b["secret"]
+            ids_a = {a.add(f"team a note {i}").id for i in range(5)}
+            ids_b = {b.add(f"team b note {i}").id for i in range(5)}
+            deadline = time.monotonic() + 20
+            while (len(a_hook.events) < 5 or len(b_hook.events) < 5) and \
+                    time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.0)  # anything more would have come by now
+            assert {e["record_ids"][0] for e in a_hook.events} == ids_a
+            assert {e["record_ids"][0] for e in b_hook.events} == ids_b
+            assert {e["namespace"] for e in a_hook.events} == {"team-a"}
+            assert {e["namespace"] for e in b_hook.events} == {"team-b"}
+            a.delete_webhook(made_a["id"])
+            b.delete_webhook(made_b["id"])
+    finally:
+        a_hook.stop()
+        b_hook.stop()
 
 
 def test_the_server_delivers_and_resumes_after_a_sigkill_mid_delivery(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ _HOOK_COLUMNS = ("id, namespace, url, secret, types, created_at, cursor, attempt
                  "last_error, delivered")
 #: a prune deletes at most this many events per statement
 PRUNE_BATCH = 10_000
+#: events per INSERT statement (9 parameters each, under SQLite's limit of 32,766)
+LOG_ROWS = 500
 
 
 class EventLog:
@@ -77,9 +79,11 @@ class EventLog:
         if not rows:
             return
         self._serialise_events(db)
-        ph = self.PLACEHOLDER
-        db.executemany(f"INSERT INTO events({_EVENT_COLUMNS}) VALUES "
-                       f"({', '.join([ph] * 9)})", rows)
+        row = f"({', '.join([self.PLACEHOLDER] * 9)})"
+        for start in range(0, len(rows), LOG_ROWS):  # a multi-row statement per part
+            part = rows[start:start + LOG_ROWS]
+            db.execute(f"INSERT INTO events({_EVENT_COLUMNS}) VALUES "
+                       + ", ".join([row] * len(part)), [v for r in part for v in r])
 
     def _bulk_rows(self, namespace: str, type_: str, record_ids: Sequence[str], *,
                    agent_id: str | None = None, data: dict[str, Any] | None = None
