@@ -31,13 +31,18 @@ def test_async_memory_has_the_signatures_of_memory():
 
     from memstream import AsyncMemory, Memory
 
-    public = {n for n, f in vars(Memory).items() if callable(f) and not n.startswith("_")}
-    assert public - {"on_delete"} == {n for n, f in vars(AsyncMemory).items()
-                                     if callable(f) and not n.startswith("_")}
+    def methods(cls: type) -> set[str]:
+        return {n for c in cls.__mro__ if c is not object for n, f in vars(c).items()
+                if callable(f) and not n.startswith("_")}
+
+    callbacks = {"on_delete", "on"}  # registering a callback needs no awaiting
+    public = methods(Memory)
+    assert public - {"on_delete"} == methods(AsyncMemory)
     for name in public - {"on_delete"}:
         assert inspect.signature(getattr(AsyncMemory, name)) == \
             inspect.signature(getattr(Memory, name)), name
-        assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
+        assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)) == \
+            (name not in callbacks), name
 
 
 def test_async_memory_is_typed_for_callers(tmp_path: Path):

@@ -141,6 +141,7 @@ def test_key_roles(server: Server):
 def test_isolation_every_route_with_another_namespace_key(server: Server):
     with server.client("admin") as http:
         secret = http.post("/v1/memories", json={"content": "team-a secret launch code"}).json()
+        hid = http.post("/v1/webhooks", json={"url": "http://127.0.0.1:9/x"}).json()["id"]
     sid = secret["id"]
     attempts = [
         ("POST", "/v1/memories", {"content": "x", "namespace": "team-a"}, None),
@@ -175,13 +176,21 @@ def test_isolation_every_route_with_another_namespace_key(server: Server):
         ("POST", "/v1/inspect/records", {"namespace": "team-a"}, None),
         ("GET", f"/v1/inspect/records/{sid}", None, {"namespace": "team-a"}),
         ("GET", "/v1/inspect/overview", None, {"namespace": "team-a"}),
+        ("GET", "/v1/events", None, {"namespace": "team-a"}),
+        ("GET", "/v1/events/list", None, {"namespace": "team-a"}),
+        ("POST", "/v1/webhooks", {"url": "http://127.0.0.1:9/x", "namespace": "team-a"}, None),
+        ("GET", "/v1/webhooks", None, {"namespace": "team-a"}),
+        ("DELETE", f"/v1/webhooks/{hid}", None, {"namespace": "team-a"}),
+        ("GET", f"/v1/webhooks/{hid}/dead-letters", None, {"namespace": "team-a"}),
+        ("POST", f"/v1/webhooks/{hid}/redeliver", None, {"namespace": "team-a"}),
     ]
     with server.client("other") as http:  # every namespaced route of the API is tried
         spec = http.get("/openapi.json").json()
         routes = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops
                   if p.startswith("/v1/")}
         tried = {(m, p.replace(sid, "{record_id}" if "/inspect/" in p else "{memory_id}")
-                  .replace("/fox/", "/{agent_id}/")) for m, p, _, _ in attempts}
+                  .replace("/fox/", "/{agent_id}/").replace(hid, "{webhook_id}"))
+                 for m, p, _, _ in attempts}
         assert routes - tried == {("POST", "/v1/import"), ("GET", "/v1/namespaces")}
         assert http.get("/v1/namespaces").json()["namespaces"] == ["team-b"]
         for method, path, body, params in attempts:
@@ -196,6 +205,8 @@ def test_isolation_every_route_with_another_namespace_key(server: Server):
         assert http.get("/v1/export").text == ""
     with server.client("admin") as http:
         assert http.get(f"/v1/memories/{sid}").json()["text"] == "team-a secret launch code"
+        assert [h["id"] for h in http.get("/v1/webhooks").json()] == [hid]  # untouched
+        http.delete(f"/v1/webhooks/{hid}")
 
 
 def test_python_client(server: Server):
