@@ -38,7 +38,7 @@ def _sse(server: Server, key: str, count: int, *, headers: dict[str, str] | None
     out: list[dict[str, Any]] = []
     with server.client(key) as http, http.stream(
             "GET", "/v1/events", params=params, headers=headers or {},
-            timeout=httpx.Timeout(5.0)) as resp:
+            timeout=httpx.Timeout(2.0)) as resp:
         assert resp.status_code == 200, resp.read()
         assert resp.headers["content-type"].startswith("text/event-stream")
         event: dict[str, Any] = {}
@@ -83,6 +83,18 @@ def test_events_rest_and_sse_show_a_key_only_its_namespaces(srv: Server) -> None
     assert [e["id"] for e in streamed] == [e["data"]["seq"] for e in streamed]
     both = _sse(srv, "both", 50, after=0)
     assert {e["data"]["namespace"] for e in both} == {"team-a", "team-b"}
+
+
+def test_the_stream_refuses_bad_input_before_it_starts(srv: Server) -> None:
+    with srv.client("reader") as http:
+        for params in ({"after": -1}, {"after": "x"}, {"types": "created"},
+                       {"namespace": "not a namespace!"}):
+            resp = http.get("/v1/events", params=params)
+            assert resp.status_code == 422, (params, resp.text)
+            assert resp.json()["error"]["type"] == "InvalidInput"
+        assert http.get("/v1/events", params={"namespace": "team-b"}).status_code == 403
+    with httpx.Client(base_url=srv.url) as anonymous:
+        assert anonymous.get("/v1/events").status_code == 401
 
 
 def test_the_stream_resumes_after_last_event_id_and_filters_types(srv: Server) -> None:
