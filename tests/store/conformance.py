@@ -304,6 +304,16 @@ class StoreConformance:
         assert store.keyword_search(Selection("ns"), [], 10) == []
         assert store.keyword_search(Selection("ns"), ['"quoted" cat*'], 10) == []
 
+    def test_keyword_search_ranks_by_the_sum_over_terms(self, store):
+        """A record holding both words, but long enough to rank below 300 others on each word
+        alone, comes first: the score is the whole sum, not the sum of truncated lists."""
+        both = rec("apple zebra " + " ".join(f"filler{i}" for i in range(4)))
+        store.insert([both] + [rec(f"apple a{i}") for i in range(300)]
+                     + [rec(f"zebra z{i}") for i in range(300)]
+                     + [rec(f"other words o{i}") for i in range(1500)])
+        assert store.keyword_search(Selection("ns"), ["apple"], 10)[0][0] != both.id
+        assert store.keyword_search(Selection("ns"), ["apple", "zebra"], 10)[0][0] == both.id
+
     def test_keyword_search_stems(self, store):
         a = rec("she was running marathons")
         store.insert([a])

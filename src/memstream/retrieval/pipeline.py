@@ -7,6 +7,8 @@ keyword index); only those are scored here, so the cost does not grow with the n
 from __future__ import annotations
 
 import dataclasses
+import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, Protocol, TypeVar
@@ -47,12 +49,22 @@ LARGE_STREAM = 5000
 LONG_TEXT = 600
 
 
+#: a namespace found to hold more than ``LARGE_STREAM`` records is taken to stay that large for
+#: this long (seconds) before it is counted again
+LARGE_TTL = 30.0
+_large: weakref.WeakKeyDictionary[Store, dict[str, float]] = weakref.WeakKeyDictionary()
+
+
 def _small(store: Store, sel: Selection) -> bool:
     """Whether the search selects at most ``LARGE_STREAM`` records: the namespace is counted
-    first (on a covering index), the selection only when it is narrower."""
+    first (on a covering index; a large one is remembered for ``LARGE_TTL``), the selection
+    only when it is narrower."""
     everything = Selection(sel.namespace, include_invalid=True)
-    if store.count(everything, limit=LARGE_STREAM) <= LARGE_STREAM:
-        return True
+    seen = _large.setdefault(store, {})
+    if seen.get(sel.namespace, 0.0) < time.monotonic():
+        if store.count(everything, limit=LARGE_STREAM) <= LARGE_STREAM:
+            return True
+        seen[sel.namespace] = time.monotonic() + LARGE_TTL
     narrower = dataclasses.replace(sel, include_invalid=True, as_of=None) != everything
     return narrower and store.count(sel, limit=LARGE_STREAM) <= LARGE_STREAM
 
@@ -117,7 +129,6 @@ def run_search(store: Store, sel: Selection, text: str,
     if p.context > 0 and dense and not long_records and _small(store, sel):
         dense_ids, kw_ids, nb = _with_context(store, sel, vector, dense, keyword, cosine, p)
     ids = list(dict.fromkeys(dense_ids + kw_ids))
-    candidates = store.signals(sel.namespace, ids)
     kw_rank = {rid: n for n, rid in enumerate(kw_ids, start=1)}
     vec_rank = {rid: n for n, rid in enumerate(dense_ids, start=1)}
     if p.fusion == "rrf":
@@ -152,9 +163,8 @@ def run_search(store: Store, sel: Selection, text: str,
     if p.weights.rule == "relevance-first" and background is not None and vector is not None \
             and not long_records and not learned:
         calibrated = share_near_duplicates(store, sel, calibrated, texts, background)
-    candidates = [c for c in candidates if c.id in calibrated] if p.weights.rule == \
-        "relevance-first" else candidates
     if p.weights.rule == "relevance-first":
+        candidates = store.signals(sel.namespace, list(calibrated))
         if not asks_about_now(text):  # a question over a long history: recency counts less
             p = dataclasses.replace(p, weights=dataclasses.replace(
                 p.weights, recency=p.weights.recency * PAST_RECENCY))
@@ -169,6 +179,7 @@ def run_search(store: Store, sel: Selection, text: str,
                        mark=lambda s: s._replace(explain=dataclasses.replace(
                            s.explain, lifted="standing instruction or preference")))
     else:
+        candidates = store.signals(sel.namespace, ids)
         top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now,
                    p=p)
     if vector is not None:  # exact cosine of keyword-only winners, for the explanation

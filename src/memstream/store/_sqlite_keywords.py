@@ -43,7 +43,9 @@ class SQLiteKeywords:
         would shift the ranking; each term's FTS5 score is therefore rescaled by idf(in the
         selection) / idf(in the table), and a record's score is the sum over the terms it
         holds. A selection of more than ``SELECTION_STATS`` records uses its namespace's
-        statistics instead (close enough, and cheaper to count)."""
+        statistics instead (close enough, and cheaper to count). When no term needs rescaling
+        (a selection of the namespace's statistics, in a namespace that is most of the table),
+        one query of all the terms ranks by the exact sum, as the PostgreSQL store does."""
         quoted = ['"' + t.replace('"', "") + '"' for t in terms if t.replace('"', "").strip()]
         if not quoted or limit <= 0:
             return []
@@ -65,6 +67,10 @@ class SQLiteKeywords:
             in_sel = 0 if plain else db.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
                 (*params, SELECTION_STATS + 1)).fetchone()[0]
+            if not 0 < in_sel <= SELECTION_STATS and 2 * in_ns >= total:
+                # every term keeps FTS5's own weight: one query ranks by the whole BM25 sum
+                rows = db.execute(sql, (" OR ".join(quoted), *params, limit)).fetchall()
+                return [(rid, -score) for _, rid, score in rows]
             for term in quoted:
                 rows = db.execute(sql, (term, *params, per_term)).fetchall()
                 if not rows:
@@ -122,8 +128,9 @@ class SQLiteKeywords:
         cap = max(MAX_DF_FLOOR, int(MAX_DF_RATIO * rows))
         if rows <= cap:
             return quoted
-        df = {t: db.execute("SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts "
-                            "MATCH ? LIMIT ?)", (t, cap + 1)).fetchone()[0] for t in quoted}
+        df = {t: min(cap + 1, self._count((f"\0df{cap}", t), lambda t=t: db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
+            (t, cap + 1)).fetchone()[0])) for t in quoted}
         kept = [t for t in quoted if df[t] <= cap]
         return kept or [min(quoted, key=lambda t: df[t])]
 
