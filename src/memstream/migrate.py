@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import Conflict
 from .progress import ProgressFn
-from .store import Store
+from .store import Store, keys_of
 
 BATCH = 1000
 SAMPLE = 200
@@ -80,8 +80,8 @@ def copy_store(source: Store, target: Store, *, batch: int = BATCH,
         position = entries[-1][0]
         copied += len(entries)
         tick("history", copied, None)
-    for key in source.list_keys():
-        target.put_key(key)
+    for key in keys_of(source).list_keys():
+        keys_of(target).put_key(key)
     for name, value in source.meta_items().items():
         target.set_meta(name, value)
 
@@ -111,7 +111,7 @@ def verify(source: Store, target: Store, *, sample: int = SAMPLE, seed: int = 0
                                                and not np.allclose(ex, ey, atol=1e-6)):
                 report.sample_mismatches.append(f"{ns}/{rid}: embedding differs")
     report.history = (_history_length(source), _history_length(target))
-    report.keys = (len(source.list_keys()), len(target.list_keys()))
+    report.keys = (len(keys_of(source).list_keys()), len(keys_of(target).list_keys()))
     return report
 
 

@@ -1,7 +1,10 @@
 """The storage conformance suite: every backend must pass these unchanged.
 
-A backend's test module subclasses ``StoreConformance`` and provides a ``store`` fixture that
-yields an empty store of that backend.
+One class per part of the storage protocol (``store/protocol.py``): ``RecordsConformance``,
+``IndexesConformance``, ``QueuesConformance``, ``KeyValueConformance``, ``TransferConformance``
+and ``KeysConformance`` (the events part is ``test_events.py``). A backend's test module
+subclasses ``StoreConformance`` (all of them) and provides a ``store`` fixture that yields an
+empty store of that backend.
 """
 
 from __future__ import annotations
@@ -15,6 +18,16 @@ from memstream import Conflict, InvalidInput, NotFound, Record
 from memstream._ids import new_id
 from memstream.filters import Selection, matches, parse_filter
 from memstream.store import Patch
+from memstream.store.protocol import (
+    EventStore,
+    KeyStore,
+    KeyValue,
+    RecordStore,
+    SearchIndexes,
+    Store,
+    Transfer,
+    WorkQueues,
+)
 
 T0 = 1_700_000_000.0
 
@@ -51,7 +64,9 @@ FILTER_CASES: list[tuple[dict[str, Any], list[str]]] = [
 ]
 
 
-class StoreConformance:
+class RecordsConformance:
+    """``RecordStore``: write, read, select, change and forget records."""
+
     def seed_filters(self, store) -> dict[str, str]:
         rows = {
             "a": {"color": "red", "size": 2, "tags": ["x", "y"], "flag": True},
@@ -131,28 +146,6 @@ class StoreConformance:
         with pytest.raises(NotFound):
             store.update("other", a.id, Patch(text="x"), at=T0)
 
-    def test_update_text_requeues_embedding_and_reindexes_keywords(self, store):
-        a = rec("apples", embedding=unit(1, 0, 0))
-        store.insert([a], model="m")
-        assert store.pending_embeddings(10) == []
-        store.update("ns", a.id, Patch(text="bananas"), at=T0)
-        assert [p[1] for p in store.pending_embeddings(10)] == [a.id]
-        assert store.keyword_search(Selection("ns"), ["apples"], 5) == []
-        assert [i for i, _ in store.keyword_search(Selection("ns"), ["bananas"], 5)] == [a.id]
-        assert store.vector_search(Selection("ns"), unit(1, 0, 0), 5) == []
-
-    def test_delete_removes_from_every_index(self, store):
-        a = rec("zebra stripes", embedding=unit(0, 1, 0))
-        b = rec("zebra crossing", embedding=unit(0, 1, 0.1))
-        store.insert([a, b], model="m")
-        assert len(store.vector_search(Selection("ns"), unit(0, 1, 0), 5)) == 2
-        assert store.delete("ns", [a.id, "missing"], at=T0 + 1) == 1
-        assert store.delete("ns", [a.id], at=T0 + 2) == 0
-        assert store.get("ns", [a.id]) == []
-        assert [i for i, _ in store.keyword_search(Selection("ns"), ["zebra"], 5)] == [b.id]
-        assert [i for i, _ in store.vector_search(Selection("ns"), unit(0, 1, 0), 5)] == [b.id]
-        assert [h.event for h in store.history("ns", a.id)] == ["add", "delete"]
-
     def test_erase_keeps_only_a_tombstone(self, store):
         a = rec("the vault code is 4417", user_id="pat", embedding=unit(1, 0, 0))
         b = rec("pat's earlier note", user_id="pat")
@@ -176,19 +169,6 @@ class StoreConformance:
         assert store.erase("ns", [a.id], at=T0 + 4) == 1  # idempotent: the tombstone stays
         assert store.taken([a.id, keep.id]) == {keep.id}
         assert store.taken([keep.id]) == {keep.id} and store.get("other", [keep.id]) == []
-
-    def test_keyword_statistics_are_the_selections(self, store):
-        """Other users of the namespace do not change how one user's records rank: "apple"
-        is rarer than "banana" in u1's records, though u2 has apples everywhere."""
-        mine = [rec("apple pie recipe notes", user_id="u1"),
-                rec("banana bread recipe notes", user_id="u1"),
-                rec("banana smoothie recipe notes", user_id="u1")]
-        store.insert(mine)
-        alone = store.keyword_search(Selection("ns", user_id="u1"), ["apple", "banana"], 3)
-        store.insert([rec(f"apple orchard visit number {i} notes", user_id="u2")
-                      for i in range(60)])
-        crowded = store.keyword_search(Selection("ns", user_id="u1"), ["apple", "banana"], 3)
-        assert alone[0][0] == crowded[0][0] == mine[0].id
 
     def test_delete_is_scoped_to_namespace(self, store):
         a = rec("a", ns="one")
@@ -293,6 +273,46 @@ class StoreConformance:
         assert [i for i, _ in store.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
         assert store.history("ns", a.id)[-1].event == "invalidate"
 
+
+class IndexesConformance:
+    """``SearchIndexes``: keyword and vector search, stream neighbours; kept in step with
+    every write."""
+
+    def test_update_text_requeues_embedding_and_reindexes_keywords(self, store):
+        a = rec("apples", embedding=unit(1, 0, 0))
+        store.insert([a], model="m")
+        assert store.pending_embeddings(10) == []
+        store.update("ns", a.id, Patch(text="bananas"), at=T0)
+        assert [p[1] for p in store.pending_embeddings(10)] == [a.id]
+        assert store.keyword_search(Selection("ns"), ["apples"], 5) == []
+        assert [i for i, _ in store.keyword_search(Selection("ns"), ["bananas"], 5)] == [a.id]
+        assert store.vector_search(Selection("ns"), unit(1, 0, 0), 5) == []
+
+    def test_delete_removes_from_every_index(self, store):
+        a = rec("zebra stripes", embedding=unit(0, 1, 0))
+        b = rec("zebra crossing", embedding=unit(0, 1, 0.1))
+        store.insert([a, b], model="m")
+        assert len(store.vector_search(Selection("ns"), unit(0, 1, 0), 5)) == 2
+        assert store.delete("ns", [a.id, "missing"], at=T0 + 1) == 1
+        assert store.delete("ns", [a.id], at=T0 + 2) == 0
+        assert store.get("ns", [a.id]) == []
+        assert [i for i, _ in store.keyword_search(Selection("ns"), ["zebra"], 5)] == [b.id]
+        assert [i for i, _ in store.vector_search(Selection("ns"), unit(0, 1, 0), 5)] == [b.id]
+        assert [h.event for h in store.history("ns", a.id)] == ["add", "delete"]
+
+    def test_keyword_statistics_are_the_selections(self, store):
+        """Other users of the namespace do not change how one user's records rank: "apple"
+        is rarer than "banana" in u1's records, though u2 has apples everywhere."""
+        mine = [rec("apple pie recipe notes", user_id="u1"),
+                rec("banana bread recipe notes", user_id="u1"),
+                rec("banana smoothie recipe notes", user_id="u1")]
+        store.insert(mine)
+        alone = store.keyword_search(Selection("ns", user_id="u1"), ["apple", "banana"], 3)
+        store.insert([rec(f"apple orchard visit number {i} notes", user_id="u2")
+                      for i in range(60)])
+        crowded = store.keyword_search(Selection("ns", user_id="u1"), ["apple", "banana"], 3)
+        assert alone[0][0] == crowded[0][0] == mine[0].id
+
     def test_keyword_search_ranks_and_scopes(self, store):
         store.insert([
             rec("the cat sat on the mat"), rec("a dog and a cat and another cat"),
@@ -319,6 +339,18 @@ class StoreConformance:
         store.insert([a])
         assert [i for i, _ in store.keyword_search(Selection("ns"), ["runs"], 5)] == [a.id]
 
+    def test_keyword_ranking_ignores_other_namespaces(self, store):
+        store.insert([rec("apple pie recipe", ns="a", at=T0),
+                      rec("zebra crossing rules", ns="a", at=T0 + 1),
+                      rec("apple zebra stripes", ns="a", at=T0 + 2)])
+        before = store.keyword_search(Selection("a"), ["apple", "zebra"], 10)
+        # another tenant floods the index with one of the terms (same document lengths)
+        store.insert([rec(f"apple tart dessert{i}", ns="b", at=T0 + 10 + i) for i in range(60)])
+        after = store.keyword_search(Selection("a"), ["apple", "zebra"], 10)
+        assert [i for i, _ in after] == [i for i, _ in before]
+        assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-6)
+        assert after[0][0] == store.select(Selection("a"))[2].id  # both terms beat one
+
     def test_vector_search_exact_cosine_and_filters(self, store):
         vecs = [unit(1, 0, 0), unit(1, 1, 0), unit(0, 1, 0), unit(0, 0, 1)]
         recs = [rec(f"v{i}", embedding=v, user_id=f"u{i % 2}") for i, v in enumerate(vecs)]
@@ -342,6 +374,20 @@ class StoreConformance:
         assert len(store.vector_search(Selection("ns"), unit(1, 0), 5)) == 2
         assert store.embeddings("ns", [b.id])[b.id] == pytest.approx(unit(1, 0.01))
 
+    def test_neighbours_in_creation_order(self, store):
+        recs = [rec(f"t{i}", at=T0 + i, user_id="u" if i != 2 else "v") for i in range(6)]
+        store.insert(recs)
+        ids = [r.id for r in recs]
+        got = store.neighbours(Selection("ns", user_id="u"), [ids[3]], before=2, after=1)
+        assert got == {ids[3]: ([ids[1], ids[0]], [ids[4]])}
+        edge = store.neighbours(Selection("ns"), [ids[0], ids[5]], before=2, after=2)
+        assert edge == {ids[0]: ([], [ids[1], ids[2]]), ids[5]: ([ids[4], ids[3]], [])}
+        assert store.neighbours(Selection("other"), [ids[0]], before=1, after=1) == {}
+
+
+class QueuesConformance:
+    """``WorkQueues``: the rating and embedding queues, claims and leases."""
+
     def test_rating_queue(self, store):
         a, b = rec("rate me", importance=0.3), rec("leave me")
         store.insert([a, b], rate={a.id})
@@ -354,6 +400,31 @@ class StoreConformance:
         store.set_rating("ns", "gone", None, at=T0)  # unknown ids are skipped
         assert store.get("ns", [c.id])[0].importance == 0.5
 
+    def test_embedding_claims(self, store):
+        import time
+
+        a, b, c = rec("a", at=T0), rec("b", at=T0 + 1), rec("c", at=T0 + 2)
+        store.insert([a, b, c])
+        first = store.pending_embeddings(2, owner="w1", lease=60)
+        assert [p[1] for p in first] == [a.id, b.id]
+        assert [p[1] for p in store.pending_embeddings(5, owner="w2", lease=60)] == [c.id]
+        assert store.pending_embeddings(5, owner="w3", lease=60) == []
+        again = store.pending_embeddings(5, owner="w1", lease=60)  # its own claims come back
+        assert [p[1] for p in again] == [a.id, b.id]
+        assert len(store.pending_embeddings(10)) == 3  # unclaimed view: everything queued
+        store.set_embeddings("ns", [(a.id, unit(1, 0))], "m")
+        short = store.pending_embeddings(5, owner="w4", lease=0.05)
+        assert short == []
+        store.insert([d := rec("d", at=T0 + 3)])
+        assert [p[1] for p in store.pending_embeddings(5, owner="w4", lease=0.05)] == [d.id]
+        time.sleep(0.1)  # w4's lease lapses: another worker takes its record
+        assert [p[1] for p in store.pending_embeddings(5, owner="w5", lease=0.05)] == [d.id]
+
+
+class KeyValueConformance:
+    """``KeyValue`` and the whole store's own methods: meta, the embedding cache, stats,
+    namespaces, reset."""
+
     def test_pending_and_cache(self, store):
         a, b = rec("a"), rec("b", embedding=unit(1, 0))
         store.insert([a, b], model="m")
@@ -362,29 +433,6 @@ class StoreConformance:
         store.cache_vectors("m", [("h1", unit(1, 0))])  # idempotent: first value stays
         assert store.cached_vectors("m", ["h1", "h2"])["h1"] == pytest.approx(unit(0, 1))
         assert store.cached_vectors("other-model", ["h1"]) == {}
-
-    def test_neighbours_in_creation_order(self, store):
-        recs = [rec(f"t{i}", at=T0 + i, user_id="u" if i != 2 else "v") for i in range(6)]
-        store.insert(recs)
-        ids = [r.id for r in recs]
-        got = store.neighbours(Selection("ns", user_id="u"), [ids[3]], before=2, after=1)
-        assert got == {ids[3]: ([ids[1], ids[0]], [ids[4]])}
-        edge = store.neighbours(Selection("ns"), [ids[0], ids[5]], before=2, after=2)
-        assert edge == {ids[0]: ([], [ids[1], ids[2]]), ids[5]: ([ids[4], ids[3]], [])}
-        assert store.neighbours(Selection("other"), [ids[0]], before=1, after=1) == {}
-
-    def test_api_keys(self, store):
-        from memstream.store import ApiKey
-
-        key = ApiKey("k1", "ab" * 32, "ci", ("ns", "other"), "write", T0)
-        store.put_key(key)
-        with pytest.raises(Conflict):
-            store.put_key(key)
-        assert store.get_key("k1") == key and store.get_key("nope") is None
-        assert store.revoke_key("k1", at=T0 + 5) and not store.revoke_key("nope", at=T0)
-        store.revoke_key("k1", at=T0 + 9)  # the first revocation time stays
-        assert store.get_key("k1").revoked_at == T0 + 5
-        assert [k.id for k in store.list_keys()] == ["k1"]
 
     def test_stats_namespaces_meta_reset(self, store):
         store.insert([rec("a", kind="fact"), rec("b"), rec("c", ns="z")])
@@ -395,6 +443,10 @@ class StoreConformance:
         assert store.get_meta("k") == "v"
         store.reset()
         assert store.namespaces() == []
+
+
+class TransferConformance:
+    """``Transfer``: paging through a whole store to copy it."""
 
     def test_pages_for_copying_a_store(self, store):
         recs = [rec(f"p{i}", at=T0 + i, embedding=unit(1, i) if i % 2 else None)
@@ -420,34 +472,33 @@ class StoreConformance:
         store.set_meta("a", "1")
         assert store.meta_items() == {"a": "1"}
 
-    def test_embedding_claims(self, store):
-        import time
 
-        a, b, c = rec("a", at=T0), rec("b", at=T0 + 1), rec("c", at=T0 + 2)
-        store.insert([a, b, c])
-        first = store.pending_embeddings(2, owner="w1", lease=60)
-        assert [p[1] for p in first] == [a.id, b.id]
-        assert [p[1] for p in store.pending_embeddings(5, owner="w2", lease=60)] == [c.id]
-        assert store.pending_embeddings(5, owner="w3", lease=60) == []
-        again = store.pending_embeddings(5, owner="w1", lease=60)  # its own claims come back
-        assert [p[1] for p in again] == [a.id, b.id]
-        assert len(store.pending_embeddings(10)) == 3  # unclaimed view: everything queued
-        store.set_embeddings("ns", [(a.id, unit(1, 0))], "m")
-        short = store.pending_embeddings(5, owner="w4", lease=0.05)
-        assert short == []
-        store.insert([d := rec("d", at=T0 + 3)])
-        assert [p[1] for p in store.pending_embeddings(5, owner="w4", lease=0.05)] == [d.id]
-        time.sleep(0.1)  # w4's lease lapses: another worker takes its record
-        assert [p[1] for p in store.pending_embeddings(5, owner="w5", lease=0.05)] == [d.id]
+class KeysConformance:
+    """``KeyStore``: API key records (used by the server, not part of ``Store``)."""
 
-    def test_keyword_ranking_ignores_other_namespaces(self, store):
-        store.insert([rec("apple pie recipe", ns="a", at=T0),
-                      rec("zebra crossing rules", ns="a", at=T0 + 1),
-                      rec("apple zebra stripes", ns="a", at=T0 + 2)])
-        before = store.keyword_search(Selection("a"), ["apple", "zebra"], 10)
-        # another tenant floods the index with one of the terms (same document lengths)
-        store.insert([rec(f"apple tart dessert{i}", ns="b", at=T0 + 10 + i) for i in range(60)])
-        after = store.keyword_search(Selection("a"), ["apple", "zebra"], 10)
-        assert [i for i, _ in after] == [i for i, _ in before]
-        assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-6)
-        assert after[0][0] == store.select(Selection("a"))[2].id  # both terms beat one
+    def test_api_keys(self, store):
+        from memstream.store import ApiKey
+
+        key = ApiKey("k1", "ab" * 32, "ci", ("ns", "other"), "write", T0)
+        store.put_key(key)
+        with pytest.raises(Conflict):
+            store.put_key(key)
+        assert store.get_key("k1") == key and store.get_key("nope") is None
+        assert store.revoke_key("k1", at=T0 + 5) and not store.revoke_key("nope", at=T0)
+        store.revoke_key("k1", at=T0 + 9)  # the first revocation time stays
+        assert store.get_key("k1").revoked_at == T0 + 5
+        assert [k.id for k in store.list_keys()] == ["k1"]
+
+
+class StoreConformance(RecordsConformance, IndexesConformance, QueuesConformance,
+                       KeyValueConformance, TransferConformance, KeysConformance):
+    """Every part: what a backend's test module subclasses (with its ``store`` fixture). The
+    ``EventStore`` part is ``tests/store/test_events.py``."""
+
+    def test_implements_every_part_and_keys_stay_out_of_store(self, store):
+        parts = (RecordStore, SearchIndexes, WorkQueues, KeyValue, Transfer, EventStore)
+        assert all(isinstance(store, part) for part in (*parts, Store, KeyStore))
+        members = {name for part in parts for name in vars(part) if not name.startswith("_")}
+        store_own = {n for n in vars(Store) if not n.startswith("_")}
+        assert not store_own & members  # every method is declared once, in its part
+        assert not {n for n in vars(KeyStore) if not n.startswith("_")} & (members | store_own)

@@ -151,8 +151,10 @@ def keys_create(st: _State, name: str, namespaces: tuple[str, ...], role: str) -
 @click.pass_obj
 def keys_list(st: _State) -> None:
     """List keys (never their secrets)."""
+    from ..server.auth import list_keys
+
     with st.memory() as mem:
-        rows = mem.store.list_keys()
+        rows = list_keys(mem.store)
     if st.as_json:
         _emit([{"id": k.id, "name": k.name, "namespaces": list(k.namespaces), "role": k.role,
                 "created_at": k.created_at, "revoked_at": k.revoked_at} for k in rows])

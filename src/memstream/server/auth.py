@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .. import _validate as v
 from ..errors import InvalidInput, NotFound, ScopeViolation, Unauthenticated
-from ..store import ApiKey, Store
+from ..store import ApiKey, Store, keys_of
 
 ROLES = ("read", "write", "admin")
 
@@ -61,17 +61,22 @@ def create_key(store: Store, *, name: str, namespaces: list[str], role: str,
     spaces = tuple(v.namespace(ns) for ns in namespaces)
     key_id, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
     record = ApiKey(key_id, _digest(secret), name or key_id, spaces, role, now)
-    store.put_key(record)
+    keys_of(store).put_key(record)
     return f"ms_{key_id}_{secret}", record
 
 
 def revoke_key(store: Store, key_id: str, *, now: float) -> None:
-    if not store.revoke_key(key_id, at=now):
+    if not keys_of(store).revoke_key(key_id, at=now):
         raise NotFound(f"no API key {key_id!r}; `memstream keys list` shows them")
 
 
+def list_keys(store: Store) -> list[ApiKey]:
+    """Every key record, oldest first (revoked ones too)."""
+    return keys_of(store).list_keys()
+
+
 def keys_enabled(store: Store) -> bool:
-    return any(k.revoked_at is None for k in store.list_keys())
+    return any(k.revoked_at is None for k in keys_of(store).list_keys())
 
 
 def authenticate(store: Store, authorization: str | None, *, required: bool) -> Principal:
@@ -85,7 +90,7 @@ def authenticate(store: Store, authorization: str | None, *, required: bool) -> 
     parts = token.split("_", 2)
     if len(parts) != 3 or parts[0] != "ms":
         raise Unauthenticated("the API key is malformed; keys look like ms_<id>_<secret>")
-    record = store.get_key(parts[1])
+    record = keys_of(store).get_key(parts[1])
     if record is None or not hmac.compare_digest(record.hash, _digest(parts[2])):
         raise Unauthenticated("the API key is not valid")
     if record.revoked_at is not None:

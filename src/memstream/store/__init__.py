@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, MissingDependency
-from .protocol import ApiKey, Patch, Signals, Store, StoreStats
+from .protocol import ApiKey, KeyStore, Patch, Signals, Store, StoreStats, keys_of
 
-__all__ = ["STORES", "ApiKey", "Patch", "Signals", "Store", "StoreStats", "open_store",
-           "sqlite_path"]
+__all__ = ["STORES", "ApiKey", "KeyStore", "Patch", "Signals", "Store", "StoreStats", "keys_of",
+           "open_store", "sqlite_path"]
 
 #: URL scheme -> (module:Class, extra that provides its dependencies). The one registration.
 STORES: dict[str, tuple[str, str | None]] = {

@@ -1,8 +1,11 @@
 """The storage protocol: what every backend (SQLite, PostgreSQL, ...) must do.
 
-One conformance suite (``tests/store/conformance.py``) runs unchanged against every backend.
-Scores returned by the search methods are "higher is better". Every method that takes a
-``namespace`` or a ``Selection`` touches that namespace only.
+The protocol comes in parts, each with its own part of the conformance suite
+(``tests/store/conformance.py``, run unchanged against every backend): ``RecordStore``,
+``SearchIndexes``, ``WorkQueues``, ``KeyValue``, ``Transfer`` and ``EventStore``; ``Store`` is
+all of them. ``KeyStore`` (API keys) is not part of ``Store``: the server reaches it through
+``keys_of``. Scores returned by the search methods are "higher is better". Every method that
+takes a ``namespace`` or a ``Selection`` touches that namespace only.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from .._types import HistoryEntry, Record
+from ..errors import BackendUnavailable
 from ..events import ChangeEvent, Webhook
 from ..filters import Selection
 
-__all__ = ["ApiKey", "EventStore", "Patch", "Signals", "Store", "StoreStats"]
+__all__ = ["ApiKey", "EventStore", "KeyStore", "KeyValue", "Patch", "RecordStore", "SearchIndexes",
+           "Signals", "Store", "StoreStats", "Transfer", "WorkQueues", "keys_of"]
 
 
 class Signals(NamedTuple):
@@ -66,6 +71,7 @@ class StoreStats:
     newest: float | None
 
 
+@runtime_checkable
 class EventStore(Protocol):
     """The change-event outbox and the webhooks that read it (``store/_events.py``; its part of
     the conformance suite: ``tests/store/test_events_conformance.py``). Every change the store
@@ -122,10 +128,9 @@ class EventStore(Protocol):
 
 
 @runtime_checkable
-class Store(EventStore, Protocol):
-    """A durable home for records, their history, a keyword index and a vector index."""
-
-    url: str
+class RecordStore(Protocol):
+    """Records and their history: write, read, select, change, forget (conformance:
+    ``RecordsConformance``)."""
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
@@ -203,6 +208,13 @@ class Store(EventStore, Protocol):
     def history(self, namespace: str, record_id: str) -> list[HistoryEntry]:
         """Every change to a record, oldest first (also after the record was deleted)."""
 
+
+@runtime_checkable
+class SearchIndexes(Protocol):
+    """The keyword and vector indexes and the stream order (conformance:
+    ``IndexesConformance``). Scores are raw, higher is better: ranking policy is
+    ``retrieval``'s."""
+
     def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
                        ) -> list[tuple[str, float]]:
         """(id, score) by full-text relevance (BM25-like) of records matching any of ``terms``
@@ -231,6 +243,12 @@ class Store(EventStore, Protocol):
                        model: str) -> None:
         """Store embeddings for existing records (unknown ids are skipped)."""
 
+
+@runtime_checkable
+class WorkQueues(Protocol):
+    """Background work the engine hands to its workers: importance ratings and embeddings
+    (conformance: ``QueuesConformance``)."""
+
     def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
         """(namespace, id, text, kind) of records queued for an importance rating."""
 
@@ -247,35 +265,34 @@ class Store(EventStore, Protocol):
         out (a crashed worker's claims lapse), so several processes never embed the same
         record twice. Without ``owner``: every pending record, claimed or not."""
 
+    def clear_embeddings(self) -> int:
+        """Queue every record for a new embedding (after a change of embedder)."""
+
+
+@runtime_checkable
+class KeyValue(Protocol):
+    """Values kept with the data: settings (meta) and the embedding cache (conformance:
+    ``KeyValueConformance``)."""
+
     def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Embedding cache lookup by content hash."""
 
     def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
         """Embedding cache insert (idempotent)."""
 
-    def stats(self, namespace: str) -> StoreStats:
-        """Counts for one namespace."""
+    def meta_items(self) -> dict[str, str]:
+        """Every saved value but the schema version."""
 
-    def namespaces(self) -> list[str]:
-        """Every namespace with at least one record, sorted."""
+    def get_meta(self, key: str) -> str | None:
+        """A value saved with the data (schema version, resolved config)."""
 
-    def clear_embeddings(self) -> int:
-        """Queue every record for a new embedding (after a change of embedder)."""
+    def set_meta(self, key: str, value: str) -> None: ...
 
-    def reset(self) -> None:
-        """Erase everything: records, history, caches. Only ``Memory.reset`` calls this."""
 
-    def put_key(self, key: ApiKey) -> None:
-        """Store an API key record (its secret only as a hash). A duplicate id raises Conflict."""
-
-    def get_key(self, key_id: str) -> ApiKey | None:
-        """The key record with that id (revoked ones too), or None."""
-
-    def list_keys(self) -> list[ApiKey]:
-        """Every key record, oldest first."""
-
-    def revoke_key(self, key_id: str, *, at: float) -> bool:
-        """Mark a key revoked; False when there is no such key."""
+@runtime_checkable
+class Transfer(Protocol):
+    """Paging through a whole store, to copy it into another (``memstream.migrate``;
+    conformance: ``TransferConformance``)."""
 
     def records_page(self, namespace: str, after: str | None, limit: int
                      ) -> list[tuple[Record, str | None]]:
@@ -290,13 +307,49 @@ class Store(EventStore, Protocol):
     def put_history(self, entries: Sequence[HistoryEntry]) -> None:
         """Append history entries as they are (a copy from another store), atomically."""
 
-    def meta_items(self) -> dict[str, str]:
-        """Every saved value but the schema version."""
 
-    def get_meta(self, key: str) -> str | None:
-        """A value saved with the data (schema version, resolved config)."""
+@runtime_checkable
+class Store(RecordStore, SearchIndexes, WorkQueues, KeyValue, Transfer, EventStore,
+            Protocol):
+    """A durable home for records, their history, a keyword index and a vector index: the
+    parts above, and what concerns the whole store."""
 
-    def set_meta(self, key: str, value: str) -> None: ...
+    url: str
+
+    def stats(self, namespace: str) -> StoreStats:
+        """Counts for one namespace."""
+
+    def namespaces(self) -> list[str]:
+        """Every namespace with at least one record, sorted."""
+
+    def reset(self) -> None:
+        """Erase everything: records, history, caches. Only ``Memory.reset`` calls this."""
 
     def close(self) -> None:
         """Release connections. Idempotent."""
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys. Not part of ``Store``: only the server (``server/auth.py``) and a copy of a
+    whole store use them, through ``keys_of`` (conformance: ``KeysConformance``)."""
+
+    def put_key(self, key: ApiKey) -> None:
+        """Store an API key record (its secret only as a hash). A duplicate id raises Conflict."""
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        """The key record with that id (revoked ones too), or None."""
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key record, oldest first."""
+
+    def revoke_key(self, key_id: str, *, at: float) -> bool:
+        """Mark a key revoked; False when there is no such key."""
+
+
+def keys_of(store: object) -> KeyStore:
+    """The API-key table of a store's backend; ``BackendUnavailable`` when it keeps none."""
+    if not isinstance(store, KeyStore):
+        raise BackendUnavailable(f"{type(store).__name__} keeps no API keys: serve from a "
+                                 "SQLite or PostgreSQL store")
+    return store
