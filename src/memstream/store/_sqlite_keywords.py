@@ -42,9 +42,8 @@ class SQLiteKeywords:
                 (*params, selection_up_to + 1)).fetchone()[0]
             own = in_sel is not None and in_sel <= selection_up_to
             records = in_sel if own and in_sel is not None else in_ns
-            if not own:  # the index of the term leads: by namespace, SQLite would probe the
-                # keyword index once per record of the namespace (seconds at 100,000)
-                where, params = "+r.namespace = ?", [sel.namespace]
+            if not own:
+                where, params = "r.namespace = ?", [sel.namespace]
             upto = cap(records) + 1
             sql = ("SELECT count(*) FROM (SELECT 1 FROM records_fts JOIN records r ON r.rowid = "
                    f"records_fts.rowid WHERE records_fts MATCH ? AND {where} LIMIT ?)")
