@@ -17,6 +17,7 @@ import numpy as np
 
 from ._types import Record
 from .filters import Selection
+from .retrieval.keywords import keyword_search
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -107,7 +108,7 @@ class _EngineRecords:
 
     def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
                        ) -> list[tuple[str, float]]:
-        return self._store.keyword_search(sel, terms, limit)
+        return keyword_search(self._store, sel, terms, limit)
 
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
         return self._memory._remove(namespace, list(ids), at=self._memory.clock.now(),

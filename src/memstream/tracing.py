@@ -82,7 +82,7 @@ def traced(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 
 
 #: store and embedder methods whose spans have their own names
-_NAMES = {"keyword_search": "memstream.keyword_search", "vector_search": "memstream.vector_search",
+_NAMES = {"vector_search": "memstream.vector_search",
           "embed_query": "memstream.embed", "embed_documents": "memstream.embed",
           "embed": "memstream.embed"}
 

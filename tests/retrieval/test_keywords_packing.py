@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 
 from memstream import Explanation, Hit, InvalidInput, Record
-from memstream.retrieval.keywords import query_terms
+from memstream.retrieval.keywords import MAX_DF_FLOOR, idf, query_terms, weigh
 from memstream.retrieval.packing import pack
+from memstream.store.protocol import TermStats
 from memstream.tokens import cl100k
 
 
@@ -13,6 +14,20 @@ def test_query_terms_drop_function_words_and_possessives():
                                                                       "vet"]
     assert query_terms("the of and") == []
     assert query_terms("Cat cat CAT 2024") == ["cat", "2024"]
+
+
+def test_keyword_policy_weighs_terms_by_the_selections_idf():
+    stats = TermStats(1000, {"rare": 3, "common": 600, "absent": 0}, True)
+    got = dict(weigh(stats, ["rare", "common", "absent"]))
+    assert got == {"rare": idf(1000, 3), "absent": idf(1000, 0)}  # "common" is no evidence
+    # no other term matches: the term held by most records still counts (a little)
+    assert dict(weigh(TermStats(10, {"x": 9, "y": 0}, True), ["x", "y"]))["x"] == idf(10, 9)
+    # terms too common for the index are left out; when all are, the rarest stays
+    huge = MAX_DF_FLOOR * 100
+    many = TermStats(huge, {"a": huge // 10, "b": huge // 20, "c": 5}, False)
+    assert [t for t, _ in weigh(many, ["a", "b", "c"])] == ["c"]
+    assert [t for t, _ in weigh(many, ["a", "b"])] == ["b"]
+    assert weigh(many, ["not counted"]) == []
 
 
 def test_cl100k_counts_real_tokens():

@@ -17,6 +17,7 @@ import pytest
 from memstream import Conflict, InvalidInput, NotFound, Record
 from memstream._ids import new_id
 from memstream.filters import Selection, matches, parse_filter
+from memstream.retrieval.keywords import keyword_search
 from memstream.store import Patch
 from memstream.store.protocol import (
     EventStore,
@@ -162,7 +163,7 @@ class RecordsConformance:
                 ("erase", T0 + 3, None, None)]
         assert store.history("ns", "never-existed") == []
         assert store.get("ns", [a.id, b.id]) == []
-        assert [i for i, _ in store.keyword_search(Selection("ns"), ["vault"], 5)] == [keep.id]
+        assert [i for i, _ in keyword_search(store, Selection("ns"), ["vault"], 5)] == [keep.id]
         assert [i for i, _ in store.vector_search(Selection("ns"), unit(1, 0, 0), 5)] == [
             keep.id]
         assert set(store.cached_vectors("m", ["h-a", "h-keep"])) == {"h-keep"}
@@ -269,7 +270,7 @@ class RecordsConformance:
         store.update("ns", a.id, Patch(invalidated_at=T0 + 5, superseded_by=b.id), at=T0 + 5)
         assert [r.id for r in store.select(Selection("ns"))] == [b.id]
         assert len(store.select(Selection("ns", include_invalid=True))) == 2
-        assert [i for i, _ in store.keyword_search(Selection("ns"), ["apple"], 5)] == [b.id]
+        assert [i for i, _ in keyword_search(store, Selection("ns"), ["apple"], 5)] == [b.id]
         assert [i for i, _ in store.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
         assert store.history("ns", a.id)[-1].event == "invalidate"
 
@@ -284,8 +285,8 @@ class IndexesConformance:
         assert store.pending_embeddings(10) == []
         store.update("ns", a.id, Patch(text="bananas"), at=T0)
         assert [p[1] for p in store.pending_embeddings(10)] == [a.id]
-        assert store.keyword_search(Selection("ns"), ["apples"], 5) == []
-        assert [i for i, _ in store.keyword_search(Selection("ns"), ["bananas"], 5)] == [a.id]
+        assert keyword_search(store, Selection("ns"), ["apples"], 5) == []
+        assert [i for i, _ in keyword_search(store, Selection("ns"), ["bananas"], 5)] == [a.id]
         assert store.vector_search(Selection("ns"), unit(1, 0, 0), 5) == []
 
     def test_delete_removes_from_every_index(self, store):
@@ -296,7 +297,7 @@ class IndexesConformance:
         assert store.delete("ns", [a.id, "missing"], at=T0 + 1) == 1
         assert store.delete("ns", [a.id], at=T0 + 2) == 0
         assert store.get("ns", [a.id]) == []
-        assert [i for i, _ in store.keyword_search(Selection("ns"), ["zebra"], 5)] == [b.id]
+        assert [i for i, _ in keyword_search(store, Selection("ns"), ["zebra"], 5)] == [b.id]
         assert [i for i, _ in store.vector_search(Selection("ns"), unit(0, 1, 0), 5)] == [b.id]
         assert [h.event for h in store.history("ns", a.id)] == ["add", "delete"]
 
@@ -307,22 +308,49 @@ class IndexesConformance:
                 rec("banana bread recipe notes", user_id="u1"),
                 rec("banana smoothie recipe notes", user_id="u1")]
         store.insert(mine)
-        alone = store.keyword_search(Selection("ns", user_id="u1"), ["apple", "banana"], 3)
+        alone = keyword_search(store, Selection("ns", user_id="u1"), ["apple", "banana"], 3)
         store.insert([rec(f"apple orchard visit number {i} notes", user_id="u2")
                       for i in range(60)])
-        crowded = store.keyword_search(Selection("ns", user_id="u1"), ["apple", "banana"], 3)
+        crowded = keyword_search(store, Selection("ns", user_id="u1"), ["apple", "banana"], 3)
         assert alone[0][0] == crowded[0][0] == mine[0].id
+
+    def test_term_stats_describe_the_selection_or_its_namespace(self, store):
+        store.insert([rec("apple pie", user_id="u1"), rec("apple tart", user_id="u1"),
+                      rec("banana", user_id="u2")]
+                     + [rec(f"plum {i}", user_id="u3") for i in range(5)])
+        u1 = Selection("ns", user_id="u1")
+        small = store.term_stats(u1, ["apple", "banana"], selection_up_to=10, cap=lambda n: 100)
+        assert (small.records, small.matches, small.of_selection) == (
+            2, {"apple": 2, "banana": 0}, True)
+        wide = store.term_stats(u1, ["apples"], selection_up_to=1, cap=lambda n: 100)
+        assert (wide.records, wide.matches, wide.of_selection) == (8, {"apples": 2}, False)
+        capped = store.term_stats(Selection("ns"), ["plum"], selection_up_to=10,
+                                  cap=lambda n: 2)
+        assert capped.matches == {"plum": 3}  # counted up to the cap, plus one
+
+    def test_keyword_scores_are_weighted_sums(self, store):
+        a, b = rec("apple orchard"), rec("banana grove")
+        store.insert([a, b, rec("cherry stone")])
+        sel = Selection("ns")
+        assert [i for i, _ in store.keyword_scores(sel, [("apple", 1), ("banana", 3)], 5)] == [
+            b.id, a.id]
+        assert [i for i, _ in store.keyword_scores(sel, [("apple", 3), ("banana", 1)], 5)] == [
+            a.id, b.id]
+        one = dict(store.keyword_scores(sel, [("apple", 1.0)], 5))
+        two = dict(store.keyword_scores(sel, [("apple", 2.0)], 5))
+        assert two[a.id] == pytest.approx(2 * one[a.id])
+        assert store.keyword_scores(sel, [], 5) == []
 
     def test_keyword_search_ranks_and_scopes(self, store):
         store.insert([
             rec("the cat sat on the mat"), rec("a dog and a cat and another cat"),
             rec("nothing relevant here"), rec("cat", ns="other"),
         ])
-        hits = store.keyword_search(Selection("ns"), ["cat"], 10)
+        hits = keyword_search(store, Selection("ns"), ["cat"], 10)
         assert len(hits) == 2
         assert hits[0][1] >= hits[1][1]
-        assert store.keyword_search(Selection("ns"), [], 10) == []
-        assert store.keyword_search(Selection("ns"), ['"quoted" cat*'], 10) == []
+        assert keyword_search(store, Selection("ns"), [], 10) == []
+        assert keyword_search(store, Selection("ns"), ['"quoted" cat*'], 10) == []
 
     def test_keyword_search_ranks_by_the_sum_over_terms(self, store):
         """A record holding both words, but long enough to rank below 300 others on each word
@@ -331,22 +359,22 @@ class IndexesConformance:
         store.insert([both] + [rec(f"apple a{i}") for i in range(300)]
                      + [rec(f"zebra z{i}") for i in range(300)]
                      + [rec(f"other words o{i}") for i in range(1500)])
-        assert store.keyword_search(Selection("ns"), ["apple"], 10)[0][0] != both.id
-        assert store.keyword_search(Selection("ns"), ["apple", "zebra"], 10)[0][0] == both.id
+        assert keyword_search(store, Selection("ns"), ["apple"], 10)[0][0] != both.id
+        assert keyword_search(store, Selection("ns"), ["apple", "zebra"], 10)[0][0] == both.id
 
     def test_keyword_search_stems(self, store):
         a = rec("she was running marathons")
         store.insert([a])
-        assert [i for i, _ in store.keyword_search(Selection("ns"), ["runs"], 5)] == [a.id]
+        assert [i for i, _ in keyword_search(store, Selection("ns"), ["runs"], 5)] == [a.id]
 
     def test_keyword_ranking_ignores_other_namespaces(self, store):
         store.insert([rec("apple pie recipe", ns="a", at=T0),
                       rec("zebra crossing rules", ns="a", at=T0 + 1),
                       rec("apple zebra stripes", ns="a", at=T0 + 2)])
-        before = store.keyword_search(Selection("a"), ["apple", "zebra"], 10)
+        before = keyword_search(store, Selection("a"), ["apple", "zebra"], 10)
         # another tenant floods the index with one of the terms (same document lengths)
         store.insert([rec(f"apple tart dessert{i}", ns="b", at=T0 + 10 + i) for i in range(60)])
-        after = store.keyword_search(Selection("a"), ["apple", "zebra"], 10)
+        after = keyword_search(store, Selection("a"), ["apple", "zebra"], 10)
         assert [i for i, _ in after] == [i for i, _ in before]
         assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-6)
         assert after[0][0] == store.select(Selection("a"))[2].id  # both terms beat one

@@ -144,3 +144,19 @@ def test_the_vector_index_reads_other_namespaces_log_entries_once(tmp_path: Path
         assert s._vectors["docs"].last_seq == end  # past the agents' 51 entries
     finally:
         s.close()
+
+
+def test_a_term_common_in_the_whole_index_is_reported_over_the_cap(tmp_path: Path):
+    """Counting a term within a selection reads all its entries: a term past the cap in the
+    whole index is reported over the cap instead (and left out by the ranking policy)."""
+    s = SQLiteStore(tmp_path / "g.db")
+    try:
+        s.insert([rec(f"plum {i}", user_id="u2") for i in range(30)]
+                 + [rec("plum pie", user_id="u1"), rec("plum jam", user_id="u1")])
+        u1 = Selection("ns", user_id="u1")
+        assert s.term_stats(u1, ["plum"], selection_up_to=10, cap=lambda n: 5).matches == {
+            "plum": 6}
+        assert s.term_stats(u1, ["plum"], selection_up_to=10, cap=lambda n: 100).matches == {
+            "plum": 2}
+    finally:
+        s.close()

@@ -37,7 +37,7 @@ from ..config import Config
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..memory import Memory
-from ..retrieval.keywords import query_terms
+from ..retrieval.keywords import keyword_search, query_terms
 from .metrics import KS, accumulate, profile_report
 
 BASELINES = ("vector only", "keyword only")
@@ -184,8 +184,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
                     latencies[profile].append((time.perf_counter() - t1) * 1000)
                     accumulate(sums[profile], counts[profile], q.category,
                                 [key_of[h.record.id] for h in hits], q.evidence)
-                baselines = {"keyword only": mem.store.keyword_search(
-                    Selection(ns), query_terms(q.text), max(KS))}
+                baselines = {"keyword only": keyword_search(
+                    mem.store, Selection(ns), query_terms(q.text), max(KS))}
                 if vector is not None:
                     baselines["vector only"] = mem.store.vector_search(Selection(ns), vector,
                                                                        max(KS))

@@ -128,11 +128,11 @@ class _Only:
 #: (name, which index to silence, SearchParams changes) for --ablate; "recall" weights.
 ABLATIONS: list[tuple[str, str | None, dict[str, Any]]] = [
     ("keyword only", "vector_search", {"context": 0}),
-    ("vector only", "keyword_search", {"context": 0}),
+    ("vector only", "keyword_scores", {"context": 0}),
     ("fused, RRF k=60", None, {"context": 0, "rrf_k": 60}),
     ("fused, RRF k=10", None, {"context": 0}),
     ("keyword + context", "vector_search", {}),
-    ("vector + context", "keyword_search", {"rerank": False}),
+    ("vector + context", "keyword_scores", {"rerank": False}),
     ("fused + context", None, {"rerank": False}),
     ("fused + context + learned stage (default)", None, {}),
 ]

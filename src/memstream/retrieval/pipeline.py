@@ -23,7 +23,7 @@ from ..filters import Selection
 from ..store.protocol import Store
 from ..tracing import span
 from .context import smooth
-from .keywords import query_terms
+from .keywords import keyword_search, query_terms
 from .relevance import CALIBRATION, evidence, is_question, null_of, settle, sigmoid
 from .rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
 from .scoring import (
@@ -113,7 +113,8 @@ def run_search(store: Store, sel: Selection, text: str,
     keyword search. ``observe`` is given the learned stage's candidates and their features
     (to fit its weights: bench.fit_rerank)."""
     pool = max(p.candidates, p.k)
-    keyword = store.keyword_search(sel, query_terms(text), pool)
+    with span("memstream.keyword_search"):
+        keyword = keyword_search(store, sel, query_terms(text), pool)
     vector = query_vector() if callable(query_vector) else query_vector
     dense = store.vector_search(sel, vector, pool) if vector is not None else []
     if not dense and not keyword:

@@ -17,8 +17,6 @@ from .protocol import ApiKey, Patch
 PATCHABLE = ("text", "data", "importance", "metadata", "invalidated_at", "superseded_by",
              "provenance")
 
-#: keyword statistics of a selection of up to this many records are its own (both backends)
-SELECTION_STATS = 5000
 
 
 def scope_clauses(sel: Selection, a: str, ph: str,

@@ -1,27 +1,20 @@
-"""Keyword search in the SQLite store: FTS5's BM25, rescaled to the statistics of what a search
-selects (a mixin of ``sqlite.SQLiteStore``)."""
+"""Keyword statistics and raw BM25 scores in the SQLite store, from FTS5 (a mixin of
+``sqlite.SQLiteStore``); the ranking policy is ``retrieval.keywords``'s."""
 
 from __future__ import annotations
 
 import math
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from .. import _json
 from ..filters import Selection
-from ._common import SELECTION_STATS
 from ._sqlite_sql import selection_sql
+from .protocol import TermStats
 
-_dumps = _json.dumps
-
-
-MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
-MAX_DF_RATIO = 0.02
 LARGE_COUNT = 5000  # keyword statistics above this are reused for COUNT_TTL seconds
-NS_COUNT_CAP = 2000  # a term's matches in a namespace are counted up to this, then estimated
 COUNT_TTL = 60.0
 
 
@@ -36,18 +29,59 @@ class SQLiteKeywords:
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
 
-    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
+    def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
+                   cap: Callable[[int], int]) -> TermStats:
+        """A term held by more than ``cap(rows of the whole index)`` records is reported over
+        the cap without being counted in the selection (as PostgreSQL's planner would, SQLite
+        has no cheap way to count a common term within a namespace or a user): counting it
+        would read all its entries."""
+        where, params = selection_sql(sel)
+        plain = sel == Selection(sel.namespace)
+        with self._read() as db:
+            in_ns = self._count((sel.namespace, ""), lambda: db.execute(
+                "SELECT count(*) FROM records WHERE namespace = ?",
+                (sel.namespace,)).fetchone()[0])
+            in_sel = None if plain else db.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
+                (*params, selection_up_to + 1)).fetchone()[0]
+            own = in_sel is not None and in_sel <= selection_up_to
+            records = in_sel if own and in_sel is not None else in_ns
+            if not own:
+                where, params = "r.namespace = ?", [sel.namespace]
+            upto = cap(records) + 1
+            scope = f"\0{upto}\0{where}\0{params!r}"  # counts cached per selection and cap
+            block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
+            everywhere = cap(_varint(block[0]) if block else 0) + 1
+            # CROSS JOIN: the keyword index leads; led by the namespace or scope index, SQLite
+            # would probe the keyword index once per record (seconds at 100,000)
+            sql = ("SELECT count(*) FROM (SELECT 1 FROM records_fts CROSS JOIN records r ON "
+                   f"r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND {where} LIMIT ?)")
+            matches: dict[str, int] = {}
+            for term in terms:
+                quoted = _quote(term)
+                if quoted is None:
+                    continue
+                stored = self._count((f"\0df{everywhere}", quoted), lambda q=quoted: db.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? "
+                    "LIMIT ?)", (q, everywhere)).fetchone()[0])
+                if stored >= everywhere:
+                    matches[term] = upto
+                    continue
+
+                def count(q: str = quoted) -> int:
+                    return int(db.execute(sql, (q, *params, upto)).fetchone()[0])
+                matches[term] = self._count((scope, quoted), count)
+        return TermStats(records, matches, own)
+
+    def keyword_scores(self, sel: Selection, weighted: Sequence[tuple[str, float]], limit: int
                        ) -> list[tuple[str, float]]:
-        """BM25 with the statistics of what the search selects. FTS5 ranks with the document
-        frequencies of the whole table, so other namespaces, or other users of the same one,
-        would shift the ranking; each term's FTS5 score is therefore rescaled by idf(in the
-        selection) / idf(in the table), and a record's score is the sum over the terms it
-        holds. A selection of more than ``SELECTION_STATS`` records uses its namespace's
-        statistics instead (close enough, and cheaper to count). When no term needs rescaling
-        (a selection of the namespace's statistics, in a namespace that is most of the table),
-        one query of all the terms ranks by the exact sum, as the PostgreSQL store does."""
-        quoted = ['"' + t.replace('"', "") + '"' for t in terms if t.replace('"', "").strip()]
-        if not quoted or limit <= 0:
+        """FTS5 ranks by BM25 with the idf of the whole table; each term's FTS5 score is
+        divided by that idf and multiplied by the weight asked. When every weight is the table's
+        own idf (one namespace holds the table), one query of all the terms ranks by the exact
+        sum; otherwise each term is ranked alone (its best ``max(4 * limit, 200)`` records)
+        and the scores are added."""
+        terms = [(q, w) for t, w in weighted if (q := _quote(t)) is not None]
+        if not terms or limit <= 0:
             return []
         where, params = selection_sql(sel)
         sql = (f"SELECT r.rowid, r.id, bm25(records_fts) AS s FROM records_fts "
@@ -56,49 +90,19 @@ class SQLiteKeywords:
         per_term = max(4 * limit, 200)
         scores: dict[int, float] = {}
         names: dict[int, str] = {}
-        plain = sel == Selection(sel.namespace)
         with self._read() as db:
-            quoted = self._rare_terms(db, quoted)
             block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
             total = _varint(block[0]) if block else 0  # FTS5's own row count
-            in_ns = self._count((sel.namespace, ""), lambda: db.execute(
-                "SELECT count(*) FROM records WHERE namespace = ?",
-                (sel.namespace,)).fetchone()[0])
-            in_sel = 0 if plain else db.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
-                (*params, SELECTION_STATS + 1)).fetchone()[0]
-            if not 0 < in_sel <= SELECTION_STATS and 2 * in_ns >= total:
-                # every term keeps FTS5's own weight: one query ranks by the whole BM25 sum
-                rows = db.execute(sql, (" OR ".join(quoted), *params, limit)).fetchall()
+            ratio = [w / _idf(total, self._count(("", q), lambda q=q: db.execute(
+                "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
+                (q,)).fetchone()[0])) for q, w in terms]
+            if all(abs(r - 1.0) < 1e-9 for r in ratio):
+                rows = db.execute(sql, (" OR ".join(q for q, _ in terms), *params,
+                                        limit)).fetchall()
                 return [(rid, -score) for _, rid, score in rows]
-            for term in quoted:
-                rows = db.execute(sql, (term, *params, per_term)).fetchall()
-                if not rows:
-                    continue
-                hits = self._count(("", term), lambda t=term: db.execute(
-                    "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
-                    (t,)).fetchone()[0])
-                weight = 1.0  # a namespace that is most of the table has its statistics
-                if 0 < in_sel <= SELECTION_STATS:  # the selection's own statistics
-                    in_term = len(rows) if len(rows) < per_term else db.execute(
-                        "SELECT count(*) FROM records_fts JOIN records r ON r.rowid = "
-                        f"records_fts.rowid WHERE records_fts MATCH ? AND {where}",
-                        (term, *params)).fetchone()[0]
-                    weight = _idf(in_sel, in_term) / _idf(total, hits)
-                elif 2 * in_ns < total:
-                    if plain and len(rows) < per_term:  # every match in the namespace is here
-                        hits_ns = len(rows)
-                    else:  # counted up to a cap; past it, the table's share is close enough
-                        hits_ns = self._count((sel.namespace, term), lambda t=term: db.execute(
-                            "SELECT count(*) FROM (SELECT 1 FROM records_fts JOIN records r ON "
-                            "r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND "
-                            "r.namespace = ? LIMIT ?)",
-                            (t, sel.namespace, NS_COUNT_CAP + 1)).fetchone()[0])
-                        if hits_ns > NS_COUNT_CAP:
-                            hits_ns = round(hits * in_ns / max(total, 1))
-                    weight = _idf(in_ns, hits_ns) / _idf(total, hits)
-                for rowid, rid, score in rows:
-                    scores[rowid] = scores.get(rowid, 0.0) - score * weight
+            for (q, _), r in zip(terms, ratio, strict=True):
+                for rowid, rid, score in db.execute(sql, (q, *params, per_term)).fetchall():
+                    scores[rowid] = scores.get(rowid, 0.0) - score * r
                     names[rowid] = rid
         best = sorted(scores, key=lambda r: (-scores[r], r))[:limit]
         return [(names[r], scores[r]) for r in best]
@@ -117,23 +121,6 @@ class SQLiteKeywords:
         self._counts[key] = (value, self._generation, now)
         return value
 
-    def _rare_terms(self, db: sqlite3.Connection, quoted: list[str]) -> list[str]:
-        """Leave out terms found in more than ``max(MAX_DF_FLOOR, MAX_DF_RATIO * rows)``
-        records. Such terms add almost nothing to BM25 (their IDF is near zero) but make the
-        index rank every record that holds them; a store below the floor is never pruned. When
-        every term is that common, the rarest one is kept."""
-        if len(quoted) < 2:
-            return quoted
-        rows = db.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
-        cap = max(MAX_DF_FLOOR, int(MAX_DF_RATIO * rows))
-        if rows <= cap:
-            return quoted
-        df = {t: min(cap + 1, self._count((f"\0df{cap}", t), lambda t=t: db.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)",
-            (t, cap + 1)).fetchone()[0])) for t in quoted}
-        kept = [t for t in quoted if df[t] <= cap]
-        return kept or [min(quoted, key=lambda t: df[t])]
-
 
 def _varint(buf: bytes) -> int:
     """The SQLite varint at the start of ``buf`` (FTS5's row count is stored as one)."""
@@ -145,6 +132,12 @@ def _varint(buf: bytes) -> int:
         if not byte & 0x80:
             break
     return value
+
+
+def _quote(term: str) -> str | None:
+    """A plain word as an FTS5 phrase (None when nothing is left of it)."""
+    word = term.replace('"', "").strip()
+    return f'"{word}"' if word else None
 
 
 def _idf(rows: int, hits: int) -> float:

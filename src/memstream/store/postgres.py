@@ -10,10 +10,9 @@ threads of a process. Select it with a URL: ``Memory("postgresql://user@host/db"
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -26,7 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import HistoryEntry, Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput
 from ..filters import Selection
-from ._common import SELECTION_STATS, Selecting, change_of, order_sql, plan_refresh
+from ._common import Selecting, change_of, order_sql, plan_refresh
 from ._events import EventLog
 from ._pg_admin import PgAdmin
 from ._pg_rows import SELECT as _SELECT
@@ -38,11 +37,9 @@ from ._pg_rows import scalar as _scalar
 from ._pg_rows import vec as _vec
 from ._pg_schema import COLUMNS, EVENTS_LOCK, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
-from .protocol import Patch, Signals
+from .protocol import Patch, Signals, TermStats
 
 SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
-MAX_DF_FLOOR = 2000  # keyword terms in more records than this (and than the ratio) are dropped
-MAX_DF_RATIO = 0.02
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
@@ -411,47 +408,48 @@ class PostgresStore(PgAdmin, EventLog, Selecting):
                 self._stats[key] = (now, value)
         return value
 
-    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
-                       ) -> list[tuple[str, float]]:
-        """Records matching any term, scored by the sum over terms of idf x ts_rank, the idf
-        from the selection when it holds at most ``SELECTION_STATS`` records (else from the
-        namespace). Terms in
-        more than ``max(MAX_DF_FLOOR, MAX_DF_RATIO * namespace size)`` records are dropped
-        (their idf is near zero but they would make every such record a candidate), unless
-        every term is that common: then the rarest stays."""
-        words = [t.replace('"', " ").strip() for t in terms]
-        words = list(dict.fromkeys(w for w in words if w))
-        if not words or limit <= 0:
-            return []
+    def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
+                   cap: Callable[[int], int]) -> TermStats:
         where, params = selection_sql(sel)
         ns = sel.namespace
         with self._conn(write=False) as cur:
-            total = self._cached((ns, ""), lambda: _scalar(
+            in_ns = self._cached((ns, ""), lambda: _scalar(
                 cur, "SELECT count(*) FROM records WHERE namespace = %s", (ns,)))
-            in_sel = total if sel == Selection(ns) else _scalar(
+            in_sel = None if sel == Selection(ns) else _scalar(
                 cur, f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT %s) t",
-                (*params, SELECTION_STATS + 1))
-            cap = max(MAX_DF_FLOOR, int(MAX_DF_RATIO * total))
-            freq = {w: self._cached((ns, w), lambda w=w: _scalar(
-                cur, "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = %s AND "
-                "tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (ns, w, cap + 1)))
-                for w in words}
-            if in_sel < total and in_sel <= SELECTION_STATS:  # the selection's own statistics
-                total = in_sel
-                freq = {w: _scalar(
-                    cur, f"SELECT count(*) FROM records r WHERE {where} AND "
-                    "r.tsv @@ plainto_tsquery('english', %s)", (*params, w)) for w in words}
-                cap = max(cap, total)
-            kept = [w for w in words if freq[w] <= cap] or [min(words, key=lambda w: freq[w])]
-            idf = [math.log(1 + (total - freq[w] + 0.5) / (freq[w] + 0.5)) for w in kept]
-            score = " + ".join("%s * ts_rank(r.tsv, plainto_tsquery('english', %s), 1)"
-                               for _ in kept)
-            match = " || ".join("plainto_tsquery('english', %s)" for _ in kept)
-            score_params = [x for pair in zip(idf, kept, strict=True) for x in pair]
+                (*params, selection_up_to + 1))
+            own = in_sel is not None and in_sel <= selection_up_to
+            records = int(in_sel) if own and in_sel is not None else in_ns
+            upto = cap(records) + 1
+            if own:
+                matches = {w: int(_scalar(
+                    cur, f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} AND "
+                    "r.tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (*params, w, upto)))
+                    for w in terms}
+            else:
+                matches = {w: self._cached((f"{ns}\0{upto}", w), lambda w=w: _scalar(
+                    cur, "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = %s AND "
+                    "tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (ns, w, upto)))
+                    for w in terms}
+        return TermStats(records, matches, own)
+
+    def keyword_scores(self, sel: Selection, weighted: Sequence[tuple[str, float]], limit: int
+                       ) -> list[tuple[str, float]]:
+        """The weighted sum of ``ts_rank`` (normalised by the log of the record's length),
+        in one query."""
+        terms = [(w, x) for t, x in weighted if (w := t.replace('"', " ").strip())]
+        if not terms or limit <= 0:
+            return []
+        where, params = selection_sql(sel)
+        score = " + ".join("%s * ts_rank(r.tsv, plainto_tsquery('english', %s), 1)"
+                           for _ in terms)
+        match = " || ".join("plainto_tsquery('english', %s)" for _ in terms)
+        score_params = [x for w, weight in terms for x in (weight, w)]
+        with self._conn(write=False) as cur:
             rows = cur.execute(
                 f"SELECT r.id, {score} AS s FROM records r WHERE r.tsv @@ ({match}) AND {where} "
                 "ORDER BY s DESC, r.seq LIMIT %s",
-                (*score_params, *kept, *params, limit)).fetchall()
+                (*score_params, *(w for w, _ in terms), *params, limit)).fetchall()
         return [(rid, float(s)) for rid, s in rows]
 
     def vector_search(self, sel: Selection, vector: np.ndarray, limit: int

@@ -22,7 +22,7 @@ from ..events import ChangeEvent, Webhook
 from ..filters import Selection
 
 __all__ = ["ApiKey", "EventStore", "KeyStore", "KeyValue", "Patch", "RecordStore", "SearchIndexes",
-           "Signals", "Store", "StoreStats", "Transfer", "WorkQueues", "keys_of"]
+           "Signals", "Store", "StoreStats", "TermStats", "Transfer", "WorkQueues", "keys_of"]
 
 
 class Signals(NamedTuple):
@@ -59,6 +59,16 @@ class ApiKey:
     role: str
     created_at: float
     revoked_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TermStats:
+    """Keyword statistics (``SearchIndexes.term_stats``): ``records`` described, and per term
+    how many of them hold it (up to the cap asked, plus one)."""
+
+    records: int
+    matches: dict[str, int]
+    of_selection: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,13 +222,24 @@ class RecordStore(Protocol):
 @runtime_checkable
 class SearchIndexes(Protocol):
     """The keyword and vector indexes and the stream order (conformance:
-    ``IndexesConformance``). Scores are raw, higher is better: ranking policy is
-    ``retrieval``'s."""
+    ``IndexesConformance``). Scores are raw, higher is better: ranking policy (which terms
+    count, their idf) is ``retrieval.keywords``'s."""
 
-    def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
+    def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
+                   cap: Callable[[int], int]) -> TermStats:
+        """What keyword ranking (``retrieval.keywords``) needs to weigh ``terms`` (plain words,
+        stemmed as the index stems): how many records the statistics describe and how many of
+        them hold each term, counted up to ``cap(records) + 1``. They describe the selection
+        when it holds at most ``selection_up_to`` records, else its whole namespace
+        (invalidated records included: the index holds them too). Counts may be reused until
+        this process writes, large ones for up to a minute."""
+
+    def keyword_scores(self, sel: Selection, weighted: Sequence[tuple[str, float]], limit: int
                        ) -> list[tuple[str, float]]:
-        """(id, score) by full-text relevance (BM25-like) of records matching any of ``terms``
-        (plain words; the backend quotes them), best first, ties broken by insertion order.
+        """(id, score) of the records the selection admits that hold any of the terms, best
+        first, ties broken by insertion order. A record's score is the sum, over the terms it
+        holds, of the term's weight times how strongly the record holds it (the backend's own
+        term frequency and length part of BM25, without its idf: the weight is the idf).
         No terms: []."""
 
     def vector_search(self, sel: Selection, vector: np.ndarray, limit: int
