@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memstream import Explanation, Hit, InvalidInput, Record
-from memstream.retrieval.keywords import MAX_DF_FLOOR, idf, query_terms, weigh
+from memstream.retrieval.keywords import MAX_DF_FLOOR, MIN_IDF, idf, query_terms, weigh
 from memstream.retrieval.packing import pack
 from memstream.store.protocol import TermStats
 from memstream.tokens import cl100k
@@ -28,6 +28,12 @@ def test_keyword_policy_weighs_terms_by_the_selections_idf():
     assert [t for t, _ in weigh(many, ["a", "b", "c"])] == ["c"]
     assert [t for t, _ in weigh(many, ["a", "b"])] == ["b"]
     assert weigh(many, ["not counted"]) == []
+    # a term reported past the cap of a small selection (more holders than records) weighs
+    # the least, and the search goes on
+    assert idf(2000, 2001) == idf(2000, 2000) == MIN_IDF
+    small = TermStats(2000, {"bobo": 2001, "kiwi": 3}, True)
+    assert [t for t, _ in weigh(small, ["bobo", "kiwi"])] == ["kiwi"]
+    assert weigh(TermStats(2000, {"bobo": 2001}, True), ["bobo"]) == [("bobo", MIN_IDF)]
 
 
 def test_cl100k_counts_real_tokens():

@@ -73,6 +73,7 @@ def idf(records: int, holders: int) -> float:
     """BM25's idf, ``log((N - n + 0.5) / (n + 0.5))``, at least ``1e-6`` (as FTS5's)."""
     if records <= 0:
         return MIN_IDF
+    holders = min(max(holders, 0), records)  # a count reported past the cap may pass N
     return max(MIN_IDF, math.log((records - holders + 0.5) / (holders + 0.5)))
 
 
