@@ -14,6 +14,9 @@ from ..filters import Selection
 from ._sqlite_sql import selection_sql
 from .protocol import TermStats
 
+#: weights this close (relatively) to FTS5's own idf are taken as FTS5's: one query ranks all
+#: the terms at once instead of one query per term
+SAME_WEIGHT = 0.02
 LARGE_COUNT = 5000  # keyword statistics above this are reused for COUNT_TTL seconds
 COUNT_TTL = 60.0
 
@@ -51,7 +54,9 @@ class SQLiteKeywords:
             upto = cap(records) + 1
             scope = f"\0{upto}\0{where}\0{params!r}"  # counts cached per selection and cap
             block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
-            everywhere = cap(_varint(block[0]) if block else 0) + 1
+            total = _varint(block[0]) if block else 0  # FTS5's own row count
+            everywhere = cap(total) + 1
+            whole = not own and records == total  # the namespace is the whole index
             # CROSS JOIN: the keyword index leads; led by the namespace or scope index, SQLite
             # would probe the keyword index once per record (seconds at 100,000)
             sql = ("SELECT count(*) FROM (SELECT 1 FROM records_fts CROSS JOIN records r ON "
@@ -67,6 +72,12 @@ class SQLiteKeywords:
                 if stored >= everywhere:
                     matches[term] = upto
                     continue
+                # under the cap, the count is exact: keyword_scores reads it again
+                self._counts.setdefault(("", quoted), (stored, self._generation,
+                                                       time.monotonic()))
+                if whole:
+                    matches[term] = stored
+                    continue
 
                 def count(q: str = quoted) -> int:
                     return int(db.execute(sql, (q, *params, upto)).fetchone()[0])
@@ -76,10 +87,10 @@ class SQLiteKeywords:
     def keyword_scores(self, sel: Selection, weighted: Sequence[tuple[str, float]], limit: int
                        ) -> list[tuple[str, float]]:
         """FTS5 ranks by BM25 with the idf of the whole table; each term's FTS5 score is
-        divided by that idf and multiplied by the weight asked. When every weight is the table's
-        own idf (one namespace holds the table), one query of all the terms ranks by the exact
-        sum; otherwise each term is ranked alone (its best ``max(4 * limit, 200)`` records)
-        and the scores are added."""
+        divided by that idf and multiplied by the weight asked. When every weight is within
+        ``SAME_WEIGHT`` of the table's own idf (a namespace that is nearly the whole table),
+        one query of all the terms ranks by the sum; otherwise each term is ranked alone (its
+        best ``max(4 * limit, 200)`` records) and the scores are added."""
         terms = [(q, w) for t, w in weighted if (q := _quote(t)) is not None]
         if not terms or limit <= 0:
             return []
@@ -96,7 +107,7 @@ class SQLiteKeywords:
             ratio = [w / _idf(total, self._count(("", q), lambda q=q: db.execute(
                 "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
                 (q,)).fetchone()[0])) for q, w in terms]
-            if all(abs(r - 1.0) < 1e-9 for r in ratio):
+            if all(abs(r - 1.0) <= SAME_WEIGHT for r in ratio):
                 rows = db.execute(sql, (" OR ".join(q for q, _ in terms), *params,
                                         limit)).fetchall()
                 return [(rid, -score) for _, rid, score in rows]
