@@ -36,7 +36,7 @@ class EventLog:
     events_touch = False
 
     # what the store provides
-    def _events_db(self, write: bool) -> AbstractContextManager[Any]:
+    def _session(self, write: bool) -> AbstractContextManager[Any]:
         """A connection or cursor with ``execute`` and ``executemany``; with ``write``, in one
         transaction."""
         raise NotImplementedError
@@ -105,7 +105,7 @@ class EventLog:
         transaction."""
         rows = self._bulk_rows(namespace, type_, record_ids, agent_id=agent_id, data=data)
         if rows:
-            with self._events_db(True) as db:
+            with self._session(True) as db:
                 self._log(db, rows)
 
     # --- reading --------------------------------------------------------------------------
@@ -129,7 +129,7 @@ class EventLog:
         if upto is not None:
             where.append(f"seq <= {ph}")
             params.append(upto)
-        with self._events_db(False) as db:
+        with self._session(False) as db:
             rows = db.execute(f"SELECT seq, {_EVENT_COLUMNS} FROM events WHERE "
                               f"{' AND '.join(where)} ORDER BY seq LIMIT {ph}",
                               (*params, limit)).fetchall()
@@ -140,7 +140,7 @@ class EventLog:
 
     def last_event_seq(self) -> int:
         """The highest sequence number written so far (0: none)."""
-        with self._events_db(False) as db:
+        with self._session(False) as db:
             row = db.execute("SELECT max(seq) FROM events").fetchone()
         return int(row[0] or 0)
 
@@ -148,7 +148,7 @@ class EventLog:
         """Delete up to ``limit`` events written before ``before``, oldest first, but none a
         webhook has yet to deliver. Returns how many went."""
         ph = self.PLACEHOLDER
-        with self._events_db(True) as db:
+        with self._session(True) as db:
             keep = db.execute("SELECT min(cursor) FROM webhooks").fetchone()[0]
             bound = f" AND seq <= {int(keep)}" if keep is not None else ""
             cur = db.execute(f"DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE "
@@ -159,7 +159,7 @@ class EventLog:
 
     def put_webhook(self, hook: Webhook) -> None:
         ph = self.PLACEHOLDER
-        with self._events_db(True) as db:
+        with self._session(True) as db:
             db.execute(f"INSERT INTO webhooks({_HOOK_COLUMNS}) VALUES "
                        f"({', '.join([ph] * 11)})",
                        (hook.id, hook.namespace, hook.url, hook.secret,
@@ -169,7 +169,7 @@ class EventLog:
     def webhooks(self, namespace: str | None = None) -> list[Webhook]:
         ph = self.PLACEHOLDER
         where, params = (f"WHERE w.namespace = {ph}", (namespace,)) if namespace else ("", ())
-        with self._events_db(False) as db:
+        with self._session(False) as db:
             rows = db.execute(
                 f"SELECT {', '.join('w.' + c.strip() for c in _HOOK_COLUMNS.split(','))}, "
                 "(SELECT count(*) FROM webhook_dead d WHERE d.webhook_id = w.id) "
@@ -178,7 +178,7 @@ class EventLog:
 
     def remove_webhook(self, namespace: str, hook_id: str) -> bool:
         ph = self.PLACEHOLDER
-        with self._events_db(True) as db:
+        with self._session(True) as db:
             gone = db.execute(f"DELETE FROM webhooks WHERE id = {ph} AND namespace = {ph}",
                               (hook_id, namespace)).rowcount
             if gone:
@@ -189,7 +189,7 @@ class EventLog:
         """Take the webhooks due for a try (their retry time has come) that no other
         deliverer holds, for ``lease`` seconds."""
         ph = self.PLACEHOLDER
-        with self._events_db(True) as db:
+        with self._session(True) as db:
             rows = db.execute(
                 f"UPDATE webhooks SET owner = {ph}, lease_until = {ph} WHERE next_at <= {ph} "
                 f"AND (owner IS NULL OR lease_until < {ph} OR owner = {ph}) "
@@ -201,12 +201,12 @@ class EventLog:
         """Free the webhooks held by owners that ``stale(owner)`` says are gone (a deliverer
         killed on this host), so a new one need not wait out their lease."""
         ph = self.PLACEHOLDER
-        with self._events_db(False) as db:
+        with self._session(False) as db:
             held = db.execute("SELECT id, owner FROM webhooks WHERE owner IS NOT NULL").fetchall()
         freed = 0
         for hook_id, owner in held:
             if stale(owner):
-                with self._events_db(True) as db:
+                with self._session(True) as db:
                     freed += db.execute(f"UPDATE webhooks SET owner = NULL, lease_until = 0 "
                                         f"WHERE id = {ph} AND owner = {ph}",
                                         (hook_id, owner)).rowcount
@@ -219,7 +219,7 @@ class EventLog:
         next batch and when to try again, the last error, and events given up on (they move
         to the dead letters). Only the holder of the lease may; False when it is lost."""
         ph = self.PLACEHOLDER
-        with self._events_db(True) as db:
+        with self._session(True) as db:
             moved = db.execute(
                 f"UPDATE webhooks SET cursor = {ph}, delivered = delivered + {ph}, "
                 f"attempts = {ph}, next_at = {ph}, last_error = {ph} WHERE id = {ph} AND "
@@ -233,7 +233,7 @@ class EventLog:
 
     def dead_letters(self, hook_id: str) -> list[tuple[int, float, str | None]]:
         """(sequence number, when given up, last error) of a webhook's dead letters."""
-        with self._events_db(False) as db:
+        with self._session(False) as db:
             rows = db.execute(f"SELECT seq, at, error FROM webhook_dead WHERE webhook_id = "
                               f"{self.PLACEHOLDER} ORDER BY seq", (hook_id,)).fetchall()
         return [(int(r[0]), float(r[1]), r[2]) for r in rows]
@@ -242,7 +242,7 @@ class EventLog:
         """Send a webhook's dead letters again: its cursor goes back to before the first of
         them (later events may arrive twice: delivery is at least once)."""
         ph = self.PLACEHOLDER
-        with self._events_db(True) as db:
+        with self._session(True) as db:
             first = db.execute(f"SELECT min(seq), count(*) FROM webhook_dead WHERE webhook_id = "
                                f"{ph} AND webhook_id IN (SELECT id FROM webhooks WHERE "
                                f"namespace = {ph})", (hook_id, namespace)).fetchone()

@@ -22,10 +22,10 @@ from pgvector.psycopg import register_vector
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .._types import HistoryEntry, Record
+from .._types import Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput
 from ..filters import Selection
-from ._common import Selecting, change_of, order_sql, plan_refresh
+from ._common import Selecting, order_sql
 from ._events import EventLog
 from ._pg_admin import PgAdmin
 from ._pg_rows import SELECT as _SELECT
@@ -37,16 +37,17 @@ from ._pg_rows import scalar as _scalar
 from ._pg_rows import vec as _vec
 from ._pg_schema import COLUMNS, EVENTS_LOCK, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
-from .protocol import Patch, Signals, TermStats
+from ._sql_records import SQLRecords
+from .protocol import TermStats
 
-SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
-class PostgresStore(PgAdmin, EventLog, Selecting):
+class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
+    PLACEHOLDER = "%s"
 
     def __init__(self, url: str, *, busy_timeout: float = 30.0, synchronous: str = "NORMAL",
                  pool_size: int = 8, ann_threshold: int = 0) -> None:
@@ -131,8 +132,47 @@ class PostgresStore(PgAdmin, EventLog, Selecting):
         except (psycopg.Error, PoolTimeout) as exc:
             raise self._map(exc) from exc
 
-    def _events_db(self, write: bool) -> AbstractContextManager[psycopg.Cursor[Any]]:
+    def _session(self, write: bool) -> AbstractContextManager[psycopg.Cursor[Any]]:
         return self._conn(write)
+
+    # --- the dialect of the shared SQL (``_sql_records.SQLRecords``) ------------------------
+
+    def _json(self, value: Any) -> Any:
+        return _jsonb(value)
+
+    def _unjson(self, value: Any) -> Any:
+        return value  # psycopg reads jsonb as Python values
+
+    def _field(self, name: str, value: Any) -> Any:
+        if name == "provenance":
+            return list(value)
+        return _jsonb(value) if name in ("data", "metadata") else value
+
+    def _where(self, sel: Selection) -> tuple[str, list[Any]]:
+        return selection_sql(sel)
+
+    def _by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
+        if not ids:
+            return []
+        return list(db.execute(f"{head} WHERE r.namespace = %s AND r.id = ANY(%s)",
+                               (namespace, list(dict.fromkeys(ids)))).fetchall())
+
+    def _for_update(self, db: Any, namespace: str, record_id: str) -> Record | None:
+        row = db.execute(_SELECT + " WHERE r.namespace = %s AND r.id = %s FOR UPDATE",
+                         (namespace, record_id)).fetchone()
+        return _row_to_record(row) if row else None
+
+    def _rewrite(self, db: Any, namespace: str, record_id: str, sets: dict[str, Any]
+                 ) -> Record:
+        row = db.execute(f"UPDATE records r SET {', '.join(f'{k} = %s' for k in sets)} "
+                         "WHERE r.namespace = %s AND r.id = %s RETURNING "
+                         + ", ".join(f"r.{c}" for c in COLUMNS),
+                         (*sets.values(), namespace, record_id)).fetchone()
+        return _row_to_record(row)
+
+    def _stream(self, db: Any, where: str, params: Sequence[Any]) -> list[str]:
+        return [r[0] for r in db.execute(
+            f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id", params)]
 
     def _serialise_events(self, db: Any) -> None:
         db.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK,))
@@ -147,89 +187,33 @@ class PostgresStore(PgAdmin, EventLog, Selecting):
 
     # --- writes ------------------------------------------------------------------------------
 
-    def insert(self, records: Sequence[Record], *, event: str = "add",
-               model: str | None = None, rate: Collection[str] = (),
-               history: bool = True, ann: bool = True, refresh: bool = False
-               ) -> dict[str, Record]:
-        if not records:
-            return {}
+    def _before_insert(self, records: Sequence[Record], ann: bool) -> None:
         if ann:
             self._ensure_vector_index({len(_vec(r.embedding)) for r in records
                                        if r.embedding is not None})
-        placeholders = ", ".join(["%s"] * (len(COLUMNS) + 4))
-        with self._conn(write=True) as cur:
-            plan = None
-            if refresh:
-                # one writer at a time per namespace checks for repeats, so two adds of the
-                # same text at once make one record
-                for ns in sorted({r.namespace for r in records}):
-                    cur.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                                (LOCK_ID, ns))
-                plan = plan_refresh(records, lambda r: [_row_to_record(row) for row in cur.execute(
-                    _SELECT + " WHERE r.namespace = %s AND md5(r.text) = md5(%s) "
-                    "AND r.step IS NULL AND r.invalidated_at IS NULL AND r.text = %s",
-                    (r.namespace, r.text, r.text)).fetchall()])
-                records = plan.fresh
-            rows = [[*_record_row(r),
-                     None if r.embedding is None else _vec(r.embedding),
-                     None if r.embedding is None else model,
-                     r.embedding is None, r.id in rate] for r in records]
-            if rows:
-                cur.executemany(
-                    f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
-                    f"needs_embedding, needs_rating) VALUES ({placeholders})", rows)
-            if history and records:
-                cur.executemany(
-                    "INSERT INTO history(namespace, record_id, event, at, old, new) "
-                    "VALUES (%s, %s, %s, %s, NULL, %s)",
-                    [(r.namespace, r.id, event, r.created_at, _jsonb(r.to_dict()))
-                     for r in records])
-            self._log(cur, self._event_rows(event, records))
-            if plan is None:
-                return {}
-            self._log(cur, self._event_rows("refresh", plan.stored))
-            if plan.stored:
-                cur.executemany("UPDATE records SET last_accessed_at = %s, access_count = %s "
-                                "WHERE namespace = %s AND id = %s",
-                                [(r.last_accessed_at, r.access_count, r.namespace, r.id)
-                                 for r in plan.stored])
-            if plan.entries:
-                cur.executemany(
-                    "INSERT INTO history(namespace, record_id, event, at, old, new) "
-                    "VALUES (%s, %s, %s, %s, %s, %s)",
-                    [(e.namespace, e.record_id, e.event, e.at, _jsonb(e.old), _jsonb(e.new))
-                     for e in plan.entries])
-            return plan.found
 
-    def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
-        with self._conn(write=True) as cur:
-            row = cur.execute(_SELECT + " WHERE r.namespace = %s AND r.id = %s FOR UPDATE",
-                              (namespace, record_id)).fetchone()
-            before, change = change_of(_row_to_record(row) if row else None, namespace,
-                                       record_id, patch)
-            if change is None:
-                return before
-            sets: dict[str, Any] = {
-                k: _jsonb(v) if k in ("data", "metadata") else list(v) if k == "provenance"
-                else v for k, v in change.fields.items()}
-            sets["updated_at"] = at
-            if change.requeue:
-                sets.update(embedding=None, embed_model=None, needs_embedding=True,
-                            embed_owner=None, embed_until=None)
-            row = cur.execute(
-                f"UPDATE records r SET {', '.join(f'{k} = %s' for k in sets)} "
-                f"WHERE r.namespace = %s AND r.id = %s RETURNING "
-                + ", ".join(f"r.{c}" for c in COLUMNS),
-                (*sets.values(), namespace, record_id)).fetchone()
-            cur.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "
-                        "VALUES (%s, %s, %s, %s, %s, %s)",
-                        (namespace, record_id, change.event, at, _jsonb(change.old),
-                         _jsonb(change.new)))
-            self._log(cur, self._event_rows(change.event, [before], fields=sorted(change.new),
-                                            superseded_by=change.fields.get("superseded_by"),
-                                            text=change.fields.get("text")))
-        assert row is not None
-        return _row_to_record(row)
+    def _repeats(self, db: Any, records: Sequence[Record]) -> Callable[[Record], list[Record]]:
+        # one writer at a time per namespace checks for repeats, so two adds of the same text
+        # at once make one record
+        for ns in sorted({r.namespace for r in records}):
+            db.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_ID, ns))
+        return lambda r: [_row_to_record(row) for row in db.execute(
+            _SELECT + " WHERE r.namespace = %s AND md5(r.text) = md5(%s) "
+            "AND r.step IS NULL AND r.invalidated_at IS NULL AND r.text = %s",
+            (r.namespace, r.text, r.text)).fetchall()]
+
+    def _insert_rows(self, db: Any, records: Sequence[Record], *, event: str,
+                     model: str | None, rate: Collection[str], history: bool) -> None:
+        rows = [[*_record_row(r),
+                 None if r.embedding is None else _vec(r.embedding),
+                 None if r.embedding is None else model,
+                 r.embedding is None, r.id in rate] for r in records]
+        db.executemany(f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
+                       "needs_embedding, needs_rating) VALUES "
+                       f"({', '.join(['%s'] * (len(COLUMNS) + 4))})", rows)
+        if history:
+            self._write_history(db, [(r.namespace, r.id, event, r.created_at, None,
+                                      r.to_dict()) for r in records])
 
     def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
         if not ids:
@@ -239,13 +223,10 @@ class PostgresStore(PgAdmin, EventLog, Selecting):
                 "DELETE FROM records r WHERE r.namespace = %s AND r.id = ANY(%s) RETURNING "
                 + ", ".join(f"r.{c}" for c in COLUMNS),
                 (namespace, sorted(set(ids)))).fetchall()
-            if rows:
-                cur.executemany(
-                    "INSERT INTO history(namespace, record_id, event, at, old, new) "
-                    "VALUES (%s, %s, 'delete', %s, %s, NULL)",
-                    [(namespace, row[0], at, _jsonb(_row_to_record(row).to_dict()))
-                     for row in rows])
-                self._log(cur, self._event_rows("delete", map(_row_to_record, rows)))
+            gone = [_row_to_record(row) for row in rows]
+            self._write_history(cur, [(namespace, r.id, "delete", at, r.to_dict(), None)
+                                      for r in gone])
+            self._log(cur, self._event_rows("delete", gone))
         return len(rows)
 
     def erase(self, namespace: str, ids: Sequence[str], *, at: float,
@@ -332,23 +313,6 @@ class PostgresStore(PgAdmin, EventLog, Selecting):
 
     # --- reads -------------------------------------------------------------------------------
 
-    def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
-        if not ids:
-            return []
-        with self._conn(write=False) as cur:
-            rows = cur.execute(_SELECT + " WHERE r.namespace = %s AND r.id = ANY(%s)",
-                               (namespace, list(dict.fromkeys(ids)))).fetchall()
-        found = {row[0]: _row_to_record(row) for row in rows}
-        return [found[i] for i in ids if i in found]
-
-    def texts(self, namespace: str, ids: Sequence[str]) -> dict[str, str]:
-        if not ids:
-            return {}
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT id, text FROM records WHERE namespace = %s AND "
-                               "id = ANY(%s)", (namespace, list(dict.fromkeys(ids)))).fetchall()
-        return dict(rows)
-
     def taken(self, ids: Sequence[str]) -> set[str]:
         if not ids:
             return set()
@@ -356,16 +320,6 @@ class PostgresStore(PgAdmin, EventLog, Selecting):
             rows = cur.execute("SELECT id FROM records WHERE id = ANY(%s)",
                                (list(dict.fromkeys(ids)),)).fetchall()
         return {row[0] for row in rows}
-
-    def signals(self, namespace: str, ids: Sequence[str]) -> list[Signals]:
-        if not ids:
-            return []
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT id, importance, created_at, last_accessed_at FROM records "
-                               "WHERE namespace = %s AND id = ANY(%s)",
-                               (namespace, list(dict.fromkeys(ids)))).fetchall()
-        found = {row[0]: Signals(*row) for row in rows}
-        return [found[i] for i in ids if i in found]
 
     _record = staticmethod(_row_to_record)
 
@@ -375,22 +329,6 @@ class PostgresStore(PgAdmin, EventLog, Selecting):
         with self._conn(write=False) as cur:
             return list(cur.execute(f"{head} WHERE {where} ORDER BY {order_sql(order)} "
                                     "LIMIT %s OFFSET %s", (*params, limit, offset)).fetchall())
-
-    def count(self, sel: Selection, *, limit: int | None = None) -> int:
-        where, params = selection_sql(sel)
-        sql = f"SELECT count(*) FROM records r WHERE {where}"
-        if limit is not None:
-            sql = f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT %s) t"
-            params = [*params, limit + 1]
-        with self._conn(write=False) as cur:
-            return int(_scalar(cur, sql, params))
-
-    def history(self, namespace: str, record_id: str) -> list[HistoryEntry]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT record_id, namespace, event, at, old, new FROM history "
-                               "WHERE namespace = %s AND record_id = %s ORDER BY seq",
-                               (namespace, record_id)).fetchall()
-        return [HistoryEntry(*row) for row in rows]
 
     def _cached(self, key: tuple[str, str], compute: Any) -> int:
         """A namespace size or term frequency, reused for ``STATS_TTL`` seconds (zero is never
@@ -469,40 +407,6 @@ class PostgresStore(PgAdmin, EventLog, Selecting):
                 (query, *params, query, limit)).fetchall()
         rows.sort(key=lambda row: (-row[2], row[1]))  # relaxed order: settle it exactly
         return [(rid, float(score)) for rid, _, score in rows]
-
-    def neighbours(self, sel: Selection, ids: Sequence[str], *, before: int, after: int
-                   ) -> dict[str, tuple[list[str], list[str]]]:
-        where, params = selection_sql(sel)
-        out: dict[str, tuple[list[str], list[str]]] = {}
-        wanted = list(dict.fromkeys(ids))
-        with self._conn(write=False) as cur:
-            total = _scalar(  # the selection's size, up to the bound
-                cur, f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT %s) t",
-                (*params, SMALL_SELECTION + 1))
-            if total <= SMALL_SELECTION:  # read the whole stream once
-                order = [r[0] for r in cur.execute(
-                    f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id",
-                    params)]
-                pos = {rid: n for n, rid in enumerate(order)}
-                for rid in wanted:
-                    n = pos.get(rid)
-                    if n is not None:
-                        out[rid] = (order[max(0, n - before):n][::-1], order[n + 1:n + 1 + after])
-                return out
-            keys = dict(cur.execute("SELECT id, created_at FROM records WHERE namespace = %s "
-                                    "AND id = ANY(%s)", (sel.namespace, wanted)).fetchall())
-            sql = (f"(SELECT 0, r.id FROM records r WHERE {where} AND (r.created_at, r.id) < "
-                   "(%s, %s) ORDER BY r.created_at DESC, r.id DESC LIMIT %s) UNION ALL "
-                   f"(SELECT 1, r.id FROM records r WHERE {where} AND (r.created_at, r.id) > "
-                   "(%s, %s) ORDER BY r.created_at, r.id LIMIT %s)")
-            for rid in wanted:
-                if rid not in keys:
-                    continue
-                rows = cur.execute(sql, (*params, keys[rid], rid, before,
-                                         *params, keys[rid], rid, after)).fetchall()
-                out[rid] = ([i for side, i in rows if side == 0],
-                            [i for side, i in rows if side == 1])
-        return out
 
     def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
         where, params = selection_sql(sel)

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 
 from .. import _json
-from .._types import HistoryEntry, Record
+from .._types import Record
 from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ..filters import Selection
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import Selecting, change_of, order_sql, plan_refresh
+from ._common import Selecting, order_sql
 from ._events import EventLog
+from ._sql_records import SQLRecords
 from ._sqlite_admin import SQLiteAdmin
 from ._sqlite_check import inspect_file
 from ._sqlite_keywords import SQLiteKeywords
@@ -39,7 +40,6 @@ from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._sqlite_vector import ANN_THRESHOLD, EXACT_SELECTION, SQLiteVectors
 from ._vectors import OP_VALID, VectorIndex
-from .protocol import Patch, Signals
 
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
 # walk the namespace index, which costs a scan of the whole namespace (100 ms at 100k rows).
@@ -49,7 +49,6 @@ _INSERT_SQL = (f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_mod
                "needs_embedding, needs_rating) VALUES ")
 _INSERT_ROW = "(" + ",".join("?" * (len(COLUMNS) + 4)) + ")"
 _HISTORY_SQL = "INSERT INTO history(namespace, record_id, event, at, old, new) VALUES "
-SMALL_SELECTION = 5000  # neighbours: up to this many records, one ordered read
 CACHE_KIB = 64 * 1024  # the page cache of each connection, at most
 MMAP_BYTES = 2**31 - 2**16  # of the file read through a memory map (SQLite's usual ceiling)
 
@@ -57,10 +56,12 @@ MMAP_BYTES = 2**31 - 2**16  # of the file read through a memory map (SQLite's us
 _dumps = _json.dumps
 
 
-class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selecting):
+class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog,
+                  Selecting):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
+    _NS_BY_ID = "+namespace"
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
                  synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
@@ -161,7 +162,7 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selectin
             except sqlite3.Error as exc:
                 raise self._map(exc) from exc
 
-    def _events_db(self, write: bool) -> AbstractContextManager[sqlite3.Connection]:
+    def _session(self, write: bool) -> AbstractContextManager[sqlite3.Connection]:
         return self._write() if write else self._read()
 
     @contextmanager
@@ -176,6 +177,47 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selectin
     def _check_open(self) -> None:
         if self._closed:
             raise BackendUnavailable("this store is closed; open a new Memory")
+
+    # --- the dialect of the shared SQL (``_sql_records.SQLRecords``) ------------------------
+
+    def _json(self, value: Any) -> str | None:
+        return None if value is None else _dumps(value)
+
+    def _unjson(self, value: Any) -> Any:
+        return json.loads(value) if value else None
+
+    def _field(self, name: str, value: Any) -> Any:
+        if name == "provenance":
+            return _dumps(list(value))
+        return _dumps(value) if name in ("data", "metadata") else value
+
+    def _where(self, sel: Selection) -> tuple[str, list[Any]]:
+        return selection_sql(sel)
+
+    def _by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
+        rows: list[Any] = []
+        for chunk in _chunks(list(dict.fromkeys(ids))):
+            rows += db.execute(f"{head} WHERE +r.namespace = ? AND r.id IN "
+                               f"({','.join('?' * len(chunk))})", (namespace, *chunk))
+        return rows
+
+    def _for_update(self, db: Any, namespace: str, record_id: str) -> Record | None:
+        # one writer at a time: the transaction's IMMEDIATE lock is the row lock
+        rows = self._by_id(db, _SELECT, namespace, [record_id])
+        return _row_to_record(rows[0]) if rows else None
+
+    def _rewrite(self, db: Any, namespace: str, record_id: str, sets: dict[str, Any]
+                 ) -> Record:
+        db.execute(f"UPDATE records SET {', '.join(f'{k} = ?' for k in sets)} WHERE rowid = "
+                   "(SELECT rowid FROM records WHERE +namespace = ? AND id = ?)",
+                   (*sets.values(), namespace, record_id))
+        return _row_to_record(self._by_id(db, _SELECT, namespace, [record_id])[0])
+
+    def _stream(self, db: Any, where: str, params: Sequence[Any]) -> list[str]:
+        # sorted here: an ORDER BY would lead SQLite to walk the namespace in time order (an
+        # index that needs no sort) instead of the selection's own index
+        return [r[1] for r in sorted(db.execute(
+            f"SELECT r.created_at, r.id FROM records r WHERE {where}", params))]
 
     def _migrate(self) -> None:
         db = self._db
@@ -209,77 +251,30 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selectin
 
     # --- writes ------------------------------------------------------------------------------
 
-    def insert(self, records: Sequence[Record], *, event: str = "add",
-               model: str | None = None, rate: Collection[str] = (),
-               history: bool = True, ann: bool = True, refresh: bool = False
-               ) -> dict[str, Record]:
-        if not records:
-            return {}
-        with self._write() as db:
-            plan = None
-            if refresh:
-                plan = plan_refresh(records, lambda r: [_row_to_record(row) for row in db.execute(
-                    # "+r.text": a plain comparison would keep SQLite off the head index
-                    _SELECT + " WHERE r.namespace = ? AND substr(r.text, 1, 64) = ? "
-                    "AND r.step IS NULL AND r.invalidated_at IS NULL AND +r.text = ?",
-                    (r.namespace, r.text[:64], r.text))])
-                records = plan.fresh
-            for part in _chunks(records, _INSERT_ROWS):
-                # one multi-row statement per part: far cheaper per row than executemany,
-                # above all for the full-text index its trigger feeds
-                rows = [v for r in part for v in (
-                    *_record_row(r),
-                    None if r.embedding is None else np.asarray(r.embedding, np.float32).tobytes(),
-                    None if r.embedding is None else model,
-                    0 if r.embedding is not None else 1,
-                    1 if r.id in rate else 0)]
-                db.execute(_INSERT_SQL + ",".join([_INSERT_ROW] * len(part)), rows)
-                if history:
-                    db.execute(_HISTORY_SQL + ",".join(["(?, ?, ?, ?, NULL, ?)"] * len(part)),
-                               [v for r in part for v in (r.namespace, r.id, event,
-                                                          r.created_at, _dumps(r.to_dict()))])
-                self._log(db, self._event_rows(event, part))
-            if plan is None:
-                return {}
-            self._log(db, self._event_rows("refresh", plan.stored))
-            db.executemany("UPDATE records SET last_accessed_at = ?, access_count = ? "
-                           "WHERE +namespace = ? AND id = ?",
-                           [(r.last_accessed_at, r.access_count, r.namespace, r.id)
-                            for r in plan.stored])
-            db.executemany(_HISTORY_SQL + "(?, ?, ?, ?, ?, ?)",
-                           [(e.namespace, e.record_id, e.event, e.at, _dumps(e.old),
-                             _dumps(e.new)) for e in plan.entries])
-            return plan.found
+    def _repeats(self, db: Any, records: Sequence[Record]) -> Callable[[Record], list[Record]]:
+        # one writer at a time: the IMMEDIATE transaction already holds the write lock
+        return lambda r: [_row_to_record(row) for row in db.execute(
+            # "+r.text": a plain comparison would keep SQLite off the head index
+            _SELECT + " WHERE r.namespace = ? AND substr(r.text, 1, 64) = ? "
+            "AND r.step IS NULL AND r.invalidated_at IS NULL AND +r.text = ?",
+            (r.namespace, r.text[:64], r.text))]
 
-    def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
-        with self._write() as db:
-            row = db.execute(_SELECT + " WHERE +r.namespace = ? AND r.id = ?",
-                             (namespace, record_id)).fetchone()
-            before, change = change_of(_row_to_record(row) if row else None, namespace,
-                                       record_id, patch)
-            if change is None:
-                return before
-            sets = {k: (_dumps(list(v) if k == "provenance" else v)
-                        if k in ("data", "metadata", "provenance") else v)
-                    for k, v in change.fields.items()}
-            sets["updated_at"] = at
-            if change.requeue:
-                sets.update(embedding=None, embed_model=None, needs_embedding=1,
-                            embed_owner=None, embed_until=None)
-            db.execute(
-                f"UPDATE records SET {', '.join(f'{k} = ?' for k in sets)} WHERE rowid = "
-                "(SELECT rowid FROM records WHERE +namespace = ? AND id = ?)",
-                (*sets.values(), namespace, record_id))
-            db.execute("INSERT INTO history(namespace, record_id, event, at, old, new) "
-                       "VALUES (?, ?, ?, ?, ?, ?)",
-                       (namespace, record_id, change.event, at, _dumps(change.old),
-                        _dumps(change.new)))
-            self._log(db, self._event_rows(change.event, [before], fields=sorted(change.new),
-                                           superseded_by=change.fields.get("superseded_by"),
-                                           text=change.fields.get("text")))
-            row = db.execute(_SELECT + " WHERE +r.namespace = ? AND r.id = ?",
-                             (namespace, record_id)).fetchone()
-        return _row_to_record(row)
+    def _insert_rows(self, db: Any, records: Sequence[Record], *, event: str,
+                     model: str | None, rate: Collection[str], history: bool) -> None:
+        for part in _chunks(records, _INSERT_ROWS):
+            # one multi-row statement per part: far cheaper per row than executemany, above
+            # all for the full-text index its trigger feeds
+            rows = [v for r in part for v in (
+                *_record_row(r),
+                None if r.embedding is None else np.asarray(r.embedding, np.float32).tobytes(),
+                None if r.embedding is None else model,
+                0 if r.embedding is not None else 1,
+                1 if r.id in rate else 0)]
+            db.execute(_INSERT_SQL + ",".join([_INSERT_ROW] * len(part)), rows)
+            if history:
+                db.execute(_HISTORY_SQL + ",".join(["(?, ?, ?, ?, NULL, ?)"] * len(part)),
+                           [v for r in part for v in (r.namespace, r.id, event,
+                                                      r.created_at, _dumps(r.to_dict()))])
 
     def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
         removed = 0
@@ -290,12 +285,10 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selectin
                                   (namespace, *chunk)).fetchall()
                 if not rows:
                     continue
-                db.executemany(
-                    "INSERT INTO history(namespace, record_id, event, at, old, new) "
-                    "VALUES (?, ?, 'delete', ?, ?, NULL)",
-                    [(namespace, row[0], at, _dumps(_row_to_record(row).to_dict()))
-                     for row in rows])
-                self._log(db, self._event_rows("delete", map(_row_to_record, rows)))
+                gone = [_row_to_record(row) for row in rows]
+                self._write_history(db, [(namespace, r.id, "delete", at, r.to_dict(), None)
+                                         for r in gone])
+                self._log(db, self._event_rows("delete", gone))
                 removed += db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                       (namespace, *chunk)).rowcount
         return removed
@@ -395,26 +388,6 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selectin
 
     # --- reads -------------------------------------------------------------------------------
 
-    def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
-        found: dict[str, Record] = {}
-        with self._read() as db:
-            for chunk in _chunks(list(dict.fromkeys(ids))):
-                q = ",".join("?" * len(chunk))
-                for row in db.execute(_SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
-                                      (namespace, *chunk)):
-                    rec = _row_to_record(row)
-                    found[rec.id] = rec
-        return [found[i] for i in ids if i in found]
-
-    def texts(self, namespace: str, ids: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        with self._read() as db:
-            for chunk in _chunks(list(dict.fromkeys(ids))):
-                q = ",".join("?" * len(chunk))
-                out.update(db.execute(f"SELECT id, text FROM records WHERE +namespace = ? AND "
-                                      f"id IN ({q})", (namespace, *chunk)))
-        return out
-
     def taken(self, ids: Sequence[str]) -> set[str]:
         out: set[str] = set()
         with self._read() as db:
@@ -424,17 +397,6 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selectin
                                                     chunk))
         return out
 
-    def signals(self, namespace: str, ids: Sequence[str]) -> list[Signals]:
-        found: dict[str, Signals] = {}
-        with self._read() as db:
-            for chunk in _chunks(list(dict.fromkeys(ids))):
-                q = ",".join("?" * len(chunk))
-                for row in db.execute(
-                    "SELECT id, importance, created_at, last_accessed_at FROM records "
-                    f"WHERE +namespace = ? AND id IN ({q})", (namespace, *chunk)):
-                    found[row[0]] = Signals(*row)
-        return [found[i] for i in ids if i in found]
-
     _record = staticmethod(_row_to_record)
 
     def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
@@ -443,23 +405,6 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selectin
         sql = f"{head} WHERE {where} ORDER BY {order_sql(order)} LIMIT ? OFFSET ?"
         with self._read() as db:
             return db.execute(sql, (*params, -1 if limit is None else limit, offset)).fetchall()
-
-    def count(self, sel: Selection, *, limit: int | None = None) -> int:
-        where, params = selection_sql(sel)
-        sql = f"SELECT count(*) FROM records r WHERE {where}"
-        if limit is not None:  # stop counting early: "more than limit" is all the caller needs
-            sql = f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)"
-            params = [*params, limit + 1]
-        with self._read() as db:
-            return int(db.execute(sql, params).fetchone()[0])
-
-    def history(self, namespace: str, record_id: str) -> list[HistoryEntry]:
-        with self._read() as db:
-            rows = db.execute("SELECT record_id, namespace, event, at, old, new FROM history "
-                              "WHERE namespace = ? AND record_id = ? ORDER BY seq",
-                              (namespace, record_id)).fetchall()
-        return [HistoryEntry(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None,
-                             json.loads(r[5]) if r[5] else None) for r in rows]
 
     def _vectors_by_key(self, sql: str, first: str, keys: Sequence[str]
                         ) -> dict[str, np.ndarray]:
@@ -471,44 +416,6 @@ class SQLiteStore(SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog, Selectin
                 for key, blob in db.execute(sql.format(q=",".join("?" * len(chunk))),
                                             (first, *chunk)):
                     out[key] = np.frombuffer(blob, dtype=np.float32)
-        return out
-
-    def neighbours(self, sel: Selection, ids: Sequence[str], *, before: int, after: int
-                   ) -> dict[str, tuple[list[str], list[str]]]:
-        where, params = selection_sql(sel)
-        out: dict[str, tuple[list[str], list[str]]] = {}
-        with self._read() as db:
-            total = db.execute(  # the selection's size, up to the bound (from an index)
-                f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
-                (*params, SMALL_SELECTION + 1)).fetchone()[0]
-            if total <= SMALL_SELECTION:  # read the whole stream once
-                # sorted here: an ORDER BY would lead SQLite to walk the namespace in time
-                # order (an index that needs no sort) instead of the selection's own index
-                order = [r[1] for r in sorted(db.execute(
-                    f"SELECT r.created_at, r.id FROM records r WHERE {where}", params))]
-                pos = {rid: n for n, rid in enumerate(order)}
-                for rid in dict.fromkeys(ids):
-                    n = pos.get(rid)
-                    if n is not None:
-                        out[rid] = (order[max(0, n - before):n][::-1], order[n + 1:n + 1 + after])
-                return out
-            keys = {}
-            for chunk in _chunks(list(dict.fromkeys(ids))):
-                q = ",".join("?" * len(chunk))
-                keys.update({r[0]: (r[1], r[0]) for r in db.execute(
-                    f"SELECT id, created_at FROM records WHERE +namespace = ? AND id IN ({q})",
-                    (sel.namespace, *chunk))})
-            # row values keep both lookups an index range (an OR would walk the stream)
-            sql = (f"SELECT * FROM (SELECT 0, r.id FROM records r WHERE {where} AND "
-                   "(r.created_at, r.id) < (?, ?) ORDER BY r.created_at DESC, r.id DESC "
-                   f"LIMIT ?) UNION ALL SELECT * FROM (SELECT 1, r.id FROM records r WHERE "
-                   f"{where} AND (r.created_at, r.id) > (?, ?) ORDER BY r.created_at, r.id "
-                   "LIMIT ?)")
-            for rid, (at, _) in keys.items():
-                rows = db.execute(sql, (*params, at, rid, before,
-                                        *params, at, rid, after)).fetchall()
-                out[rid] = ([i for side, i in rows if side == 0],
-                            [i for side, i in rows if side == 1])
         return out
 
     def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
