@@ -38,6 +38,7 @@ from .events import ChangeEvent, Webhook
 from .memory import Context, Memory
 from .memory_async import AsyncMemory
 from .retrieval.scoring import PROFILES, Weights
+from .scope import Query, Scope
 
 __version__ = "0.1.0"
 
@@ -69,8 +70,10 @@ __all__ = [
     "MissingDependency",
     "NotFound",
     "PayloadTooLarge",
+    "Query",
     "RateLimited",
     "Record",
+    "Scope",
     "ScopeViolation",
     "SimulationClock",
     "Unauthenticated",

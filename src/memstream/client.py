@@ -10,14 +10,18 @@ classes (``NotFound``, ``InvalidInput``, ``ScopeViolation``...), chosen by the e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, NoReturn
 
 from . import errors as _errors
 from ._types import Explanation, HistoryEntry, Hit, MemoryChange, Record
-from .errors import BackendUnavailable, MemstreamError, MissingDependency
+from .clock import TimeLike
+from .errors import BackendUnavailable, InvalidInput, MemstreamError, MissingDependency
 from .memory import Context
+from .scope import Query, Scope, resolve
 
 __all__ = ["Client"]
 
@@ -37,32 +41,47 @@ def _clean(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-Time = float | int | str  # seconds since the epoch, or ISO 8601 (datetimes: .isoformat())
+#: seconds since the epoch, ISO 8601 or a datetime (sent as ISO 8601), as ``Memory`` takes
+Time = TimeLike
 
 
-def _selection(namespace: str | None, user_id: str | None, agent_id: str | None,
-               run_id: str | None, kinds: str | Iterable[str] | None,
-               filters: Mapping[str, Any] | None, since: Time | None, until: Time | None,
-               step_range: tuple[int, int] | None, as_of: Time | None) -> dict[str, Any]:
-    return {"namespace": namespace, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
-            "kinds": [kinds] if isinstance(kinds, str) else
-            list(kinds) if kinds is not None else None,
-            "filters": dict(filters) if filters is not None else None, "since": since,
-            "until": until, "step_range": list(step_range) if step_range else None,
-            "as_of": as_of}
+def _time(t: TimeLike | None) -> float | int | str | None:
+    return t.isoformat() if isinstance(t, datetime) else t
 
 
-def _search_body(query: str, k: int, namespace: str | None, user_id: str | None,
-                 agent_id: str | None, run_id: str | None, kinds: str | Iterable[str] | None,
-                 filters: Mapping[str, Any] | None, since: Time | None, until: Time | None,
-                 now: Time | None, weights: str | Mapping[str, float] | Sequence[float] | None,
-                 touch: bool, step_range: tuple[int, int] | None, fusion: str | None,
-                 as_of: Time | None) -> dict[str, Any]:
-    return _clean({**_selection(namespace, user_id, agent_id, run_id, kinds, filters, since,
-                                until, step_range, as_of),
-                   "query": query, "k": k, "now": now, "touch": touch, "fusion": fusion,
+def _wire(scope: Scope, query: Query | None = None) -> dict[str, Any]:
+    """The flat JSON fields of a scope and a query, as the REST API takes them (a query's
+    text as ``query``; datetimes as ISO 8601)."""
+    out: dict[str, Any] = {"namespace": scope.namespace, "user_id": scope.user_id,
+                           "agent_id": scope.agent_id, "run_id": scope.run_id}
+    if query is not None:
+        kinds = query.kinds
+        out.update(query=query.text,
+                   kinds=[kinds] if isinstance(kinds, str) else
+                   list(kinds) if kinds is not None else None,
+                   filters=dict(query.filters) if query.filters is not None else None,
+                   since=_time(query.since), until=_time(query.until),
+                   step_range=list(query.step_range) if query.step_range else None,
+                   as_of=_time(query.as_of))
+    return out
+
+
+def _search_body(query: str | Query, scope: Scope | None, flat: Mapping[str, Any],
+                 ranking: Mapping[str, Any]) -> dict[str, Any]:
+    """A search's or a context's body: its scope, its query and how it ranks."""
+    whose = resolve(Scope, scope, **{k: flat[k] for k in SCOPE})
+    which = resolve(Query, query if isinstance(query, Query) else Query(text=query),
+                    **{k: v for k, v in flat.items() if k not in SCOPE})
+    if which.text is None:
+        raise InvalidInput("a search needs the text to look for: search(\"...\") or "
+                           "search(Query(\"...\", ...))")
+    weights = ranking.get("weights")
+    return _clean({**_wire(whose, which), **ranking, "now": _time(ranking.get("now")),
                    "weights": weights if isinstance(weights, str | Mapping) or weights is None
                    else list(weights)})
+
+
+SCOPE = ("namespace", "user_id", "agent_id", "run_id")
 
 
 class Client:
@@ -109,23 +128,26 @@ class Client:
             kind: str = "observation", data: Mapping[str, Any] | None = None,
             importance: float | None = None, step: int | None = None, at: Time | None = None,
             metadata: Mapping[str, Any] | None = None, provenance: Sequence[str] | None = None,
-            infer: bool = False) -> Any:
-        scope = {"namespace": namespace, "user_id": user_id, "agent_id": agent_id,
-                 "run_id": run_id}
+            infer: bool = False, scope: Scope | None = None) -> Any:
+        whose = _wire(resolve(Scope, scope, namespace=namespace, user_id=user_id,
+                              agent_id=agent_id, run_id=run_id))
         if isinstance(content, list | tuple):
-            body = _clean({**scope, "messages": list(content), "infer": infer})
+            body = _clean({**whose, "messages": list(content), "infer": infer})
             return [MemoryChange(c["event"], _record(c["record"]))
                     for c in self._call("POST", "/v1/memories/messages", json=body)]
         return _record(self._call("POST", "/v1/memories", json=_clean({
-            **scope, "content": content, "kind": kind, "data": data, "importance": importance,
-            "step": step, "at": at, "metadata": metadata,
+            **whose, "content": content, "kind": kind, "data": data, "importance": importance,
+            "step": step, "at": _time(at), "metadata": metadata,
             "provenance": list(provenance) if provenance is not None else None})))
 
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
-                 namespace: str | None = None) -> list[Record]:
+                 namespace: str | None = None, scope: Scope | None = None) -> list[Record]:
+        whose = resolve(Scope, scope, namespace=namespace)
+        shared = {k: v for k, v in _wire(whose).items() if k != "namespace"}
         rows = [{"content": i} if isinstance(i, str) else _clean(dict(i)) for i in items]
+        rows = [{**_clean(shared), **row} for row in rows]
         out = self._call("POST", "/v1/memories/batch",
-                         json=_clean({"namespace": namespace, "items": rows}))
+                         json=_clean({"namespace": whose.namespace, "items": rows}))
         return [_record(r) for r in out]
 
     def get(self, record_id: str, *, namespace: str | None = None) -> Record:
@@ -138,11 +160,17 @@ class Client:
                 filters: Mapping[str, Any] | None = None, since: Time | None = None,
                 until: Time | None = None, step_range: tuple[int, int] | None = None,
                 include_invalid: bool = False, limit: int = 100, offset: int = 0,
-                order: str = "created", as_of: Time | None = None) -> list[Record]:
-        body = _clean({**_selection(namespace, user_id, agent_id, run_id, kinds, filters,
-                                    since, until, step_range, as_of),
-                       "include_invalid": include_invalid, "limit": limit, "offset": offset,
-                       "order": order})
+                order: str = "created", as_of: Time | None = None,
+                scope: Scope | None = None, query: Query | None = None) -> list[Record]:
+        which = resolve(Query, query, kinds=kinds, filters=filters, since=since, until=until,
+                        step_range=step_range, include_invalid=include_invalid, as_of=as_of)
+        if which.text is not None:
+            raise InvalidInput("a query's text ranks a search: give it to search() or "
+                               "context(); get_all selects by the other fields only")
+        body = _clean({**_wire(resolve(Scope, scope, namespace=namespace, user_id=user_id,
+                                       agent_id=agent_id, run_id=run_id), which),
+                       "include_invalid": which.include_invalid, "limit": limit,
+                       "offset": offset, "order": order})
         return [_record(r) for r in self._call("POST", "/v1/memories/list", json=body)]
 
     def update(self, record_id: str, *, text: str | None = None,
@@ -158,27 +186,42 @@ class Client:
         self._call("DELETE", f"/v1/memories/{record_id}",
                    params=_clean({"namespace": namespace, "erase": erase or None}))
 
-    def delete_all(self, **selection: Any) -> int:
-        return int(self._call("POST", "/v1/memories/delete", json=_clean(selection))["deleted"])
+    def delete_all(self, *, namespace: str | None = None, user_id: str | None = None,
+                   agent_id: str | None = None, run_id: str | None = None,
+                   kinds: str | Iterable[str] | None = None,
+                   filters: Mapping[str, Any] | None = None, erase: bool = False,
+                   scope: Scope | None = None, query: Query | None = None) -> int:
+        which = resolve(Query, query, kinds=kinds, filters=filters)
+        if {**dataclasses.asdict(which), "kinds": None, "filters": None} != \
+                dataclasses.asdict(Query()):
+            raise InvalidInput("delete_all over HTTP selects by scope, kinds and filters only")
+        wire = _wire(resolve(Scope, scope, namespace=namespace, user_id=user_id,
+                             agent_id=agent_id, run_id=run_id), which)
+        body = {k: wire[k] for k in (*SCOPE, "kinds", "filters")}
+        return int(self._call("POST", "/v1/memories/delete",
+                              json=_clean({**body, "erase": erase or None}))["deleted"])
 
     def history(self, record_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
         rows = self._call("GET", f"/v1/memories/{record_id}/history",
                           params=_clean({"namespace": namespace}))
         return [HistoryEntry(**r) for r in rows]
 
-    def search(self, query: str, *, k: int = 10, namespace: str | None = None,
+    def search(self, query: str | Query, *, k: int = 10, namespace: str | None = None,
                user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, kinds: str | Iterable[str] | None = None,
                filters: Mapping[str, Any] | None = None, since: Time | None = None,
                until: Time | None = None, now: Time | None = None,
                weights: str | Mapping[str, float] | Sequence[float] | None = None,
                touch: bool = True, step_range: tuple[int, int] | None = None,
-               fusion: str | None = None, as_of: Time | None = None) -> list[Hit]:
-        body = _search_body(query, k, namespace, user_id, agent_id, run_id, kinds, filters,
-                            since, until, now, weights, touch, step_range, fusion, as_of)
+               fusion: str | None = None, as_of: Time | None = None,
+               scope: Scope | None = None) -> list[Hit]:
+        body = _search_body(query, scope, dict(
+            namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
+            kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
+            as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion))
         return [_hit(h) for h in self._call("POST", "/v1/search", json=body)]
 
-    def context(self, query: str, *, budget: int = 512, k: int = 50,
+    def context(self, query: str | Query, *, budget: int = 512, k: int = 50,
                 namespace: str | None = None, user_id: str | None = None,
                 agent_id: str | None = None, run_id: str | None = None,
                 kinds: str | Iterable[str] | None = None,
@@ -186,9 +229,12 @@ class Client:
                 until: Time | None = None, now: Time | None = None,
                 weights: str | Mapping[str, float] | Sequence[float] | None = None,
                 touch: bool = True, step_range: tuple[int, int] | None = None,
-                fusion: str | None = None, as_of: Time | None = None) -> Context:
-        body = _search_body(query, k, namespace, user_id, agent_id, run_id, kinds, filters,
-                            since, until, now, weights, touch, step_range, fusion, as_of)
+                fusion: str | None = None, as_of: Time | None = None,
+                scope: Scope | None = None) -> Context:
+        body = _search_body(query, scope, dict(
+            namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
+            kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
+            as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion))
         out = self._call("POST", "/v1/context", json={**body, "budget": budget})
         return Context(text=out["text"], hits=[_hit(h) for h in out["hits"]],
                        tokens=out["tokens"])

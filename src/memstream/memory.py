@@ -6,6 +6,7 @@ first, so a bad call changes nothing. ``AsyncMemory`` (memory_async.py) awaits t
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import logging
@@ -39,6 +40,7 @@ from .retrieval.packing import pack
 from .retrieval.pipeline import SearchParams, run_search
 from .retrieval.relevance import BACKGROUND
 from .retrieval.scoring import Weights, resolve_weights
+from .scope import Query, Scope, resolve
 from .store import Patch, Store, open_store
 from .subscribers import ChangeEvents, maybe_prune
 from .tokens import Tokenizer
@@ -168,22 +170,26 @@ class Memory(ChangeEvents):
             touched, self._touched = sorted(self._touched), set()
         cog.after_enrichment(self, touched)
 
-    def _selection(self, namespace: str | None, user_id: str | None, agent_id: str | None,
-                   run_id: str | None, kinds: str | Iterable[str] | None,
-                   filters: Mapping[str, Any] | None, since: TimeLike | None,
-                   until: TimeLike | None, step_range: tuple[int, int] | None = None,
-                   include_invalid: bool = False, as_of: TimeLike | None = None) -> Selection:
+    def _selection(self, scope: Scope, query: Query, *, ranked: bool = False) -> Selection:
+        """The store's selection for a scope and a query (validated); only a ranked read
+        (search) takes a query's text."""
+        if query.text is not None and not ranked:
+            raise InvalidInput("a query's text ranks a search: give it to search() or "
+                               "context(); this verb selects by the other fields only")
         step_min = step_max = None
-        if step_range is not None:
-            if len(step_range) != 2:
+        if query.step_range is not None:
+            if len(query.step_range) != 2:
                 raise InvalidInput("step_range is (first_step, last_step)")
-            step_min, step_max = (v.step(s) for s in step_range)
+            step_min, step_max = (v.step(s) for s in query.step_range)
+        since, until, as_of = query.since, query.until, query.as_of
         return Selection(
-            namespace=self._ns(namespace), user_id=v.scope_id(user_id, "user_id"),
-            agent_id=v.scope_id(agent_id, "agent_id"), run_id=v.scope_id(run_id, "run_id"),
-            kinds=v.kinds(kinds), since=None if since is None else to_timestamp(since),
+            namespace=self._ns(scope.namespace), user_id=v.scope_id(scope.user_id, "user_id"),
+            agent_id=v.scope_id(scope.agent_id, "agent_id"),
+            run_id=v.scope_id(scope.run_id, "run_id"), kinds=v.kinds(query.kinds),
+            since=None if since is None else to_timestamp(since),
             until=None if until is None else to_timestamp(until), step_min=step_min,
-            step_max=step_max, where=parse_filter(filters), include_invalid=include_invalid,
+            step_max=step_max, where=parse_filter(query.filters),
+            include_invalid=bool(query.include_invalid),
             as_of=None if as_of is None else to_timestamp(as_of))
 
     def _store_records(self, records: list[Record], *, event: str = "add",
@@ -220,7 +226,8 @@ class Memory(ChangeEvents):
             importance: float | None = None, step: int | None = None,
             at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
             provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False, duplicates: str | None = None) -> Record: ...
+            infer: bool = False, duplicates: str | None = None,
+            scope: Scope | None = None) -> Record: ...
 
     @overload
     def add(self, content: Messages, *, namespace: str | None = None,
@@ -229,7 +236,8 @@ class Memory(ChangeEvents):
             importance: float | None = None, step: int | None = None,
             at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
             provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False, duplicates: str | None = None) -> list[MemoryChange]: ...
+            infer: bool = False, duplicates: str | None = None,
+            scope: Scope | None = None) -> list[MemoryChange]: ...
 
     @tracing.traced("memstream.add")
     def add(self, content: str | bytes | Messages, *, namespace: str | None = None,
@@ -238,7 +246,8 @@ class Memory(ChangeEvents):
             importance: float | None = None, step: int | None = None,
             at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
             provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False, duplicates: str | None = None) -> Record | list[MemoryChange]:
+            infer: bool = False, duplicates: str | None = None,
+            scope: Scope | None = None) -> Record | list[MemoryChange]:
         """Store one memory; durable and keyword-searchable when this returns.
 
         ``importance`` defaults to the offline heuristic (cognition.importance), replaced in
@@ -257,20 +266,21 @@ class Memory(ChangeEvents):
         ``infer=True``, the LLM extracts facts and reconciles them with what is stored (add,
         update, supersede or no-op; see cognition.extraction) and a list of MemoryChange is
         returned; without an LLM the messages are stored as they are.
+
+        ``scope`` (a ``Scope``) may stand for namespace, user_id, agent_id and run_id.
         """
+        whose = dataclasses.asdict(resolve(Scope, scope, namespace=namespace, user_id=user_id,
+                                           agent_id=agent_id, run_id=run_id))
         if isinstance(content, list | tuple):
-            scope = {"namespace": namespace, "user_id": user_id, "agent_id": agent_id,
-                     "run_id": run_id}
             if infer:
-                return cog.infer(self, content, **scope)
+                return cog.infer(self, content, **whose)
             msgs = check_messages(content)
             return [MemoryChange("noop" if r.event == "refresh" else "add", r)
                     for r in self.add_many(
                         [{"content": m["content"], "kind": "message",
-                          "data": {"role": m["role"]}, **scope} for m in msgs],
+                          "data": {"role": m["role"]}, **whose} for m in msgs],
                         duplicates=duplicates)]
-        record = build_record(self, content, namespace=namespace, user_id=user_id,  # type: ignore[arg-type]
-                             agent_id=agent_id, run_id=run_id, kind=kind, data=data,
+        record = build_record(self, content, **whose, kind=kind, data=data,  # type: ignore[arg-type]
                              importance=importance, step=step, at=at, metadata=metadata,
                              provenance=provenance, embedding=embedding)
         return self._store_records([record], rate=[record.id] if importance is None else [],
@@ -278,10 +288,13 @@ class Memory(ChangeEvents):
 
     @tracing.traced("memstream.add_many")
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
-                 namespace: str | None = None, duplicates: str | None = None) -> list[Record]:
+                 namespace: str | None = None, duplicates: str | None = None,
+                 scope: Scope | None = None) -> list[Record]:
         """Store many memories in one transaction: all or none. Each item is a text or a dict of
         ``add``'s arguments (``content`` plus any keyword). A repeat of a stored memory, or of
-        an earlier item, refreshes it as in ``add``."""
+        an earlier item, refreshes it as in ``add``. ``namespace`` or ``scope`` give the
+        scope of items that name none of their own."""
+        whose = dataclasses.asdict(resolve(Scope, scope, namespace=namespace))
         records: list[Record] = []
         rate: list[int] = []
         for n, item in enumerate(items):
@@ -289,10 +302,12 @@ class Memory(ChangeEvents):
                 else dict(item)
             if "content" not in args:
                 raise InvalidInput(f"item {n} has no 'content'")
-            args.setdefault("namespace", namespace)
+            for key, value in whose.items():
+                if args.get(key) is None:
+                    args[key] = value
             args.setdefault("kind", "observation")
-            for key in ("user_id", "agent_id", "run_id", "data", "importance", "step", "at",
-                        "metadata", "provenance", "embedding"):
+            for key in ("data", "importance", "step", "at", "metadata", "provenance",
+                        "embedding"):
                 args.setdefault(key, None)
             if args.get("importance") is None:
                 rate.append(len(records))
@@ -350,18 +365,22 @@ class Memory(ChangeEvents):
     def delete_all(self, *, namespace: str | None = None, user_id: str | None = None,
                    agent_id: str | None = None, run_id: str | None = None,
                    kinds: str | Iterable[str] | None = None,
-                   filters: Mapping[str, Any] | None = None, erase: bool = False) -> int:
-        """Delete every record the arguments select in one namespace; returns the count.
-        With ``erase`` (see ``delete``), the history of records of that user, agent or run
-        deleted earlier is erased too."""
-        sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, None, None,
-                              include_invalid=True)
+                   filters: Mapping[str, Any] | None = None, erase: bool = False,
+                   scope: Scope | None = None, query: Query | None = None) -> int:
+        """Delete every record the arguments (or ``scope`` and ``query``) select in one
+        namespace, invalidated ones included; returns the count. With ``erase`` (see
+        ``delete``) and no narrower query than the scope, the history of records of that user,
+        agent or run deleted earlier is erased too."""
+        whose = resolve(Scope, scope, namespace=namespace, user_id=user_id, agent_id=agent_id,
+                        run_id=run_id)
+        which = resolve(Query, query, kinds=kinds, filters=filters)
+        sel = self._selection(whose, dataclasses.replace(which, include_invalid=True))
         ids = [r.id for r in self.store.select(sel)]
         count = len(ids)
-        if erase and not kinds and not filters:
-            scope = {k: val for k, val in (("user_id", sel.user_id), ("agent_id", sel.agent_id),
-                                           ("run_id", sel.run_id)) if val is not None}
-            ids += [i for i in self.store.history_ids(sel.namespace, scope) if i not in set(ids)]
+        if erase and which == Query():
+            of = {k: val for k, val in (("user_id", sel.user_id), ("agent_id", sel.agent_id),
+                                        ("run_id", sel.run_id)) if val is not None}
+            ids += [i for i in self.store.history_ids(sel.namespace, of) if i not in set(ids)]
         removed = self._remove(sel.namespace, ids, at=self.clock.now(), erase=erase)
         return count if erase else removed
 
@@ -415,26 +434,33 @@ class Memory(ChangeEvents):
                 filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
                 until: TimeLike | None = None, step_range: tuple[int, int] | None = None,
                 include_invalid: bool = False, limit: int | None = 100, offset: int = 0,
-                order: str = "created", as_of: TimeLike | None = None) -> list[Record]:
-        """Records matching the arguments, oldest first (``order``: created, -created, step,
-        -step). ``as_of``: the records that were valid at that time, even if invalidated since."""
-        sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, since, until,
-                              step_range, include_invalid, as_of)
+                order: str = "created", as_of: TimeLike | None = None,
+                scope: Scope | None = None, query: Query | None = None) -> list[Record]:
+        """Records matching the arguments (or ``scope`` and ``query``), oldest first
+        (``order``: created, -created, step, -step). ``as_of``: the records that were valid at
+        that time, even if invalidated since."""
+        sel = self._selection(
+            resolve(Scope, scope, namespace=namespace, user_id=user_id, agent_id=agent_id,
+                    run_id=run_id),
+            resolve(Query, query, kinds=kinds, filters=filters, since=since, until=until,
+                    step_range=step_range, include_invalid=include_invalid, as_of=as_of))
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit must be a whole number >= 0 or None")
         return self.store.select(sel, limit=limit, offset=offset, order=order)
 
-    def count(self, /, **selection: Any) -> int:
+    def count(self, *, namespace: str | None = None, user_id: str | None = None,
+              agent_id: str | None = None, run_id: str | None = None,
+              kinds: str | Iterable[str] | None = None,
+              filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
+              until: TimeLike | None = None, step_range: tuple[int, int] | None = None,
+              include_invalid: bool = False, as_of: TimeLike | None = None,
+              scope: Scope | None = None, query: Query | None = None) -> int:
         """How many records ``get_all`` with the same arguments would see without a limit."""
-        sel = self._selection(selection.pop("namespace", None), selection.pop("user_id", None),
-                              selection.pop("agent_id", None), selection.pop("run_id", None),
-                              selection.pop("kinds", None), selection.pop("filters", None),
-                              selection.pop("since", None), selection.pop("until", None),
-                              selection.pop("step_range", None),
-                              selection.pop("include_invalid", False))
-        if selection:
-            raise InvalidInput(f"unknown argument(s) {sorted(selection)}")
-        return self.store.count(sel)
+        return self.store.count(self._selection(
+            resolve(Scope, scope, namespace=namespace, user_id=user_id, agent_id=agent_id,
+                    run_id=run_id),
+            resolve(Query, query, kinds=kinds, filters=filters, since=since, until=until,
+                    step_range=step_range, include_invalid=include_invalid, as_of=as_of)))
 
     def history(self, record_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
         """Every change to a record, oldest first, also after it was deleted."""
@@ -482,14 +508,15 @@ class Memory(ChangeEvents):
         return future.result
 
     @tracing.traced("memstream.search")
-    def search(self, query: str, *, k: int = 10, namespace: str | None = None,
+    def search(self, query: str | Query, *, k: int = 10, namespace: str | None = None,
                user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, kinds: str | Iterable[str] | None = None,
                filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
                until: TimeLike | None = None, now: TimeLike | None = None,
                weights: WeightsLike = None, touch: bool = True,
                step_range: tuple[int, int] | None = None, vector: Any = None,
-               fusion: str | None = None, as_of: TimeLike | None = None) -> list[Hit]:
+               fusion: str | None = None, as_of: TimeLike | None = None,
+               scope: Scope | None = None) -> list[Hit]:
         """The ``k`` memories that best fit the query, best first.
 
         Score = weighted sum of min-max normalised recency (decay ** hours since last access),
@@ -497,10 +524,18 @@ class Memory(ChangeEvents):
         name ("balanced", "recall", "recent"), a dict or a triple. Each hit explains its score.
         Unless ``touch=False``, the returned records' last access becomes ``now``.
         ``as_of`` searches what was valid at that time (superseded memories included).
+        ``query`` may be a ``Query`` (its text and which memories qualify), ``scope`` a
+        ``Scope``, in place of the keyword arguments of the same names.
         """
-        text = v.text(query, max_bytes=self.config.max_text_bytes, field="query")
-        sel = self._selection(namespace, user_id, agent_id, run_id, kinds, filters, since, until,
-                              step_range, as_of=as_of)
+        which = resolve(Query, query if isinstance(query, Query) else Query(text=query),
+                        kinds=kinds, filters=filters, since=since, until=until,
+                        step_range=step_range, as_of=as_of)
+        if which.text is None:
+            raise InvalidInput("a search needs the text to look for: search(\"...\") or "
+                               "search(Query(\"...\", ...))")
+        text = v.text(which.text, max_bytes=self.config.max_text_bytes, field="query")
+        sel = self._selection(resolve(Scope, scope, namespace=namespace, user_id=user_id,
+                                      agent_id=agent_id, run_id=run_id), which, ranked=True)
         params = SearchParams(
             k=k, weights=resolve_weights(weights, self.config.weights), decay=self.config.decay,
             fusion=fusion or self.config.fusion, rrf_k=self.config.rrf_k, alpha=self.config.alpha,
@@ -518,7 +553,7 @@ class Memory(ChangeEvents):
             self.store.touch(sel.namespace, [h.record.id for h in hits], at=when)
         return hits
 
-    def context(self, /, query: str, *, budget: int = 512, k: int = 50,
+    def context(self, /, query: str | Query, *, budget: int = 512, k: int = 50,
                 tokenizer: Tokenizer | None = None,
                 render: Callable[[Record], str] | None = None, **search_args: Any) -> Context:
         """The best memories for a query that fit in ``budget`` tokens, rendered one per line.

@@ -10,6 +10,7 @@ parameters is missing from REST, MCP or ``Client``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from ..episodes import EpisodeMemory
 from ..events import ChangeEvent, Webhook
 from ..learning import Learner
 from ..memory import Context, Memory
+from ..scope import Scope
 from ..tiers import TieredMemory
 from . import models as m
 
@@ -101,6 +103,16 @@ def _fields(req: BaseModel, *skip: str) -> dict[str, Any]:
     return req.model_dump(exclude={"namespace", *skip})
 
 
+#: the fields of a ``memstream.Scope``
+SCOPE = tuple(f.name for f in dataclasses.fields(Scope))
+
+
+def _ranking(c: Call, r: m.SearchRequest) -> dict[str, Any]:
+    """How a search ranks and what it touches: its arguments besides the scope and query."""
+    return {"k": r.k, "now": r.now, "weights": r.weights, "fusion": r.fusion,
+            "touch": r.touch and c.touch}
+
+
 def _same(x: Any) -> Any:
     return x
 
@@ -143,21 +155,23 @@ OPERATIONS: tuple[Operation, ...] = (
         "add_memory", "Store a memory (a fact, preference, observation, decision or outcome); "
         "durable when the answer arrives. Returns the stored record with its id.",
         m.AddRequest, "write", "POST", "/memories",
-        lambda c, r: c.memory.add(r.content, namespace=c.namespace, **_fields(r, "content")),
+        lambda c, r: c.memory.add(r.content, scope=r.scope(c.namespace),
+                                  **_fields(r, "content", *SCOPE)),
         lambda rec: rec.to_dict(), compact_record),
     Operation(
         "search_memories", "Find the memories most relevant to a query, best first, each "
         "with its score (relevance first, then recency and importance).",
         m.SearchRequest, "read", "POST", "/search",
-        lambda c, r: c.memory.search(r.query, namespace=c.namespace,
-                                     **{**_fields(r, "query"), "touch": r.touch and c.touch}),
+        lambda c, r: c.memory.search(r.as_query(), scope=r.scope(c.namespace),
+                                     **_ranking(c, r)),
         lambda hits: [h.to_dict() for h in hits], lambda hits: [compact_hit(h) for h in hits],
         list[dict[str, Any]]),
     Operation(
         "list_memories", "List the memories a selection matches (scope, kinds, filters, time, "
         "validity), oldest first unless ordered otherwise.",
         m.ListRequest, "read", "POST", "/memories/list",
-        lambda c, r: c.memory.get_all(namespace=c.namespace, **_fields(r)),
+        lambda c, r: c.memory.get_all(scope=r.scope(c.namespace), query=r.as_query(),
+                                      limit=r.limit, offset=r.offset, order=r.order),
         _records, lambda rs: [compact_record(r) for r in rs], list[dict[str, Any]]),
     Operation(
         "get_memory", "Read one memory by id (also when invalidated).",
@@ -186,9 +200,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "memory_context", "The best memories for a query that fit in a token budget, as text "
         "ready for a prompt.",
         m.ContextRequest, "read", "POST", "/context",
-        lambda c, r: c.memory.context(r.query, budget=r.budget, namespace=c.namespace,
-                                      **{**_fields(r, "query", "budget"),
-                                         "touch": r.touch and c.touch}),
+        lambda c, r: c.memory.context(r.as_query(), budget=r.budget,
+                                      scope=r.scope(c.namespace), **_ranking(c, r)),
         _context, lambda ctx: {"text": ctx.text, "tokens": ctx.tokens,
                                "ids": [h.record.id for h in ctx.hits]}),
     Operation(

@@ -76,9 +76,7 @@ def _tier_of(rid: str, sets: tuple[set[str], set[str]] | None) -> str | None:
 
 
 def _selection(mem: Memory, ns: str, body: ListRequest) -> Selection:
-    return mem._selection(ns, body.user_id, body.agent_id, body.run_id, body.kinds,
-                          body.filters, body.since, body.until, body.step_range,
-                          body.include_invalid, body.as_of)
+    return mem._selection(body.scope(ns), body.as_query())
 
 
 @router.post("/inspect/records", tags=["inspect"])

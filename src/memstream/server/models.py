@@ -11,6 +11,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
+from ..scope import Query, Scope
+
 # strict: a JSON true is not the number 1, and an integer is kept whole for the engine to check
 Time = StrictFloat | StrictInt | StrictStr
 Number = StrictFloat | StrictInt
@@ -36,7 +38,9 @@ def _ns() -> Any:
     return Field(None, max_length=128, description=NAMESPACE)
 
 
-class Scope(_Body):
+class ScopeFields(_Body):
+    """A ``memstream.Scope``, flat (namespace, user, agent, run)."""
+
     namespace: str | None = _ns()
     user_id: str | None = Field(None, max_length=256,
                                 description="The user the memories are about.")
@@ -45,8 +49,20 @@ class Scope(_Body):
     run_id: str | None = Field(None, max_length=256,
                                description="One run or session of an agent.")
 
+    def scope(self, namespace: str) -> Scope:
+        """The public ``Scope`` these fields name, in the namespace the key resolved."""
+        return Scope(namespace, self.user_id, self.agent_id, self.run_id)
 
-class AddRequest(Scope):
+
+def _kinds() -> Any:
+    return Field(None, description="Only these kinds (e.g. [\"fact\"]).")
+
+
+def _filters() -> Any:
+    return Field(None, description=FILTERS)
+
+
+class AddRequest(ScopeFields):
     content: str = Field(..., description="The text of the memory.")
     kind: str = Field("observation", description="What it is: observation, fact, preference, "
                       "decision, outcome, reflection, or your own word.")
@@ -64,7 +80,7 @@ class Message(_Body):
     content: str
 
 
-class MessagesRequest(Scope):
+class MessagesRequest(ScopeFields):
     messages: list[Message] = Field(..., min_length=1, max_length=200)
     infer: bool = True
 
@@ -109,9 +125,11 @@ class DeleteMemoryRequest(MemoryRef):
                         "every store and index (only the id and time stay).")
 
 
-class Selecting(Scope):
-    kinds: list[str] | None = Field(None, description="Only these kinds (e.g. [\"fact\"]).")
-    filters: dict[str, Any] | None = Field(None, description=FILTERS)
+class QueryFields(ScopeFields):
+    """A ``memstream.Scope`` and ``memstream.Query``, flat (a search's text is ``query``)."""
+
+    kinds: list[str] | None = _kinds()
+    filters: dict[str, Any] | None = _filters()
     since: Time | None = Field(None, description="Only memories from this time on. " + TIME)
     until: Time | None = Field(None, description="Only memories before this time. " + TIME)
     step_range: tuple[StrictInt, StrictInt] | None = Field(
@@ -119,8 +137,14 @@ class Selecting(Scope):
     as_of: Time | None = Field(None, description="Read the memories as they were valid at "
                                "this time (invalidated ones then included). " + TIME)
 
+    def as_query(self) -> Query:
+        """The public ``Query`` these fields name."""
+        return Query(text=getattr(self, "query", None), kinds=self.kinds, filters=self.filters,
+                     since=self.since, until=self.until, step_range=self.step_range,
+                     include_invalid=getattr(self, "include_invalid", False), as_of=self.as_of)
 
-class ListRequest(Selecting):
+
+class ListRequest(QueryFields):
     include_invalid: bool = Field(False, description="Also memories invalidated (superseded).")
     limit: int = Field(100, ge=0, le=1000, description="At most this many.")
     offset: int = Field(0, ge=0, le=MAX_INT, description="Skip this many first.")
@@ -128,15 +152,15 @@ class ListRequest(Selecting):
         "created", description="created: oldest first; -created: newest first; step.")
 
 
-class DeleteAllRequest(Scope):
-    kinds: list[str] | None = None
-    filters: dict[str, Any] | None = None
+class DeleteAllRequest(ScopeFields):
+    kinds: list[str] | None = _kinds()
+    filters: dict[str, Any] | None = _filters()
     erase: bool = Field(False, description="Also remove the records' text, payload and history "
                         "(and the history of the scope's records deleted earlier) from every "
                         "store and index; only ids and times stay.")
 
 
-class SearchRequest(Selecting):
+class SearchRequest(QueryFields):
     query: str = Field(..., description="What to find, in words (a question works).")
     k: int = Field(10, ge=1, le=1000, description="How many memories to return.")
     now: Time | None = Field(None, description="The time recency is measured from "

@@ -88,10 +88,6 @@ def _rec(r: Record) -> dict[str, Any]:
     return r.to_dict()
 
 
-def _scope(body: Any) -> dict[str, Any]:
-    return {k: getattr(body, k) for k in ("user_id", "agent_id", "run_id")}
-
-
 # --- memories -------------------------------------------------------------------------------
 
 @router.post("/memories", response_model=RecordOut, status_code=201, tags=["memories"])
@@ -114,8 +110,8 @@ def add_messages(request: Request, body: MessagesRequest) -> list[dict[str, Any]
     """Store a conversation: facts extracted and reconciled when an LLM is configured and
     ``infer`` is true, the messages as they are otherwise."""
     mem, ns = _ns(request, body.namespace, "write")
-    changes = mem.add([m.model_dump() for m in body.messages], namespace=ns, infer=body.infer,
-                      **_scope(body))
+    changes = mem.add([m.model_dump() for m in body.messages], scope=body.scope(ns),
+                      infer=body.infer)
     return catalog_changes(changes)
 
 
@@ -155,8 +151,8 @@ def delete(request: Request, memory_id: str, namespace: str | None = None,
 def delete_all(request: Request, body: DeleteAllRequest) -> dict[str, Any]:
     """Delete every record a selection matches in one namespace (admin)."""
     mem, ns = _ns(request, body.namespace, "admin")
-    return {"deleted": mem.delete_all(namespace=ns, kinds=body.kinds, filters=body.filters,
-                                      erase=body.erase, **_scope(body))}
+    return {"deleted": mem.delete_all(scope=body.scope(ns), kinds=body.kinds,
+                                      filters=body.filters, erase=body.erase)}
 
 
 @router.get("/memories/{memory_id}/history", tags=["memories"])

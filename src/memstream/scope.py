@@ -1,0 +1,89 @@
+"""``Scope`` and ``Query``: whose memories a verb reads or writes, and which of them.
+
+Every verb that selects memories (``add``, ``add_many``, ``get_all``, ``count``, ``search``,
+``context``, ``delete_all``) on ``Memory``, ``AsyncMemory`` and ``Client`` takes a ``scope=``
+and, where it reads, a ``Query`` (``search`` and ``context`` as their first argument, in place
+of the text; the others as ``query=``); the same fields may be passed as keyword arguments instead
+(Mem0's style), and both ways may be mixed as long as they agree::
+
+    from memstream import Memory, Query, Scope
+
+    alice = Scope(user_id="alice")
+    with Memory(":memory:", embedder="none") as mem:
+        mem.add("Alice is allergic to peanuts", scope=alice, kind="fact")
+        mem.search(Query("allergies", kinds="fact", since="2026-01-01"), scope=alice)
+        mem.get_all(scope=alice, query=Query(kinds="fact"))
+
+The REST API, the MCP tools and the CLI take the same fields flat, with the same names
+(``server/models.py`` declares them once, from these types; a test holds them together).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .clock import TimeLike
+from .errors import InvalidInput
+
+__all__ = ["Query", "Scope", "resolve"]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose memories: a namespace (the tenant; None is the configured default) and, within
+    it, optionally one user, one agent and one run or session."""
+
+    namespace: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    """What to find: the ``text`` a search ranks by (``search`` and ``context`` only; a
+    listing has none) and which memories of a scope qualify: only some ``kinds``; a payload
+    and metadata ``filters`` expression (docs/filters.md); created in ``[since, until]``;
+    steps within ``step_range`` (first, last); with ``include_invalid`` also invalidated
+    (superseded) ones; ``as_of`` the memories as they were valid at that time. Empty: every
+    valid memory of the scope."""
+
+    text: str | None = None
+    kinds: str | Sequence[str] | None = None
+    filters: Mapping[str, Any] | None = None
+    since: TimeLike | None = None
+    until: TimeLike | None = None
+    step_range: tuple[int, int] | None = None
+    include_invalid: bool = False
+    as_of: TimeLike | None = None
+
+
+T = TypeVar("T", Scope, Query)
+
+
+def resolve(cls: type[T], given: T | None, **flat: Any) -> T:
+    """``given`` (or an empty ``cls``) with the keyword arguments that were set (not None,
+    not False). A field set both ways must have the same value: two different values raise
+    InvalidInput naming the field."""
+    if given is not None and not isinstance(given, cls):
+        raise InvalidInput(f"{cls.__name__.lower()} must be a memstream.{cls.__name__}, "
+                           f"not {type(given).__name__}")
+    base = given if given is not None else cls()
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(flat) - names
+    if unknown:
+        raise InvalidInput(f"unknown {cls.__name__} field(s) {sorted(unknown)}")
+    changes: dict[str, Any] = {}
+    for name, value in flat.items():
+        if value is None or value is False:
+            continue
+        held = getattr(base, name)
+        if held is not None and held is not False and held != value:
+            raise InvalidInput(f"{name} is given twice with different values ({held!r} in "
+                               f"{cls.__name__.lower()}=, {value!r} as an argument); give it "
+                               "once")
+        changes[name] = value
+    return dataclasses.replace(base, **changes) if changes else base
