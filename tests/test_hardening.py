@@ -109,15 +109,15 @@ def test_deletes_reach_the_tiers(tmp_path: Path, redis: bool, redis_prefix: str)
         ids = [tiers.store("fox", "state", {"x": i, "den": "oak"}, i)["memory_id"]
                for i in range(8)]
         query = {"x": 3, "den": "oak"}
-        mem.delete(ids[3], namespace="sim.agents")
+        mem.delete(ids[3], namespace="sim")
         assert ids[3] not in [e["memory_id"] for e, _ in tiers.similar("fox", query, k=8)]
         if redis:  # evicted from Redis at once, not left there for the TTL
             assert tiers.stm.get([ids[3]]) == {}
         # a delete by another process (no listener here): never served again
         with Memory(tmp_path / "t.db", embedder="none") as other:
-            other.delete(ids[4], namespace="sim.agents")
+            other.delete(ids[4], namespace="sim")
         assert ids[4] not in [e["memory_id"] for e, _ in tiers.similar("fox", query, k=8)]
-        assert mem.delete_all(namespace="sim.agents", agent_id="fox", erase=True) == 6
+        assert mem.delete_all(namespace="sim", agent_id="fox", erase=True) == 6
         assert tiers.similar("fox", query, k=8) == []
         assert tiers.stm.get(ids) == {} and tiers.im.get(ids) == {}
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _validate as v
@@ -11,6 +11,7 @@ from ._ids import new_id
 from ._types import Record
 from .clock import SimulationClock, TimeLike, to_timestamp
 from .cognition.importance import heuristic_importance
+from .errors import InvalidInput
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -47,3 +48,32 @@ def build_record(mem: Memory, content: str | bytes, *, namespace: str | None,
         dim = mem.embedder.dim if mem.embedder is not None else None
         record.embedding = v.vector(embedding, dim)
     return record
+
+
+def build_records(mem: Memory, items: Iterable[str | Mapping[str, Any]],
+                  scope: Mapping[str, str | None]) -> tuple[list[Record], list[str]]:
+    """``add_many``'s records: each item a text or a dict of ``add``'s arguments, the scope's
+    fields filling those an item leaves out; with the ids of those whose importance is to be
+    rated (none given). An item's error names the item."""
+    records: list[Record] = []
+    rate: list[str] = []
+    for n, item in enumerate(items):
+        args: dict[str, Any] = {"content": item} if isinstance(item, str | bytes) \
+            else dict(item)
+        if "content" not in args:
+            raise InvalidInput(f"item {n} has no 'content'")
+        for key, value in scope.items():
+            if args.get(key) is None:
+                args[key] = value
+        args.setdefault("kind", "observation")
+        for key in ("data", "importance", "step", "at", "metadata", "provenance", "embedding"):
+            args.setdefault(key, None)
+        try:
+            records.append(build_record(mem, args.pop("content"), **args))
+        except TypeError as exc:
+            raise InvalidInput(f"item {n}: {exc}") from exc
+        except InvalidInput as exc:
+            raise InvalidInput(f"item {n}: {exc}") from exc
+        if args.get("importance") is None:
+            rate.append(records[-1].id)
+    return records, rate

@@ -43,7 +43,10 @@ class Record:
     ``text`` is what is embedded and searched; ``data`` is an optional structured payload (a JSON
     object). ``importance`` is in [0, 1]. ``provenance`` lists the ids of the records this one was
     derived from. A record whose ``invalidated_at`` is set is no longer valid from that time on
-    (``superseded_by`` names its successor) but is never erased by that.
+    (``superseded_by`` names its successor) but is never erased by that. ``space`` is the
+    vector space its embedding belongs to: "" for the memory's text embedder (every record a
+    user adds), or a named space of a capability with vectors of its own ("agents": the
+    agents' field-hashed states); the memory's verbs read the text space.
     """
 
     id: str
@@ -64,6 +67,7 @@ class Record:
     invalidated_at: float | None = None
     superseded_by: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    space: str = ""
     embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
     #: what the call that returned this record did: "add" (a new memory) or "refresh" (the
     #: same memory was already stored: see ``Memory.add``); None for a record read back

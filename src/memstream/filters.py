@@ -73,7 +73,8 @@ class Selection:
     ``since``/``until`` bound ``created_at`` (inclusive); ``step_min``/``step_max`` bound
     ``step`` (inclusive). Invalidated records are left out unless ``include_invalid``. With
     ``as_of``, the records valid at that time: created at or before it and not invalidated
-    before or at it.
+    before or at it. ``space``: the records of one vector space ("" the text space, which every
+    verb of the memory reads); None, of every space (deletes and the inspector).
     """
 
     namespace: str
@@ -88,6 +89,7 @@ class Selection:
     where: Expr | None = None
     include_invalid: bool = False
     as_of: float | None = None
+    space: str | None = ""
 
 
 def parse_filter(raw: Mapping[str, Any] | None) -> Expr | None:

@@ -23,7 +23,7 @@ import numpy as np
 from . import _cognitive as cog
 from . import _validate as v
 from . import tracing
-from ._building import build_record
+from ._building import build_record, build_records
 from ._shared import Shared
 from ._types import HistoryEntry, Hit, MemoryChange, Record
 from ._worker import EnrichmentWorker
@@ -33,14 +33,14 @@ from .config import Config, ResolvedConfig
 from .embed import Embedder, load_embedder
 from .embed.cache import content_hash, embed_documents_cached, passage
 from .errors import Conflict, InvalidInput, NotFound
-from .filters import Selection, parse_filter
+from .filters import Selection
 from .llm import ChatClient, chat_client_from_config
 from .progress import ProgressFn
 from .retrieval.packing import pack
 from .retrieval.pipeline import SearchParams, run_search
 from .retrieval.relevance import BACKGROUND
 from .retrieval.scoring import Weights, resolve_weights
-from .scope import Query, Scope, resolve
+from .scope import Query, Scope, resolve, selection, split
 from .store import Patch, Store, open_store
 from .subscribers import ChangeEvents, maybe_prune
 from .tokens import Tokenizer
@@ -171,26 +171,7 @@ class Memory(ChangeEvents):
         cog.after_enrichment(self, touched)
 
     def _selection(self, scope: Scope, query: Query, *, ranked: bool = False) -> Selection:
-        """The store's selection for a scope and a query (validated); only a ranked read
-        (search) takes a query's text."""
-        if query.text is not None and not ranked:
-            raise InvalidInput("a query's text ranks a search: give it to search() or "
-                               "context(); this verb selects by the other fields only")
-        step_min = step_max = None
-        if query.step_range is not None:
-            if len(query.step_range) != 2:
-                raise InvalidInput("step_range is (first_step, last_step)")
-            step_min, step_max = (v.step(s) for s in query.step_range)
-        since, until, as_of = query.since, query.until, query.as_of
-        return Selection(
-            namespace=self._ns(scope.namespace), user_id=v.scope_id(scope.user_id, "user_id"),
-            agent_id=v.scope_id(scope.agent_id, "agent_id"),
-            run_id=v.scope_id(scope.run_id, "run_id"), kinds=v.kinds(query.kinds),
-            since=None if since is None else to_timestamp(since),
-            until=None if until is None else to_timestamp(until), step_min=step_min,
-            step_max=step_max, where=parse_filter(query.filters),
-            include_invalid=bool(query.include_invalid),
-            as_of=None if as_of is None else to_timestamp(as_of))
+        return selection(scope, query, default_namespace=self.config.namespace, ranked=ranked)
 
     def _store_records(self, records: list[Record], *, event: str = "add",
                        rate: Sequence[str] = (), refresh: bool = False) -> list[Record]:
@@ -294,31 +275,9 @@ class Memory(ChangeEvents):
         ``add``'s arguments (``content`` plus any keyword). A repeat of a stored memory, or of
         an earlier item, refreshes it as in ``add``. ``namespace`` or ``scope`` give the
         scope of items that name none of their own."""
-        whose = dataclasses.asdict(resolve(Scope, scope, namespace=namespace))
-        records: list[Record] = []
-        rate: list[int] = []
-        for n, item in enumerate(items):
-            args: dict[str, Any] = {"content": item} if isinstance(item, str | bytes) \
-                else dict(item)
-            if "content" not in args:
-                raise InvalidInput(f"item {n} has no 'content'")
-            for key, value in whose.items():
-                if args.get(key) is None:
-                    args[key] = value
-            args.setdefault("kind", "observation")
-            for key in ("data", "importance", "step", "at", "metadata", "provenance",
-                        "embedding"):
-                args.setdefault(key, None)
-            if args.get("importance") is None:
-                rate.append(len(records))
-            try:
-                records.append(build_record(self, args.pop("content"), **args))
-            except TypeError as exc:
-                raise InvalidInput(f"item {n}: {exc}") from exc
-            except InvalidInput as exc:
-                raise InvalidInput(f"item {n}: {exc}") from exc
-        return self._store_records(records, rate=[records[i].id for i in rate],
-                                   refresh=self._refresh(duplicates))
+        records, rate = build_records(self, items, dataclasses.asdict(
+            resolve(Scope, scope, namespace=namespace)))
+        return self._store_records(records, rate=rate, refresh=self._refresh(duplicates))
 
     def _refresh(self, duplicates: str | None) -> bool:
         mode = self.config.duplicates if duplicates is None else duplicates
@@ -368,14 +327,16 @@ class Memory(ChangeEvents):
                    filters: Mapping[str, Any] | None = None, erase: bool = False,
                    scope: Scope | None = None, query: Query | None = None) -> int:
         """Delete every record the arguments (or ``scope`` and ``query``) select in one
-        namespace, invalidated ones included; returns the count. With ``erase`` (see
+        namespace, invalidated ones and those of every vector space (the agents' states)
+        included; returns the count. With ``erase`` (see
         ``delete``) and no narrower query than the scope, the history of records of that user,
         agent or run deleted earlier is erased too."""
-        whose = resolve(Scope, scope, namespace=namespace, user_id=user_id, agent_id=agent_id,
-                        run_id=run_id)
-        which = resolve(Query, query, kinds=kinds, filters=filters)
-        sel = self._selection(whose, dataclasses.replace(which, include_invalid=True))
-        ids = [r.id for r in self.store.select(sel)]
+        whose, which = split(scope, query, namespace=namespace, user_id=user_id,
+                             agent_id=agent_id, run_id=run_id, kinds=kinds, filters=filters)
+        # every vector space: erasing an agent's data takes its tier records too
+        sel = dataclasses.replace(
+            self._selection(whose, dataclasses.replace(which, include_invalid=True)), space=None)
+        ids = self.store.select_ids(sel)
         count = len(ids)
         if erase and which == Query():
             of = {k: val for k, val in (("user_id", sel.user_id), ("agent_id", sel.agent_id),
@@ -439,11 +400,10 @@ class Memory(ChangeEvents):
         """Records matching the arguments (or ``scope`` and ``query``), oldest first
         (``order``: created, -created, step, -step). ``as_of``: the records that were valid at
         that time, even if invalidated since."""
-        sel = self._selection(
-            resolve(Scope, scope, namespace=namespace, user_id=user_id, agent_id=agent_id,
-                    run_id=run_id),
-            resolve(Query, query, kinds=kinds, filters=filters, since=since, until=until,
-                    step_range=step_range, include_invalid=include_invalid, as_of=as_of))
+        sel = self._selection(*split(
+            scope, query, namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
+            kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
+            include_invalid=include_invalid, as_of=as_of))
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit must be a whole number >= 0 or None")
         return self.store.select(sel, limit=limit, offset=offset, order=order)
@@ -456,11 +416,10 @@ class Memory(ChangeEvents):
               include_invalid: bool = False, as_of: TimeLike | None = None,
               scope: Scope | None = None, query: Query | None = None) -> int:
         """How many records ``get_all`` with the same arguments would see without a limit."""
-        return self.store.count(self._selection(
-            resolve(Scope, scope, namespace=namespace, user_id=user_id, agent_id=agent_id,
-                    run_id=run_id),
-            resolve(Query, query, kinds=kinds, filters=filters, since=since, until=until,
-                    step_range=step_range, include_invalid=include_invalid, as_of=as_of)))
+        return self.store.count(self._selection(*split(
+            scope, query, namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
+            kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
+            include_invalid=include_invalid, as_of=as_of)))
 
     def history(self, record_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
         """Every change to a record, oldest first, also after it was deleted."""
@@ -527,15 +486,15 @@ class Memory(ChangeEvents):
         ``query`` may be a ``Query`` (its text and which memories qualify), ``scope`` a
         ``Scope``, in place of the keyword arguments of the same names.
         """
-        which = resolve(Query, query if isinstance(query, Query) else Query(text=query),
-                        kinds=kinds, filters=filters, since=since, until=until,
-                        step_range=step_range, as_of=as_of)
+        whose, which = split(
+            scope, query if isinstance(query, Query) else Query(text=query), namespace=namespace,
+            user_id=user_id, agent_id=agent_id, run_id=run_id, kinds=kinds, filters=filters,
+            since=since, until=until, step_range=step_range, as_of=as_of)
         if which.text is None:
             raise InvalidInput("a search needs the text to look for: search(\"...\") or "
                                "search(Query(\"...\", ...))")
         text = v.text(which.text, max_bytes=self.config.max_text_bytes, field="query")
-        sel = self._selection(resolve(Scope, scope, namespace=namespace, user_id=user_id,
-                                      agent_id=agent_id, run_id=run_id), which, ranked=True)
+        sel = self._selection(whose, which, ranked=True)
         params = SearchParams(
             k=k, weights=resolve_weights(weights, self.config.weights), decay=self.config.decay,
             fusion=fusion or self.config.fusion, rrf_k=self.config.rrf_k, alpha=self.config.alpha,

@@ -30,6 +30,11 @@ class Records(Protocol):
         """Store records as they are (their vectors made by ``model``), without history rows or
         an approximate index: what a capability that compares its own vectors exactly needs."""
 
+    def define_space(self, name: str, model: str, dim: int) -> None:
+        """Name the vector space of a capability's own vectors (its records carry it in
+        ``Record.space``, its selections in ``Selection.space``): they are never compared with
+        another model's. Conflict when the store holds that space for another model."""
+
     def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
         """The records with these ids, in that order; unknown ids are left out."""
 
@@ -82,6 +87,9 @@ class _EngineRecords:
 
     def insert(self, records: Sequence[Record], *, model: str) -> None:
         self._store.insert(records, model=model, history=False, ann=False)
+
+    def define_space(self, name: str, model: str, dim: int) -> None:
+        self._store.define_space(name, model, dim)
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
         return self._store.get(namespace, ids) if ids else []

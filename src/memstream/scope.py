@@ -25,10 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .clock import TimeLike
+from . import _validate as v
+from .clock import TimeLike, to_timestamp
 from .errors import InvalidInput
+from .filters import Selection, parse_filter
 
-__all__ = ["Query", "Scope", "resolve"]
+__all__ = ["Query", "Scope", "resolve", "selection", "split"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +89,40 @@ def resolve(cls: type[T], given: T | None, **flat: Any) -> T:
                                "once")
         changes[name] = value
     return dataclasses.replace(base, **changes) if changes else base
+
+
+_SCOPE_FIELDS = ("namespace", "user_id", "agent_id", "run_id")
+
+
+def split(scope: Scope | None, query: Query | None, **flat: Any) -> tuple[Scope, Query]:
+    """``resolve`` of a scope and a query at once, the flat arguments going to the type whose
+    field they name."""
+    return (resolve(Scope, scope, **{k: x for k, x in flat.items() if k in _SCOPE_FIELDS}),
+            resolve(Query, query, **{k: x for k, x in flat.items() if k not in _SCOPE_FIELDS}))
+
+
+def selection(scope: Scope, query: Query, *, default_namespace: str, ranked: bool = False
+              ) -> Selection:
+    """The store's selection for a scope and a query, every field validated (a missing
+    namespace is ``default_namespace``); only a ranked read (search) takes a query's text."""
+    if query.text is not None and not ranked:
+        raise InvalidInput("a query's text ranks a search: give it to search() or "
+                           "context(); this verb selects by the other fields only")
+    step_min = step_max = None
+    if query.step_range is not None:
+        if len(query.step_range) != 2:
+            raise InvalidInput("step_range is (first_step, last_step)")
+        step_min, step_max = (v.step(s) for s in query.step_range)
+
+    def when(t: TimeLike | None) -> float | None:
+        return None if t is None else to_timestamp(t)
+
+    return Selection(
+        namespace=v.namespace(scope.namespace if scope.namespace is not None
+                              else default_namespace),
+        user_id=v.scope_id(scope.user_id, "user_id"),
+        agent_id=v.scope_id(scope.agent_id, "agent_id"),
+        run_id=v.scope_id(scope.run_id, "run_id"), kinds=v.kinds(query.kinds),
+        since=when(query.since), until=when(query.until), step_min=step_min,
+        step_max=step_max, where=parse_filter(query.filters),
+        include_invalid=bool(query.include_invalid), as_of=when(query.as_of))

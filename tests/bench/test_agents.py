@@ -57,4 +57,4 @@ def test_a_given_store_keeps_the_records(pg_url: str):
     assert report["store"] == "postgresql" and report["db_mib"] is None
     assert "database:" not in agents.render(report)
     with Memory(pg_url, embedder="none") as mem:
-        assert mem.stats(namespace=f"bench-{os.getpid()}.agents")["records"] == 480
+        assert mem.stats(namespace=f"bench-{os.getpid()}")["records"] == 480

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstream import Memory
+from memstream import Memory, Query, Scope
 from memstream.retrieval.context import smooth
 
 
@@ -39,5 +39,5 @@ def test_answer_after_the_question_is_found(tmp_path, e5):
         mem.add("other user", at=2, user_id="v")
         b = mem.add("second", at=3, user_id="u")
         c = mem.add("third", at=4, user_id="u")
-        sel = mem._selection(None, "u", None, None, None, None, None, None)
+        sel = mem._selection(Scope(user_id="u"), Query())
         assert mem.store.neighbours(sel, [b.id], before=2, after=1) == {b.id: ([a.id], [c.id])}

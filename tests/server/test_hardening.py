@@ -197,10 +197,10 @@ def test_deleted_agent_entries_are_never_similar_again(fresh_open_server: Server
         before = http.post("/v1/agents/fox/similar", json={"state": state, "k": 6}).json()
         assert ids[2] in [e["memory_id"] for e in before]
         assert http.delete(f"/v1/memories/{ids[2]}",
-                           params={"namespace": "default.agents"}).status_code == 200
+                           params={"namespace": "default"}).status_code == 200
         after = http.post("/v1/agents/fox/similar", json={"state": state, "k": 6}).json()
         assert ids[2] not in [e["memory_id"] for e in after] and len(after) == 5
-        gone = http.post("/v1/memories/delete", json={"namespace": "default.agents",
+        gone = http.post("/v1/memories/delete", json={"namespace": "default",
                                                       "agent_id": "fox"})
         assert gone.json()["deleted"] == 5
         assert http.post("/v1/agents/fox/similar", json={"state": state}).json() == []

@@ -25,8 +25,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("MEMSTREAM_TEST_ARTIFACTS",
                                 Path(__file__).parents[2] / "test-artifacts")) / "inspector"
-KEYS = {"inspector": (["team-a", "team-a.agents", "team-c"], "read"),
-        "writer": (["team-a", "team-c"], "write"), "other": (["team-b"], "admin")}
+KEYS = {"inspector": (["team-a", "team-sim", "team-c"], "read"),
+        "writer": (["team-a", "team-sim", "team-c"], "write"), "other": (["team-b"], "admin")}
 DAY = 86_400.0
 
 
@@ -63,7 +63,7 @@ def seed(db: Path) -> dict[str, Any]:
                 episodes.record({"task_id": task, "score": min(1.0, base + 0.08 * i),
                                  "trajectory_summary": f"run {i}"})
         # agent states written by an earlier process: durable (LTM), not in this server's STM
-        TieredMemory(mem, namespace="team-a").store_many(
+        TieredMemory(mem, namespace="team-sim").store_many(
             ("robot-1", "state", {"position": [-s, 0], "mood": "tired"}, s, 0.5)
             for s in range(100, 120))
         learner = Learner(mem, namespace="team-a", embedder=None)
@@ -88,7 +88,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, d
     with srv.client("writer") as http:  # agent states go through the API into the tiers
         for step in range(30):
             r = http.post("/v1/agents/entries", json={
-                "namespace": "team-a", "agent_id": "robot-1", "memory_type": "state",
+                "namespace": "team-sim", "agent_id": "robot-1", "memory_type": "state",
                 "contents": {"position": [step, 2 * step], "mood": "calm"}, "step": step})
             assert r.status_code == 201, r.text
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -250,7 +250,7 @@ def test_plots(page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
 
 def test_tiers_of_agent_records(page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
     srv, _ = seeded
-    open_namespace(page, srv.keys["inspector"], "team-a.agents")
+    open_namespace(page, srv.keys["inspector"], "team-sim")
     sync_api.expect(page.locator("#records-count")).to_contain_text("of 50 matching")
     sync_api.expect(page.locator("#records th.c-tier")).to_be_visible()
     tiers = page.locator("#records tbody tr td.c-tier")
@@ -265,7 +265,7 @@ def test_tiers_of_agent_records(page: Any, seeded: tuple[Server, dict[str, Any]]
     steps = page.locator("#records tbody tr td.c-text").all_inner_texts()
     assert all("tired" in text for text in steps)
     with srv.client("inspector") as http:
-        overview = http.get("/v1/inspect/overview", params={"namespace": "team-a.agents"}).json()
+        overview = http.get("/v1/inspect/overview", params={"namespace": "team-sim"}).json()
     assert overview["has_tiers"] and overview["tiers"] == {"stm": 30, "ltm": 20}
     page.locator("#tab-plots").click()
     series = set(page.locator("#plot-tier rect").evaluate_all(

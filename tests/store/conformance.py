@@ -27,6 +27,7 @@ from memstream.store.protocol import (
     SearchIndexes,
     Store,
     Transfer,
+    VectorSpace,
     WorkQueues,
 )
 
@@ -401,6 +402,39 @@ class IndexesConformance:
         store.set_embeddings("ns", [(b.id, unit(1, 0.01))], "m")
         assert len(store.vector_search(Selection("ns"), unit(1, 0), 5)) == 2
         assert store.embeddings("ns", [b.id])[b.id] == pytest.approx(unit(1, 0.01))
+
+    def test_vector_spaces_keep_their_vectors_apart(self, store):
+        """Records of a named space share a namespace with text records, but a search, a
+        scan and a reindex see only their own space; a selection of every space sees both."""
+        assert store.define_space("agents", "hash-3", 3) == VectorSpace("hash-3", 3)
+        assert store.define_space("agents", "hash-3", 3) == VectorSpace("hash-3", 3)
+        with pytest.raises(Conflict, match="hash-3"):
+            store.define_space("agents", "other-model", 3)
+        with pytest.raises(InvalidInput):
+            store.define_space("", "hash-3", 3)
+        assert store.spaces() == {"agents": VectorSpace("hash-3", 3)}
+        text = [rec("a text memory", embedding=unit(1, 0, 0), at=T0),
+                rec("another text", embedding=unit(0, 1, 0), at=T0 + 1)]
+        states = [rec("position=1", embedding=unit(1, 0, 0), space="agents", step=1,
+                      kind="state", agent_id="bot", at=T0 + 2)]
+        store.insert(text, model="m")
+        store.insert(states, model="hash-3")
+        q = unit(1, 0, 0)
+        assert [i for i, _ in store.vector_search(Selection("ns"), q, 5)] == \
+            [text[0].id, text[1].id]
+        assert [i for i, _ in store.vector_search(Selection("ns", space="agents"), q, 5)] == \
+            [states[0].id]
+        assert store.selection_vectors(Selection("ns", space="agents"))[0] == [states[0].id]
+        assert store.select_ids(Selection("ns")) == [r.id for r in text]
+        assert store.count(Selection("ns", space=None)) == 3
+        assert store.get("ns", [states[0].id])[0].space == "agents"
+        assert store.clear_embeddings() == 2  # the text space only
+        assert store.vector_search(Selection("ns"), q, 5) == []
+        assert store.embeddings("ns", [states[0].id])[states[0].id] == pytest.approx(q)
+        kept = store.update("ns", states[0].id, Patch(text="position=2"), at=T0 + 3)
+        assert kept.space == "agents"  # a new text never queues a named space's vector
+        assert [i for i, _ in store.vector_search(Selection("ns", space="agents"), q, 5)] == \
+            [states[0].id]
 
     def test_neighbours_in_creation_order(self, store):
         recs = [rec(f"t{i}", at=T0 + i, user_id="u" if i != 2 else "v") for i in range(6)]

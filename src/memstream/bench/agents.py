@@ -2,7 +2,7 @@
 ``store_many`` call per step; the ingest rate counts the time inside it, not the making up of
 the states), then step-range, attribute and similar-state queries are timed on random agents.
 Run with the tiers in Redis and in this process, over a temporary SQLite file or a given store
-(whose records are left in the namespace ``bench-<pid>.agents``).
+(whose records are left in the namespace ``bench-<pid>``, vector space ``agents``).
 
 The similar-state queries are also checked: recall@5 of ``similar`` against the exact five
 nearest states under the documented distance (``tiers.similarity``), found by brute force over

@@ -246,7 +246,7 @@ def bench_fit_rerank(st: _State, data: str, out: str, limit: int | None) -> None
               help="Keep STM and IM in this Redis (e.g. redis://127.0.0.1:6379/0).")
 @click.option("--store", default=None,
               help="The durable store to write (e.g. postgresql://...; the records stay there, "
-              "in the namespace bench-<pid>.agents). Default: a temporary SQLite file.")
+              "in the namespace bench-<pid>). Default: a temporary SQLite file.")
 @click.option("--queries", default=200, show_default=True)
 @click.option("--stm-limit", type=int, default=None,
               help="STM entries per agent (default: TierConfig's, 1000).")

@@ -8,6 +8,7 @@ quickly; the answer says how many records it covered.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -22,6 +23,7 @@ from ..filters import Selection
 from ..memory import Memory
 from ..records import records_of
 from ..tiers import TieredMemory
+from ..tiers.tiered import SPACE
 from .models import ListRequest
 from .routes import _ctx, _ns
 
@@ -35,7 +37,7 @@ HEURISTIC_SERIES = 12
 
 class InspectListRequest(ListRequest):
     tiers: list[str] | None = Field(None, description="Keep records in these tiers "
-                                    "(stm, im, ltm); tiers apply to `<ns>.agents` namespaces.")
+                                    "(stm, im, ltm); tiers apply to the agents' records.")
 
 
 @router.get("/namespaces", tags=["inspect"])
@@ -50,11 +52,11 @@ def namespaces(request: Request) -> dict[str, Any]:
 
 
 def _tier_sets(request: Request, mem: Memory, ns: str) -> tuple[set[str], set[str]] | None:
-    """Ids cached in STM and IM for an agents namespace (None for other namespaces)."""
-    if not ns.endswith(".agents"):
+    """Ids cached in STM and IM for a namespace with agents' records (None without)."""
+    if not records_of(mem).select_ids(Selection(ns, space=SPACE, include_invalid=True),
+                                      limit=1):
         return None
-    base = ns.removesuffix(".agents")
-    tm = TieredMemory.of(mem, base, redis_url=request.app.state.redis_url)
+    tm = TieredMemory.of(mem, ns, redis_url=request.app.state.redis_url)
     out: list[set[str]] = []
     for backend in (tm.stm, tm.im):
         ids: set[str] = set()
@@ -64,19 +66,20 @@ def _tier_sets(request: Request, mem: Memory, ns: str) -> tuple[set[str], set[st
     return out[0], out[1]
 
 
-def _tier_of(rid: str, sets: tuple[set[str], set[str]] | None) -> str | None:
-    """stm, im or ltm for a record of an agents namespace; None where tiers do not apply."""
-    if sets is None:
+def _tier_of(rec: Record, sets: tuple[set[str], set[str]] | None) -> str | None:
+    """stm, im or ltm for an agent's record; None where tiers do not apply."""
+    if sets is None or rec.space != SPACE:
         return None
-    if rid in sets[0]:
+    if rec.id in sets[0]:
         return "stm"
-    if rid in sets[1]:
+    if rec.id in sets[1]:
         return "im"
     return "ltm"
 
 
 def _selection(mem: Memory, ns: str, body: ListRequest) -> Selection:
-    return mem._selection(body.scope(ns), body.as_query())
+    """The records an inspector lists: those of every vector space (the agents' too)."""
+    return dataclasses.replace(mem._selection(body.scope(ns), body.as_query()), space=None)
 
 
 @router.post("/inspect/records", tags=["inspect"])
@@ -98,9 +101,9 @@ def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any
             break
         offset += len(page)
         for rec in page:
-            tier = _tier_of(rec.id, sets)
-            if tier is not None and tier not in wanted:
-                continue
+            tier = _tier_of(rec, sets)
+            if tier not in wanted and (tier is not None or wanted != set(TIERS)):
+                continue  # a tier filter keeps the agents' records of those tiers
             if skipped < body.offset:
                 skipped += 1
                 continue
@@ -125,7 +128,7 @@ def inspect_record(request: Request, record_id: str, namespace: str | None = Non
     evidence = records_of(mem).get(ns, list(rec.provenance))
     missing = [i for i in rec.provenance if i not in {e.id for e in evidence}]
     cited_by = [r for r in _newest(mem, ns, 20_000) if record_id in r.provenance]
-    return {"record": dict(rec.to_dict(), tier=_tier_of(rec.id, sets)),
+    return {"record": dict(rec.to_dict(), tier=_tier_of(rec, sets)),
             "history": [h.to_dict() for h in mem.history(record_id, namespace=ns)],
             "evidence": [_brief(r) for r in evidence], "missing_evidence": missing,
             "cited_by": [_brief(r) for r in cited_by[:100]]}
@@ -138,7 +141,8 @@ def _brief(r: Record) -> dict[str, Any]:
 
 def _newest(mem: Memory, ns: str, window: int, kinds: Sequence[str] | None = None
             ) -> list[Record]:
-    sel = Selection(namespace=ns, kinds=tuple(kinds) if kinds else None, include_invalid=True)
+    sel = Selection(namespace=ns, kinds=tuple(kinds) if kinds else None, include_invalid=True,
+                    space=None)
     return records_of(mem).select(sel, limit=window, order="-created")
 
 
@@ -171,7 +175,7 @@ def overview(request: Request, namespace: str | None = None,
     mem, ns = _ns(request, namespace, "read")
     records = _newest(mem, ns, window)
     sets = _tier_sets(request, mem, ns)
-    tiers = [_tier_of(r.id, sets) or "ltm" for r in records]
+    tiers = [_tier_of(r, sets) or "ltm" for r in records]
     episodes: dict[str, list[dict[str, float]]] = defaultdict(list)
     for r in reversed(records):
         if r.kind == "episode" and r.data and "score" in r.data:
@@ -185,8 +189,8 @@ def overview(request: Request, namespace: str | None = None,
             if conf is not None:
                 points.append({"at": h.at, "confidence": float(conf)})
         heuristics.append({"id": r.id, "label": r.text[:80], "points": points})
-    return {"namespace": ns, "total": records_of(mem).count(Selection(namespace=ns,
-                                                                 include_invalid=True)),
+    return {"namespace": ns, "total": records_of(mem).count(Selection(
+                namespace=ns, include_invalid=True, space=None)),
             "covered": len(records),
             "kinds": dict(Counter(r.kind for r in records).most_common()),
             "agents": sorted({r.agent_id for r in records if r.agent_id})[:500],

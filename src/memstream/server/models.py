@@ -199,6 +199,8 @@ class RecordOut(BaseModel):
     invalidated_at: float | None
     superseded_by: str | None
     metadata: dict[str, Any]
+    space: str = Field("", description="The vector space of its embedding: \"\" for text, "
+                       "\"agents\" for agents' states.")
 
 
 class HitOut(BaseModel):

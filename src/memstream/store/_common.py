@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._types import HistoryEntry, Record
-from ..errors import InvalidInput, NotFound
+from ..errors import Conflict, InvalidInput, NotFound
 from ..filters import And, Cond, Expr, Not, Or, Selection
-from .protocol import ApiKey, Patch
+from .protocol import ApiKey, Patch, VectorSpace
 
 PATCHABLE = ("text", "data", "importance", "metadata", "invalidated_at", "superseded_by",
              "provenance")
@@ -27,6 +27,9 @@ def scope_clauses(sel: Selection, a: str, ph: str,
     membership test."""
     clauses = [f"{a}.namespace = {ph}"]
     params: list[Any] = [sel.namespace]
+    if sel.space is not None:
+        clauses.append(f"{a}.space = {ph}")
+        params.append(sel.space)
     for column in ("user_id", "agent_id", "run_id"):
         value = getattr(sel, column)
         if value is not None:
@@ -255,3 +258,39 @@ class KeyLookup:
 
     def list_keys(self) -> list[ApiKey]:
         return self._keys("ORDER BY created_at, id", ())
+
+
+_SPACE = "space:"  # the meta key of a named vector space
+
+
+class SpaceRegistry:
+    """Named vector spaces (``define_space``, ``spaces``), kept as meta values: the same on
+    every backend."""
+
+    def get_meta(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def set_meta(self, key: str, value: str) -> None:
+        raise NotImplementedError
+
+    def meta_items(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def define_space(self, name: str, model: str, dim: int) -> VectorSpace:
+        if not isinstance(name, str) or not name.isidentifier() or not name.islower():
+            raise InvalidInput(f"a vector space is named by a lowercase identifier, not {name!r}"
+                               " (the text space \"\" is the memory's embedder's)")
+        space = VectorSpace(model, int(dim))
+        saved = self.get_meta(_SPACE + name)
+        if saved is None:
+            self.set_meta(_SPACE + name, json.dumps({"model": model, "dim": space.dim}))
+            return space
+        held = VectorSpace(**json.loads(saved))
+        if held != space:
+            raise Conflict(f"the vector space {name!r} of this store holds vectors of {held.model}"
+                           f" ({held.dim} dimensions), not of {model} ({space.dim})")
+        return held
+
+    def spaces(self) -> dict[str, VectorSpace]:
+        return {key[len(_SPACE):]: VectorSpace(**json.loads(value))
+                for key, value in self.meta_items().items() if key.startswith(_SPACE)}

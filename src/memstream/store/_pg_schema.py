@@ -9,14 +9,14 @@ that size is stored (``vector_index_sql``).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 LOCK_ID = 0x6D656D73  # "mems": the advisory lock migrations take
 EVENTS_LOCK = 0x6D657674  # "mevt": taken before numbering events (commit order)
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
     "importance", "created_at", "updated_at", "last_accessed_at", "access_count", "provenance",
-    "invalidated_at", "superseded_by", "metadata",
+    "invalidated_at", "superseded_by", "metadata", "space",
 )
 
 MIGRATIONS: dict[int, list[str]] = {
@@ -122,6 +122,16 @@ MIGRATIONS: dict[int, list[str]] = {
             error text,
             PRIMARY KEY (webhook_id, seq)
         )""",
+    ],
+    # vector spaces (see the SQLite store's migration 8): the agents' tiers move from
+    # "<ns>.agents" into <ns>, under the space "agents"
+    5: [
+        "ALTER TABLE records ADD COLUMN space text COLLATE \"C\" NOT NULL DEFAULT ''",
+        """UPDATE records SET namespace = left(namespace, -7), space = 'agents'
+           WHERE namespace LIKE '%.agents' AND embed_model LIKE 'memstream-state-hash-%'""",
+        """UPDATE history SET namespace = left(namespace, -7)
+           WHERE namespace LIKE '%.agents'
+           AND record_id IN (SELECT id FROM records WHERE space = 'agents')""",
     ],
 }
 

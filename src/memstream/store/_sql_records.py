@@ -147,7 +147,7 @@ class SQLRecords:
                 return before
             sets = {k: self._field(k, v) for k, v in change.fields.items()}
             sets["updated_at"] = at
-            if change.requeue:
+            if change.requeue and before.space == "":  # a named space's vector is its owner's
                 sets.update(embedding=None, embed_model=None, needs_embedding=True,
                             embed_owner=None, embed_until=None)
             after = self._rewrite(db, namespace, record_id, sets)
@@ -157,6 +157,15 @@ class SQLRecords:
                                            superseded_by=change.fields.get("superseded_by"),
                                            text=change.fields.get("text")))
         return after
+
+    def clear_embeddings(self) -> int:
+        """Queue every record of the text space for a new embedding (after a change of
+        embedder); the vectors of named spaces are their capabilities' and stay."""
+        with self._session(True) as db:
+            cur = db.execute("UPDATE records SET embedding = NULL, embed_model = NULL, "
+                             f"needs_embedding = {self.PLACEHOLDER}, embed_owner = NULL, "
+                             "embed_until = NULL WHERE space = ''", (True,))
+            return int(cur.rowcount)
 
     # --- reads ------------------------------------------------------------------------------
 

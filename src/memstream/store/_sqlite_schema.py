@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
     "importance", "created_at", "updated_at", "last_accessed_at", "access_count", "provenance",
-    "invalidated_at", "superseded_by", "metadata",
+    "invalidated_at", "superseded_by", "metadata", "space",
 )
 
 MIGRATIONS: dict[int, str] = {
@@ -168,5 +168,37 @@ CREATE TABLE webhook_dead (
     error TEXT,
     PRIMARY KEY (webhook_id, seq)
 ) WITHOUT ROWID;
+""",
+    # vector spaces: a record's vectors belong to a named space ("" is the text embedder's);
+    # the change log of the vector indexes is kept per namespace and space; the agents' tiers,
+    # which kept their field-hashed states in a namespace "<ns>.agents", move into <ns> itself
+    # under the space "agents"
+    8: """
+ALTER TABLE records ADD COLUMN space TEXT NOT NULL DEFAULT '';
+DROP TRIGGER records_vec_ai;
+DROP TRIGGER records_vec_au;
+DROP TRIGGER records_vec_ad;
+CREATE TRIGGER records_vec_ai AFTER INSERT ON records WHEN new.embedding IS NOT NULL BEGIN
+    INSERT INTO vector_log(namespace, rid, op)
+    VALUES (CASE WHEN new.space = '' THEN new.namespace
+                 ELSE new.namespace || char(31) || new.space END,
+            new.rowid, CASE WHEN new.invalidated_at IS NULL THEN 1 ELSE 2 END);
+END;
+CREATE TRIGGER records_vec_au AFTER UPDATE OF embedding, invalidated_at ON records BEGIN
+    INSERT INTO vector_log(namespace, rid, op)
+    VALUES (CASE WHEN new.space = '' THEN new.namespace
+                 ELSE new.namespace || char(31) || new.space END, new.rowid,
+        CASE WHEN new.embedding IS NULL THEN 0 WHEN new.invalidated_at IS NULL THEN 1 ELSE 2 END);
+END;
+CREATE TRIGGER records_vec_ad AFTER DELETE ON records WHEN old.embedding IS NOT NULL BEGIN
+    INSERT INTO vector_log(namespace, rid, op)
+    VALUES (CASE WHEN old.space = '' THEN old.namespace
+                 ELSE old.namespace || char(31) || old.space END, old.rowid, 0);
+END;
+UPDATE records SET namespace = substr(namespace, 1, length(namespace) - 7), space = 'agents'
+    WHERE namespace LIKE '%.agents' AND embed_model LIKE 'memstream-state-hash-%';
+UPDATE history SET namespace = substr(namespace, 1, length(namespace) - 7)
+    WHERE namespace LIKE '%.agents'
+    AND record_id IN (SELECT id FROM records WHERE space = 'agents');
 """,
 }

@@ -27,6 +27,17 @@ ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exa
 EXACT_SELECTION = 50_000  # a filtered search over at most this many records is exact
 
 
+def vector_key(namespace: str, space: str) -> str:
+    """What the vector indexes and their change log are kept by: a namespace's vectors of one
+    space (the same expression as the log's triggers)."""
+    return namespace if not space else f"{namespace}\x1f{space}"
+
+
+def _split(key: str) -> tuple[str, str]:
+    namespace, _, space = key.partition("\x1f")
+    return namespace, space
+
+
 class SQLiteVectors:
     path: str
     ann_threshold: int
@@ -50,7 +61,8 @@ class SQLiteVectors:
     # --- vector search -----------------------------------------------------------------------
 
     def _index(self, db: sqlite3.Connection, namespace: str, dim: int) -> VectorIndex:
-        """The namespace's vector index, brought up to date with the change log."""
+        """The vector index of a ``vector_key`` (a namespace's vectors of one space), brought
+        up to date with the change log."""
         index = self._vectors.get(namespace)
         if index is None or index.dim != dim:
             index = VectorIndex(dim)
@@ -61,7 +73,8 @@ class SQLiteVectors:
                     "SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
                 index.upsert(db.execute(
                     "SELECT rowid, embedding, invalidated_at IS NULL FROM records "
-                    "WHERE namespace = ? AND embedding IS NOT NULL ORDER BY rowid", (namespace,)))
+                    "WHERE namespace = ? AND space = ? AND embedding IS NOT NULL ORDER BY rowid",
+                    _split(namespace)))
             finally:
                 db.execute("COMMIT")
             return index
@@ -91,16 +104,18 @@ class SQLiteVectors:
         query = np.asarray(vector, dtype=np.float32).ravel()
         if limit <= 0:
             return []
+        space = sel.space or ""  # vectors are compared within one space
+        key = vector_key(sel.namespace, space)
         with self._read() as db:
-            index = self._index(db, sel.namespace, query.shape[0])
+            index = self._index(db, key, query.shape[0])
             include_invalid = sel.include_invalid or sel.as_of is not None
-            plain = Selection(sel.namespace, include_invalid=sel.include_invalid)
-            ann = self._ann_index(db, sel.namespace, index)
+            plain = Selection(sel.namespace, include_invalid=sel.include_invalid, space=space)
+            ann = self._ann_index(db, key, index)
             if ann is not None:
                 return self._ann_top(db, sel, sel == plain, index, ann, query, limit)
             if not index.keeps_vectors:  # the graph no longer serves: exact search again
-                self._vectors.pop(sel.namespace, None)
-                index = self._index(db, sel.namespace, query.shape[0])
+                self._vectors.pop(key, None)
+                index = self._index(db, key, query.shape[0])
             rids, scores = index.scores(query, include_invalid=include_invalid)
             if sel == plain:
                 order = top_order(rids, scores, limit)
@@ -114,13 +129,16 @@ class SQLiteVectors:
             return None
         return _ann.file_for(Path(self.path + ".ann"), namespace, dim)
 
-    def _drop_ann(self, namespace: str) -> None:
-        """Forget the namespace's HNSW graph, in memory and on disk (a graph keeps the vectors
-        of removed entries): it is built again, from what is stored, when next needed."""
-        self._ann.pop(namespace, None)
-        if self.path != ":memory:":
-            for file in _ann.files_for(Path(self.path + ".ann"), namespace):
-                file.unlink(missing_ok=True)
+    def _drop_ann(self, namespace: str, spaces: Sequence[str] = ("",)) -> None:
+        """Forget the namespace's HNSW graphs of these spaces, in memory and on disk (a graph
+        keeps the vectors of removed entries): each is built again, from what is stored,
+        when next needed."""
+        for space in spaces:
+            key = vector_key(namespace, space)
+            self._ann.pop(key, None)
+            if self.path != ":memory:":
+                for file in _ann.files_for(Path(self.path + ".ann"), key):
+                    file.unlink(missing_ok=True)
 
     def _ann_index(self, db: sqlite3.Connection, namespace: str, index: VectorIndex
                    ) -> AnnIndex | None:

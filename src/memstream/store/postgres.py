@@ -25,7 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput
 from ..filters import Selection
-from ._common import Selecting, order_sql
+from ._common import Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
 from ._pg_admin import PgAdmin
 from ._pg_rows import SELECT as _SELECT
@@ -43,7 +43,7 @@ from .protocol import TermStats
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
-class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting):
+class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -293,12 +293,6 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting):
             cur.executemany("INSERT INTO embedding_cache VALUES (%s, %s, %s) "
                             "ON CONFLICT DO NOTHING",
                             [(model, h, _vec(v).tobytes()) for h, v in sorted(items)])
-
-    def clear_embeddings(self) -> int:
-        with self._conn(write=True) as cur:
-            cur.execute("UPDATE records SET embedding = NULL, embed_model = NULL, "
-                        "needs_embedding = true, embed_owner = NULL, embed_until = NULL")
-            return int(cur.rowcount)
 
     def set_meta(self, key: str, value: str) -> None:
         with self._conn(write=True) as cur:

@@ -72,6 +72,17 @@ class TermStats:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorSpace:
+    """A named vector space: every vector stored under it was made by ``model`` and has
+    ``dim`` dimensions. The text space "" is the memory's embedder's; a capability with
+    vectors of its own (the agents' tiers) defines a space of its own, so that its vectors are
+    never compared with another model's."""
+
+    model: str
+    dim: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoreStats:
     records: int
     valid: int
@@ -223,7 +234,16 @@ class RecordStore(Protocol):
 class SearchIndexes(Protocol):
     """The keyword and vector indexes and the stream order (conformance:
     ``IndexesConformance``). Scores are raw, higher is better: ranking policy (which terms
-    count, their idf) is ``retrieval.keywords``'s."""
+    count, their idf) is ``retrieval.keywords``'s. Vectors are kept and searched per vector
+    space (``Record.space``, ``Selection.space``): a search compares a query only with the
+    vectors of its selection's space."""
+
+    def define_space(self, name: str, model: str, dim: int) -> VectorSpace:
+        """Name a vector space for vectors of ``model`` with ``dim`` dimensions; defining it
+        again with the same model and size is a no-op, with another raises Conflict."""
+
+    def spaces(self) -> dict[str, VectorSpace]:
+        """The named vector spaces defined in this store."""
 
     def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
                    cap: Callable[[int], int]) -> TermStats:
@@ -287,7 +307,8 @@ class WorkQueues(Protocol):
         record twice. Without ``owner``: every pending record, claimed or not."""
 
     def clear_embeddings(self) -> int:
-        """Queue every record for a new embedding (after a change of embedder)."""
+        """Queue every record of the text space ("") for a new embedding (after a change of
+        embedder); the vectors of named spaces stay."""
 
 
 @runtime_checkable

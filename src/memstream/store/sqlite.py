@@ -26,7 +26,7 @@ from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ..filters import Selection
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import Selecting, order_sql
+from ._common import Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
 from ._sql_records import SQLRecords
 from ._sqlite_admin import SQLiteAdmin
@@ -43,7 +43,7 @@ from ._vectors import OP_VALID, VectorIndex
 
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
 # walk the namespace index, which costs a scan of the whole namespace (100 ms at 100k rows).
-# rows per multi-row INSERT: 256 x 24 parameters, under the 32,766 of SQLite's default limit
+# rows per multi-row INSERT: 256 x 25 parameters, under the 32,766 of SQLite's default limit
 _INSERT_ROWS = 256
 _INSERT_SQL = (f"INSERT INTO records ({', '.join(COLUMNS)}, embedding, embed_model, "
                "needs_embedding, needs_rating) VALUES ")
@@ -57,7 +57,7 @@ _dumps = _json.dumps
 
 
 class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog,
-                  Selecting):
+                  Selecting, SpaceRegistry):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -296,6 +296,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
     def erase(self, namespace: str, ids: Sequence[str], *, at: float,
               cache_keys: Sequence[str] = ()) -> int:
         erased = 0
+        spaces = {""}
         with self._lock:
             self._check_open()
             self._db.execute("PRAGMA secure_delete = ON")  # freed bytes are zeroed
@@ -307,9 +308,11 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
                             f"SELECT id FROM records WHERE +namespace = ? AND id IN ({q}) UNION "
                             f"SELECT record_id FROM history WHERE namespace = ? AND record_id IN "
                             f"({q})", (namespace, *chunk, namespace, *chunk))}
-                        self._log(db, self._event_rows("erase", map(_row_to_record, db.execute(
+                        gone = [_row_to_record(row) for row in db.execute(
                             _SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
-                            (namespace, *chunk)))))
+                            (namespace, *chunk))]
+                        spaces.update(r.space for r in gone)
+                        self._log(db, self._event_rows("erase", gone))
                         db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                    (namespace, *chunk))
                         db.execute(f"DELETE FROM history WHERE namespace = ? AND record_id IN "
@@ -327,7 +330,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
                     self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 self._db.execute("PRAGMA secure_delete = OFF")
-        self._drop_ann(namespace)
+        self._drop_ann(namespace, sorted(spaces))
         return erased
 
     def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:
@@ -367,13 +370,6 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
         with self._write() as db:
             db.executemany("INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?)",
                            [(model, h, np.asarray(v, np.float32).tobytes()) for h, v in items])
-
-    def clear_embeddings(self) -> int:
-        """Mark every record as needing a new embedding (after a change of embedder)."""
-        with self._write() as db:
-            return db.execute("UPDATE records SET embedding = NULL, embed_model = NULL, "
-                              "needs_embedding = 1, embed_owner = NULL, embed_until = NULL"
-                              ).rowcount
 
     def set_meta(self, key: str, value: str) -> None:
         with self._write() as db:

@@ -2,9 +2,10 @@
 
 Every state, action and interaction is written durably first: one record of the store (kind
 state / action / interaction, the agent id, the step, the contents as payload, the priority
-as importance, the long-term vector as embedding) in the namespace ``<namespace>.agents``, so
-that field-hashed vectors never mix with text embeddings. The tiers are views at different
-resolutions and costs:
+as importance, the long-term vector as embedding) in the memory's namespace, under the vector
+space ``agents`` (``SPACE``), so that field-hashed vectors are never compared with text
+embeddings and the memory's own verbs (search, get_all) do not list them. The tiers are views at
+different resolutions and costs:
 
 * STM (Redis when ``redis_url`` is set, else this process): the full entry, ``stm_limit``
   entries per agent, ``stm_ttl`` seconds;
@@ -58,6 +59,8 @@ __all__ = ["MEMORY_TYPES", "TierConfig", "TierDegradedWarning", "TieredMemory"]
 log = logging.getLogger("memstream.tiers")
 MEMORY_TYPES = ("state", "action", "interaction")
 MODEL = f"memstream-state-hash-{DIM}"
+#: the vector space of the agents' records (``Record.space``)
+SPACE = "agents"
 LEVEL_OF = {"stm": 0, "im": 1, "ltm": 2}
 
 
@@ -106,14 +109,15 @@ class TieredMemory:
         self.memory = memory
         self.records = records_of(memory)  # the engine's boundary, not the store
         self.config = config or TierConfig()
-        base = namespace if namespace is not None else memory.config.namespace
-        self.namespace = v.namespace(f"{base}.agents")
+        self.namespace = v.namespace(namespace if namespace is not None
+                                     else memory.config.namespace)
+        self.records.define_space(SPACE, MODEL, DIM)
         self.degraded = False
         self._retry_at = 0.0  # when degraded: the time (monotonic) of the next attempt
         stm: TierBackend
         im: TierBackend
         if redis_url:
-            r_prefix = f"{prefix}:{self.namespace}"
+            r_prefix = f"{prefix}:{self.namespace}.agents"  # the caches' keys, as before
             stm = RedisTier("stm", redis_url, self.config.stm_ttl, r_prefix)
             im = RedisTier("im", redis_url, self.config.im_ttl, r_prefix)
             try:
@@ -246,7 +250,7 @@ class TieredMemory:
             records.append(Record(
                 id=rid, namespace=self.namespace, text=text, kind=kind, data=data,
                 agent_id=agent, step=step_n, importance=prio, created_at=now,
-                last_accessed_at=now, embedding=ltm_vec))
+                last_accessed_at=now, space=SPACE, embedding=ltm_vec))
             entries.append({
                 "memory_id": rid, "agent_id": agent, "step_number": step_n, "timestamp": now,
                 "contents": data, "vec": packed,
@@ -342,7 +346,7 @@ class TieredMemory:
     def _select(self, agent_id: str, kind: str | None, **extra: Any) -> Selection:
         kinds = None if kind is None else (self._kind(kind),)
         return Selection(self.namespace, agent_id=v.scope_id(agent_id, "agent_id"),
-                         kinds=kinds, **extra)
+                         kinds=kinds, space=SPACE, **extra)
 
     @staticmethod
     def _kind(kind: str) -> str:
