@@ -427,6 +427,9 @@ class IndexesConformance:
         assert store.selection_vectors(Selection("ns", space="agents"))[0] == [states[0].id]
         assert store.select_ids(Selection("ns")) == [r.id for r in text]
         assert store.count(Selection("ns", space=None)) == 3
+        # keyword statistics are the space's: the states do not count as text memories
+        assert store.term_stats(Selection("ns"), ["position"], selection_up_to=0,
+                                cap=lambda n: 1000).records == 2
         assert store.get("ns", [states[0].id])[0].space == "agents"
         assert store.clear_embeddings() == 2  # the text space only
         assert store.vector_search(Selection("ns"), q, 5) == []

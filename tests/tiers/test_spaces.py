@@ -119,3 +119,20 @@ def _check_moved(mem: Memory, ids: list[str]) -> None:
         similar = tiers.similar("fox", {"x": 4, "den": "oak"}, k=3)
         assert similar[0][0]["memory_id"] == ids[4]
         assert [e["step_number"] for e in tiers.step_range("fox", 0, 10)] == list(range(6))
+
+
+def test_the_agents_states_do_not_change_text_rankings(tmp_path: Path):
+    """Keyword statistics are the text space's: the same memories rank the same, with the
+    same scores, whether or not agents' states share their namespace."""
+    notes = [f"note {i} about the harbour and the boats of pier {i % 7}" for i in range(60)]
+    ranked = []
+    for name, states in (("plain", 0), ("with-states", 40)):
+        with Memory(tmp_path / f"{name}.db", embedder="none") as mem:
+            mem.add_many(notes, namespace="sim")
+            tiers = TieredMemory(mem, namespace="sim")
+            for step in range(states):
+                tiers.store_many((f"a{a}", "state", {"harbour": a, "pier": step}, step, 0.5)
+                                 for a in range(50))
+            hits = mem.search("harbour boats pier 3", namespace="sim", touch=False, now=10**10)
+            ranked.append([(h.record.text, round(h.score, 6)) for h in hits])
+    assert ranked[0] == ranked[1]

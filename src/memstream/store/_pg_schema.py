@@ -123,10 +123,12 @@ MIGRATIONS: dict[int, list[str]] = {
             PRIMARY KEY (webhook_id, seq)
         )""",
     ],
-    # vector spaces (see the SQLite store's migration 8): the agents' tiers move from
-    # "<ns>.agents" into <ns>, under the space "agents"
+    # vector spaces (see the SQLite store's migration 8): the stream index leads with the
+    # space; the agents' tiers move from "<ns>.agents" into <ns>, under the space "agents"
     5: [
         "ALTER TABLE records ADD COLUMN space text COLLATE \"C\" NOT NULL DEFAULT ''",
+        "DROP INDEX records_ns_created",
+        "CREATE INDEX records_ns_created ON records(namespace, space, created_at, id)",
         """UPDATE records SET namespace = left(namespace, -7), space = 'agents'
            WHERE namespace LIKE '%.agents' AND embed_model LIKE 'memstream-state-hash-%'""",
         """UPDATE history SET namespace = left(namespace, -7)

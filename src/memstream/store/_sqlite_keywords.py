@@ -39,18 +39,21 @@ class SQLiteKeywords:
         has no cheap way to count a common term within a namespace or a user): counting it
         would read all its entries."""
         where, params = selection_sql(sel)
-        plain = sel == Selection(sel.namespace)
+        plain = sel == Selection(sel.namespace, space=sel.space)
+        # the namespace's records of the selection's vector space (an agent's states are not
+        # the text memories' statistics)
+        ns_where = "r.namespace = ?" + ("" if sel.space is None else " AND r.space = ?")
+        ns_params = [sel.namespace] + ([] if sel.space is None else [sel.space])
         with self._read() as db:
-            in_ns = self._count((sel.namespace, ""), lambda: db.execute(
-                "SELECT count(*) FROM records WHERE namespace = ?",
-                (sel.namespace,)).fetchone()[0])
+            in_ns = self._count((sel.namespace, f"\x01{sel.space}"), lambda: db.execute(
+                f"SELECT count(*) FROM records r WHERE {ns_where}", ns_params).fetchone()[0])
             in_sel = None if plain else db.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
                 (*params, selection_up_to + 1)).fetchone()[0]
             own = in_sel is not None and in_sel <= selection_up_to
             records = in_sel if own and in_sel is not None else in_ns
             if not own:
-                where, params = "r.namespace = ?", [sel.namespace]
+                where, params = ns_where, ns_params
             upto = cap(records) + 1
             scope = f"\0{upto}\0{where}\0{params!r}"  # counts cached per selection and cap
             block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()

@@ -172,7 +172,8 @@ CREATE TABLE webhook_dead (
     # vector spaces: a record's vectors belong to a named space ("" is the text embedder's);
     # the change log of the vector indexes is kept per namespace and space; the agents' tiers,
     # which kept their field-hashed states in a namespace "<ns>.agents", move into <ns> itself
-    # under the space "agents"
+    # under the space "agents"; the stream index leads with the space, so that a namespace's
+    # text memories are found without walking its agents' states
     8: """
 ALTER TABLE records ADD COLUMN space TEXT NOT NULL DEFAULT '';
 DROP TRIGGER records_vec_ai;
@@ -195,6 +196,8 @@ CREATE TRIGGER records_vec_ad AFTER DELETE ON records WHEN old.embedding IS NOT 
     VALUES (CASE WHEN old.space = '' THEN old.namespace
                  ELSE old.namespace || char(31) || old.space END, old.rowid, 0);
 END;
+DROP INDEX records_ns_created;
+CREATE INDEX records_ns_created ON records(namespace, space, created_at, id);
 UPDATE records SET namespace = substr(namespace, 1, length(namespace) - 7), space = 'agents'
     WHERE namespace LIKE '%.agents' AND embed_model LIKE 'memstream-state-hash-%';
 UPDATE history SET namespace = substr(namespace, 1, length(namespace) - 7)

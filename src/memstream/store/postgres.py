@@ -344,10 +344,13 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
                    cap: Callable[[int], int]) -> TermStats:
         where, params = selection_sql(sel)
         ns = sel.namespace
+        # the namespace's records of the selection's vector space
+        ns_where = "namespace = %s" + ("" if sel.space is None else " AND space = %s")
+        ns_params = (ns,) if sel.space is None else (ns, sel.space)
         with self._conn(write=False) as cur:
-            in_ns = self._cached((ns, ""), lambda: _scalar(
-                cur, "SELECT count(*) FROM records WHERE namespace = %s", (ns,)))
-            in_sel = None if sel == Selection(ns) else _scalar(
+            in_ns = self._cached((ns, f"\x01{sel.space}"), lambda: _scalar(
+                cur, f"SELECT count(*) FROM records WHERE {ns_where}", ns_params))
+            in_sel = None if sel == Selection(ns, space=sel.space) else _scalar(
                 cur, f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT %s) t",
                 (*params, selection_up_to + 1))
             own = in_sel is not None and in_sel <= selection_up_to
@@ -359,9 +362,9 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
                     "r.tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (*params, w, upto)))
                     for w in terms}
             else:
-                matches = {w: self._cached((f"{ns}\0{upto}", w), lambda w=w: _scalar(
-                    cur, "SELECT count(*) FROM (SELECT 1 FROM records WHERE namespace = %s AND "
-                    "tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (ns, w, upto)))
+                matches = {w: self._cached((f"{ns}\0{sel.space}\0{upto}", w), lambda w=w: _scalar(
+                    cur, f"SELECT count(*) FROM (SELECT 1 FROM records WHERE {ns_where} AND "
+                    "tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (*ns_params, w, upto)))
                     for w in terms}
         return TermStats(records, matches, own)
 
