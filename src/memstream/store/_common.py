@@ -20,15 +20,17 @@ PATCHABLE = ("text", "data", "importance", "metadata", "invalidated_at", "supers
 
 
 def scope_clauses(sel: Selection, a: str, ph: str,
-                  in_list: Callable[[str, list[str]], tuple[str, list[Any]]]
-                  ) -> tuple[list[str], list[Any]]:
-    """The clauses for namespace, user / agent / run, kinds, time, steps and validity over
-    table alias ``a``; ``ph`` is the dialect's placeholder, ``in_list(column, values)`` its
-    membership test."""
+                  in_list: Callable[[str, list[str]], tuple[str, list[Any]]],
+                  unindexed: str = "") -> tuple[list[str], list[Any]]:
+    """The clauses for namespace, vector space, user / agent / run, kinds, time, steps and
+    validity over table alias ``a``; ``ph`` is the dialect's placeholder, ``in_list(column,
+    values)`` its membership test, ``unindexed`` what keeps a column's test off its index
+    (SQLite's unary "+": there a narrower scope's own index must serve, not the space's)."""
     clauses = [f"{a}.namespace = {ph}"]
     params: list[Any] = [sel.namespace]
     if sel.space is not None:
-        clauses.append(f"{a}.space = {ph}")
+        narrower = sel.user_id or sel.agent_id or sel.run_id or sel.kinds
+        clauses.append(f"{unindexed if narrower else ''}{a}.space = {ph}")
         params.append(sel.space)
     for column in ("user_id", "agent_id", "run_id"):
         value = getattr(sel, column)
@@ -59,11 +61,11 @@ def scope_clauses(sel: Selection, a: str, ph: str,
 
 def selection_where(sel: Selection, a: str, ph: str,
                     in_list: Callable[[str, list[str]], tuple[str, list[Any]]],
-                    cond: Callable[[Cond, str], tuple[str, list[Any]]], false: str
-                    ) -> tuple[str, list[Any]]:
+                    cond: Callable[[Cond, str], tuple[str, list[Any]]], false: str,
+                    unindexed: str = "") -> tuple[str, list[Any]]:
     """The whole WHERE clause of a selection: its scope, then its payload filter compiled
     with the dialect's ``cond`` (one condition) and ``false`` literal."""
-    clauses, params = scope_clauses(sel, a, ph, in_list)
+    clauses, params = scope_clauses(sel, a, ph, in_list, unindexed)
     if sel.where is not None:
         sql, p = _expr(sel.where, a, cond, false)
         clauses.append(sql)

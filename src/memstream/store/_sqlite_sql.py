@@ -19,7 +19,7 @@ def selection_sql(sel: Selection, alias: str = "r") -> tuple[str, list[Any]]:
     """``(sql, params)`` for the WHERE clause of a selection over table alias ``alias``."""
     return selection_where(sel, alias, "?",
                            lambda col, vals: (f"{col} IN ({','.join('?' * len(vals))})", vals),
-                           _cond, "0")
+                           _cond, "0", unindexed="+")
 
 
 def _path(cond: Cond) -> str:

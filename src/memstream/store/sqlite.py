@@ -197,8 +197,9 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
     def _by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
         rows: list[Any] = []
         for chunk in _chunks(list(dict.fromkeys(ids))):
-            rows += db.execute(f"{head} WHERE +r.namespace = ? AND r.id IN "
-                               f"({','.join('?' * len(chunk))})", (namespace, *chunk))
+            rows.extend(db.execute(f"{head} WHERE +r.namespace = ? AND r.id IN "
+                                   f"({','.join('?' * len(chunk))})",
+                                   (namespace, *chunk)).fetchall())
         return rows
 
     def _for_update(self, db: Any, namespace: str, record_id: str) -> Record | None:
