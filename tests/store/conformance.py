@@ -430,6 +430,9 @@ class IndexesConformance:
         # keyword statistics are the space's: the states do not count as text memories
         assert store.term_stats(Selection("ns"), ["position"], selection_up_to=0,
                                 cap=lambda n: 1000).records == 2
+        assert store.keyword_scores(Selection("ns"), [("position", 1.0)], 5) == []
+        assert [i for i, _ in store.keyword_scores(Selection("ns", space="agents"),
+                                                   [("position", 1.0)], 5)] == [states[0].id]
         assert store.get("ns", [states[0].id])[0].space == "agents"
         assert store.clear_embeddings() == 2  # the text space only
         assert store.vector_search(Selection("ns"), q, 5) == []

@@ -177,3 +177,34 @@ def test_a_narrower_scope_keeps_its_own_index(tmp_path: Path):
                 f"EXPLAIN QUERY PLAN SELECT count(*) FROM records r WHERE {where}", params))
         assert index in plan, (sel, plan)
     store.close()
+
+
+def test_a_capped_count_is_reused_until_the_file_changes(tmp_path: Path):
+    """A filtered search asks the selection's size up to three times (exact vector search,
+    keyword statistics, context smoothing): SQLite counts it once, and a write by this or
+    another connection is seen at once."""
+    path = tmp_path / "counts.db"
+    one, two = SQLiteStore(path), SQLiteStore(path)
+    one.insert([rec(f"note {i}", user_id="u") for i in range(5)], model="m")
+    sel = Selection("ns", user_id="u")
+    counted: list[str] = []
+    one._db.set_trace_callback(lambda sql: counted.append(sql) if "count(*)" in sql else None)
+    assert one.count(sel, limit=100) == 5
+    assert one.count(sel, limit=3) == 4  # more than 3: from the exact count, not counted again
+    assert one.count(sel, limit=10) == 5
+    assert len(counted) == 1
+    two.insert([rec("from the other process", user_id="u")], model="m")
+    assert one.count(sel, limit=10) == 6
+    one.insert([rec("from this one", user_id="u")], model="m")
+    assert one.count(sel, limit=10) == 7
+    assert len(counted) == 3
+    # a capped answer serves lower caps only
+    one.insert([rec("one more", user_id="u")], model="m")
+    assert one.count(sel, limit=2) == 3
+    assert one.count(sel, limit=1) == 2
+    assert len(counted) == 4
+    assert one.count(sel, limit=50) == 8
+    assert len(counted) == 5
+    assert one.count(sel) == 8  # an uncapped count is always counted
+    one.close()
+    two.close()

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from ..filters import Selection
@@ -32,24 +33,26 @@ class SQLiteKeywords:
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
 
+    def count(self, sel: Selection, *, limit: int | None = None) -> int:
+        raise NotImplementedError
+
     def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
                    cap: Callable[[int], int]) -> TermStats:
         """A term held by more than ``cap(rows of the whole index)`` records is reported over
         the cap without being counted in the selection (as PostgreSQL's planner would, SQLite
         has no cheap way to count a common term within a namespace or a user): counting it
         would read all its entries."""
-        where, params = selection_sql(sel)
-        plain = sel == Selection(sel.namespace, space=sel.space)
-        # the namespace's records of the selection's vector space (an agent's states are not
-        # the text memories' statistics)
-        ns_where = "r.namespace = ?" + ("" if sel.space is None else " AND r.space = ?")
-        ns_params = [sel.namespace] + ([] if sel.space is None else [sel.space])
-        with self._read() as db:
+        asked = sel
+        with self._snapshot(sel) as (db, sel):
+            where, params = selection_sql(sel)
+            plain = sel == Selection(sel.namespace, space=sel.space)
+            # the namespace's records of the selection's vector space (an agent's states are
+            # not the text memories' statistics)
+            ns_where = "r.namespace = ?" + ("" if sel.space is None else " AND r.space = ?")
+            ns_params = [sel.namespace] + ([] if sel.space is None else [sel.space])
             in_ns = self._count((sel.namespace, f"\x01{sel.space}"), lambda: db.execute(
                 f"SELECT count(*) FROM records r WHERE {ns_where}", ns_params).fetchone()[0])
-            in_sel = None if plain else db.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT ?)",
-                (*params, selection_up_to + 1)).fetchone()[0]
+            in_sel = None if plain else self.count(asked, limit=selection_up_to)
             own = in_sel is not None and in_sel <= selection_up_to
             records = in_sel if own and in_sel is not None else in_ns
             if not own:
@@ -97,14 +100,14 @@ class SQLiteKeywords:
         terms = [(q, w) for t, w in weighted if (q := _quote(t)) is not None]
         if not terms or limit <= 0:
             return []
-        where, params = selection_sql(sel)
-        sql = (f"SELECT r.rowid, r.id, bm25(records_fts) AS s FROM records_fts "
-               f"JOIN records r ON r.rowid = records_fts.rowid "
-               f"WHERE records_fts MATCH ? AND {where} ORDER BY s, r.rowid LIMIT ?")
         per_term = max(4 * limit, 200)
         scores: dict[int, float] = {}
         names: dict[int, str] = {}
-        with self._read() as db:
+        with self._snapshot(sel) as (db, sel):
+            where, params = selection_sql(sel)
+            sql = (f"SELECT r.rowid, r.id, bm25(records_fts) AS s FROM records_fts "
+                   f"JOIN records r ON r.rowid = records_fts.rowid "
+                   f"WHERE records_fts MATCH ? AND {where} ORDER BY s, r.rowid LIMIT ?")
             block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
             total = _varint(block[0]) if block else 0  # FTS5's own row count
             ratio = [w / _idf(total, self._count(("", q), lambda q=q: db.execute(
@@ -120,6 +123,25 @@ class SQLiteKeywords:
                     names[rowid] = rid
         best = sorted(scores, key=lambda r: (-scores[r], r))[:limit]
         return [(names[r], scores[r]) for r in best]
+
+    @contextmanager
+    def _snapshot(self, sel: Selection) -> Iterator[tuple[sqlite3.Connection, Selection]]:
+        """One read snapshot, with the selection's test of the text space dropped when its
+        namespace holds no record of a named space: the test then excludes nothing, and costs
+        a read of the last column of every record a keyword matches."""
+        with self._read() as db:
+            own = not db.in_transaction
+            if own:
+                db.execute("BEGIN")
+            try:
+                if sel.space == "" and db.execute(
+                        "SELECT 1 FROM records WHERE namespace = ? AND space > '' LIMIT 1",
+                        (sel.namespace,)).fetchone() is None:
+                    sel = dataclasses.replace(sel, space=None)
+                yield db, sel
+            finally:
+                if own:
+                    db.execute("COMMIT")
 
     def _count(self, key: tuple[str, str], compute: Any) -> int:
         """A count for keyword statistics: recounted after this process writes when it is

@@ -71,6 +71,8 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
         self._ann: dict[str, AnnIndex] = {}
         self._counts: dict[tuple[str, str], tuple[int, int, float]] = {}
         self._generation = 0  # bumped by every write of this process
+        #: capped counts of selections, valid while neither this process nor another writes
+        self._capped: dict[tuple[str, tuple[Any, ...]], tuple[int, int, int, int]] = {}
         self._ann_warned = False
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
@@ -193,6 +195,31 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
 
     def _where(self, sel: Selection) -> tuple[str, list[Any]]:
         return selection_sql(sel)
+
+    def count(self, sel: Selection, *, limit: int | None = None) -> int:
+        """Capped counts (``limit``) are what a search asks several times over (is the
+        selection small enough for exact vector search, for its own keyword statistics, for
+        context smoothing?): one is remembered until the file changes, and serves any cap it
+        answers exactly."""
+        if limit is None:
+            return super().count(sel)
+        where, params = selection_sql(sel)
+        key = (where, tuple(params))
+        with self._read() as db:
+            version = db.execute("PRAGMA data_version").fetchone()[0]
+            hit = self._capped.get(key)
+            if hit is not None and hit[2:] == (self._generation, version):
+                value, asked = hit[0], hit[1]
+                if value <= asked:  # the exact count
+                    return min(value, limit + 1)
+                if limit <= asked:  # more than asked, so more than limit
+                    return limit + 1
+            value = int(db.execute(self._count_sql(where, True), (*params, limit + 1)
+                                   ).fetchone()[0])
+        if len(self._capped) > 1000:
+            self._capped.clear()
+        self._capped[key] = (value, limit, self._generation, version)
+        return value
 
     def _by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
         rows: list[Any] = []
