@@ -363,6 +363,21 @@ class IndexesConformance:
         assert keyword_search(store, Selection("ns"), ["apple"], 10)[0][0] != both.id
         assert keyword_search(store, Selection("ns"), ["apple", "zebra"], 10)[0][0] == both.id
 
+    def test_keyword_scores_are_the_whole_sum_beside_other_namespaces(self, store):
+        """The same with another namespace in the index (so that the terms are weighed by the
+        namespace's own statistics, one term at a time): a search must not depend on what
+        other namespaces hold (SQLite summed each term's best 200 records here)."""
+        both = rec("apple zebra " + " ".join(f"filler{i}" for i in range(4)))
+        store.insert([both] + [rec(f"apple a{i}") for i in range(300)]
+                     + [rec(f"zebra z{i}") for i in range(300)]
+                     + [rec(f"other words o{i}") for i in range(400)])
+        alone = keyword_search(store, Selection("ns"), ["apple", "zebra"], 10)
+        store.insert([rec(f"zebra apple elsewhere {i}", ns="b") for i in range(40)]
+                     + [rec(f"unrelated words w{i}", ns="b") for i in range(3000)])
+        beside = keyword_search(store, Selection("ns"), ["apple", "zebra"], 10)
+        assert beside[0][0] == both.id
+        assert [i for i, _ in beside] == [i for i, _ in alone]
+
     def test_keyword_search_stems(self, store):
         a = rec("she was running marathons")
         store.insert([a])

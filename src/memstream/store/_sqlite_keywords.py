@@ -18,6 +18,11 @@ from .protocol import TermStats
 #: weights this close (relatively) to FTS5's own idf are taken as FTS5's: one query ranks all
 #: the terms at once instead of one query per term
 SAME_WEIGHT = 0.02
+#: a selection of at most this many records gets exact keyword scores on every path (see
+#: ``keyword_scores``)
+EXACT_KEYWORDS = 5000
+#: SQLite 3.35 or later (each term's scores are materialized on their own)
+_MATERIALIZED = sqlite3.sqlite_version_info >= (3, 35)
 LARGE_COUNT = 5000  # keyword statistics above this are reused for COUNT_TTL seconds
 COUNT_TTL = 60.0
 
@@ -95,30 +100,47 @@ class SQLiteKeywords:
         """FTS5 ranks by BM25 with the idf of the whole table; each term's FTS5 score is
         divided by that idf and multiplied by the weight asked. When every weight is within
         ``SAME_WEIGHT`` of the table's own idf (a namespace that is nearly the whole table),
-        one query of all the terms ranks by the sum; otherwise each term is ranked alone (its
-        best ``max(4 * limit, 200)`` records) and the scores are added."""
+        one query of all the terms ranks by the sum. Otherwise each term is scored alone and
+        the scores are added: over the whole selection when it holds at most
+        ``EXACT_KEYWORDS`` records (in one query), else over each term's best ``max(4 *
+        limit, 200)`` records (a record missing from a term's list then lacks that term's
+        score)."""
         terms = [(q, w) for t, w in weighted if (q := _quote(t)) is not None]
         if not terms or limit <= 0:
             return []
-        per_term = max(4 * limit, 200)
-        scores: dict[int, float] = {}
-        names: dict[int, str] = {}
+        asked = sel
         with self._snapshot(sel) as (db, sel):
             where, params = selection_sql(sel)
-            sql = (f"SELECT r.rowid, r.id, bm25(records_fts) AS s FROM records_fts "
-                   f"JOIN records r ON r.rowid = records_fts.rowid "
-                   f"WHERE records_fts MATCH ? AND {where} ORDER BY s, r.rowid LIMIT ?")
+            match = (f"SELECT r.rowid AS rid, r.id AS id, bm25(records_fts) AS s FROM "
+                     f"records_fts JOIN records r ON r.rowid = records_fts.rowid "
+                     f"WHERE records_fts MATCH ? AND {where}")
             block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
             total = _varint(block[0]) if block else 0  # FTS5's own row count
             ratio = [w / _idf(total, self._count(("", q), lambda q=q: db.execute(
                 "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
                 (q,)).fetchone()[0])) for q, w in terms]
             if all(abs(r - 1.0) <= SAME_WEIGHT for r in ratio):
-                rows = db.execute(sql, (" OR ".join(q for q, _ in terms), *params,
-                                        limit)).fetchall()
+                rows = db.execute(match + " ORDER BY s, rid LIMIT ?", (
+                    " OR ".join(q for q, _ in terms), *params, limit)).fetchall()
                 return [(rid, -score) for _, rid, score in rows]
+            if _MATERIALIZED and self.count(asked, limit=EXACT_KEYWORDS) <= EXACT_KEYWORDS:
+                # each term's scores materialized on their own (bm25 needs its own MATCH)
+                each = match.replace("bm25(records_fts) AS s", "bm25(records_fts) * ? AS s"
+                                     ).replace(" JOIN ", " CROSS JOIN ")  # the keyword index leads
+                ctes = ", ".join(f"t{n} AS MATERIALIZED ({each})" for n in range(len(terms)))
+                union = " UNION ALL ".join(f"SELECT * FROM t{n}" for n in range(len(terms)))
+                rows = db.execute(
+                    f"WITH {ctes} SELECT rid, id, sum(s) AS t FROM ({union}) "
+                    "GROUP BY rid ORDER BY t, rid LIMIT ?",
+                    [*(v for (q, _), r in zip(terms, ratio, strict=True)
+                       for v in (r, q, *params)), limit]).fetchall()
+                return [(rid, -score) for _, rid, score in rows]
+            scores: dict[int, float] = {}
+            names: dict[int, str] = {}
+            per_term = max(4 * limit, 200)
             for (q, _), r in zip(terms, ratio, strict=True):
-                for rowid, rid, score in db.execute(sql, (q, *params, per_term)).fetchall():
+                for rowid, rid, score in db.execute(match + " ORDER BY s, rid LIMIT ?",
+                                                    (q, *params, per_term)).fetchall():
                     scores[rowid] = scores.get(rowid, 0.0) - score * r
                     names[rowid] = rid
         best = sorted(scores, key=lambda r: (-scores[r], r))[:limit]
