@@ -7,6 +7,7 @@ import pytest
 
 from memstream import BackendUnavailable, CorruptStore
 from memstream.filters import Selection
+from memstream.retrieval.keywords import keyword_search
 from memstream.store import open_store
 from memstream.store._sqlite_schema import SCHEMA_VERSION
 from memstream.store.sqlite import SQLiteStore
@@ -206,5 +207,23 @@ def test_a_capped_count_is_reused_until_the_file_changes(tmp_path: Path):
     assert one.count(sel, limit=50) == 8
     assert len(counted) == 5
     assert one.count(sel) == 8  # an uncapped count is always counted
+    one.close()
+    two.close()
+
+
+def test_a_namespace_span_is_renewed_by_any_insert(tmp_path: Path):
+    """Keyword reads are bounded by the rowids the namespace spans; a record inserted after a
+    search, by this connection or another, is found by the next one."""
+    path = tmp_path / "span.db"
+    one, two = SQLiteStore(path), SQLiteStore(path)
+    one.insert([rec(f"note {i}") for i in range(5)] + [rec("other", ns="b")], model="m")
+    assert keyword_search(one, Selection("ns"), ["walrus"], 5) == []
+    late = rec("a walrus on the beach")
+    two.insert([late], model="m")
+    assert [i for i, _ in keyword_search(one, Selection("ns"), ["walrus"], 5)] == [late.id]
+    mine = rec("another walrus")
+    one.insert([mine], model="m")
+    assert {i for i, _ in keyword_search(one, Selection("ns"), ["walrus"], 5)} == {late.id,
+                                                                                  mine.id}
     one.close()
     two.close()

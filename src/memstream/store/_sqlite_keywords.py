@@ -30,6 +30,8 @@ COUNT_TTL = 60.0
 class SQLiteKeywords:
     _counts: dict[tuple[str, str], tuple[int, int, float]]
     _generation: int
+    _grown: int
+    _spans: dict[tuple[str, str | None], tuple[int, int, int, int]]
 
     # what the store provides (sqlite.SQLiteStore)
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
@@ -43,10 +45,13 @@ class SQLiteKeywords:
 
     def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
                    cap: Callable[[int], int]) -> TermStats:
-        """A term held by more than ``cap(rows of the whole index)`` records is reported over
-        the cap without being counted in the selection (as PostgreSQL's planner would, SQLite
-        has no cheap way to count a common term within a namespace or a user): counting it
-        would read all its entries."""
+        """A term is first counted among the records whose rowids lie in the span of its
+        namespace (``_span``): one read of the keyword index, no join. Held by more than
+        ``cap(rows of the whole index)`` of them, it is reported over the cap without being
+        counted in the selection (counting it would read all those entries, as PostgreSQL's
+        planner would, SQLite has no cheap way to count a common term within a user). A
+        namespace written in one stretch owns every rowid of its span: there that first count
+        is the namespace's own, and other namespaces never shift it."""
         asked = sel
         with self._snapshot(sel) as (db, sel):
             where, params = selection_sql(sel)
@@ -68,30 +73,36 @@ class SQLiteKeywords:
             total = _varint(block[0]) if block else 0  # FTS5's own row count
             everywhere = cap(total) + 1
             whole = not own and records == total  # the namespace is the whole index
+            lo, hi = self._span(db, sel.namespace, sel.space)
+            # the namespace holds every rowid of its span: a count in the span is its own
+            packed = not own and hi - lo + 1 == in_ns
             # CROSS JOIN: the keyword index leads; led by the namespace or scope index, SQLite
             # would probe the keyword index once per record (seconds at 100,000)
             sql = ("SELECT count(*) FROM (SELECT 1 FROM records_fts CROSS JOIN records r ON "
-                   f"r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND {where} LIMIT ?)")
+                   "r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND "
+                   f"records_fts.rowid BETWEEN ? AND ? AND {where} LIMIT ?)")
             matches: dict[str, int] = {}
             for term in terms:
                 quoted = _quote(term)
                 if quoted is None:
                     continue
-                stored = self._count((f"\0df{everywhere}", quoted), lambda q=quoted: db.execute(
+                stored = self._count((f"\0df{everywhere}\0{lo}:{hi}", quoted),
+                                     lambda q=quoted: db.execute(
                     "SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? "
-                    "LIMIT ?)", (q, everywhere)).fetchone()[0])
+                    "AND rowid BETWEEN ? AND ? LIMIT ?)", (q, lo, hi, everywhere)
+                ).fetchone()[0])
                 if stored >= everywhere:
                     matches[term] = upto
                     continue
-                # under the cap, the count is exact: keyword_scores reads it again
-                self._counts.setdefault(("", quoted), (stored, self._generation,
-                                                       time.monotonic()))
-                if whole:
+                if whole:  # the count of the whole index, which keyword_scores reads again
+                    self._counts.setdefault(("", quoted), (stored, self._generation,
+                                                           time.monotonic()))
+                if whole or packed:
                     matches[term] = stored
                     continue
 
                 def count(q: str = quoted) -> int:
-                    return int(db.execute(sql, (q, *params, upto)).fetchone()[0])
+                    return int(db.execute(sql, (q, lo, hi, *params, upto)).fetchone()[0])
                 matches[term] = self._count((scope, quoted), count)
         return TermStats(records, matches, own)
 
@@ -111,9 +122,12 @@ class SQLiteKeywords:
         asked = sel
         with self._snapshot(sel) as (db, sel):
             where, params = selection_sql(sel)
+            # the span of the namespace bounds the read of a term held mostly elsewhere
+            span = self._span(db, sel.namespace, sel.space)
             match = (f"SELECT r.rowid AS rid, r.id AS id, bm25(records_fts) AS s FROM "
                      f"records_fts JOIN records r ON r.rowid = records_fts.rowid "
-                     f"WHERE records_fts MATCH ? AND {where}")
+                     f"WHERE records_fts MATCH ? AND records_fts.rowid BETWEEN ? AND ? "
+                     f"AND {where}")
             block = db.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
             total = _varint(block[0]) if block else 0  # FTS5's own row count
             ratio = [w / _idf(total, self._count(("", q), lambda q=q: db.execute(
@@ -121,7 +135,7 @@ class SQLiteKeywords:
                 (q,)).fetchone()[0])) for q, w in terms]
             if all(abs(r - 1.0) <= SAME_WEIGHT for r in ratio):
                 rows = db.execute(match + " ORDER BY s, rid LIMIT ?", (
-                    " OR ".join(q for q, _ in terms), *params, limit)).fetchall()
+                    " OR ".join(q for q, _ in terms), *span, *params, limit)).fetchall()
                 return [(rid, -score) for _, rid, score in rows]
             if _MATERIALIZED and self.count(asked, limit=EXACT_KEYWORDS) <= EXACT_KEYWORDS:
                 # each term's scores materialized on their own (bm25 needs its own MATCH)
@@ -133,14 +147,14 @@ class SQLiteKeywords:
                     f"WITH {ctes} SELECT rid, id, sum(s) AS t FROM ({union}) "
                     "GROUP BY rid ORDER BY t, rid LIMIT ?",
                     [*(v for (q, _), r in zip(terms, ratio, strict=True)
-                       for v in (r, q, *params)), limit]).fetchall()
+                       for v in (r, q, *span, *params)), limit]).fetchall()
                 return [(rid, -score) for _, rid, score in rows]
             scores: dict[int, float] = {}
             names: dict[int, str] = {}
             per_term = max(4 * limit, 200)
             for (q, _), r in zip(terms, ratio, strict=True):
                 for rowid, rid, score in db.execute(match + " ORDER BY s, rid LIMIT ?",
-                                                    (q, *params, per_term)).fetchall():
+                                                    (q, *span, *params, per_term)).fetchall():
                     scores[rowid] = scores.get(rowid, 0.0) - score * r
                     names[rowid] = rid
         best = sorted(scores, key=lambda r: (-scores[r], r))[:limit]
@@ -164,6 +178,26 @@ class SQLiteKeywords:
             finally:
                 if own:
                     db.execute("COMMIT")
+
+    def _span(self, db: sqlite3.Connection, namespace: str, space: str | None
+              ) -> tuple[int, int]:
+        """The smallest and the largest rowid of the namespace's records (of ``space``; None:
+        of every space); (1, 0) when it has none. Rowids never move and a new record takes one
+        above every other, so the span holds all the namespace's records until the next
+        insert: it is kept until this process inserts (``_grown``) or another connection
+        commits (``PRAGMA data_version``)."""
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        hit = self._spans.get((namespace, space))
+        if hit is not None and hit[2:] == (self._grown, version):
+            return hit[0], hit[1]
+        where = "namespace = ?" + ("" if space is None else " AND space = ?")
+        lo, hi = db.execute(f"SELECT min(rowid), max(rowid) FROM records WHERE {where}",
+                            [namespace] + ([] if space is None else [space])).fetchone()
+        span = (1, 0) if lo is None else (int(lo), int(hi))
+        if len(self._spans) > 10_000:
+            self._spans.clear()
+        self._spans[(namespace, space)] = (*span, self._grown, version)
+        return span
 
     def _count(self, key: tuple[str, str], compute: Any) -> int:
         """A count for keyword statistics: recounted after this process writes when it is

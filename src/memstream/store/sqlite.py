@@ -71,6 +71,8 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
         self._ann: dict[str, AnnIndex] = {}
         self._counts: dict[tuple[str, str], tuple[int, int, float]] = {}
         self._generation = 0  # bumped by every write of this process
+        self._grown = 0  # bumped by every insert of this process (see _sqlite_keywords._span)
+        self._spans: dict[tuple[str, str | None], tuple[int, int, int, int]] = {}
         #: capped counts of selections, valid while neither this process nor another writes
         self._capped: dict[tuple[str, tuple[Any, ...]], tuple[int, int, int, int]] = {}
         self._ann_warned = False
@@ -289,6 +291,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
 
     def _insert_rows(self, db: Any, records: Sequence[Record], *, event: str,
                      model: str | None, rate: Collection[str], history: bool) -> None:
+        self._grown += 1
         for part in _chunks(records, _INSERT_ROWS):
             # one multi-row statement per part: far cheaper per row than executemany, above
             # all for the full-text index its trigger feeds
