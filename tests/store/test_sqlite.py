@@ -7,7 +7,7 @@ import pytest
 
 from memstream import BackendUnavailable, CorruptStore
 from memstream.filters import Selection
-from memstream.retrieval.keywords import keyword_search
+from memstream.retrieval.keywords import SELECTION_STATS, cap, keyword_search
 from memstream.store import open_store
 from memstream.store._sqlite_schema import SCHEMA_VERSION
 from memstream.store.sqlite import SQLiteStore
@@ -225,5 +225,22 @@ def test_a_namespace_span_is_renewed_by_any_insert(tmp_path: Path):
     one.insert([mine], model="m")
     assert {i for i, _ in keyword_search(one, Selection("ns"), ["walrus"], 5)} == {late.id,
                                                                                   mine.id}
+    one.close()
+    two.close()
+
+
+def test_keyword_statistics_see_another_connections_writes(tmp_path: Path):
+    """A small keyword count is recounted after another process writes, not only after this
+    one does (before, the namespace's size stayed as first counted)."""
+    path = tmp_path / "stats.db"
+    one, two = SQLiteStore(path), SQLiteStore(path)
+    one.insert([rec(f"walrus note {i}") for i in range(5)], model="m")
+    stats = one.term_stats(Selection("ns"), ["walrus"], selection_up_to=SELECTION_STATS,
+                           cap=cap)
+    assert (stats.records, stats.matches["walrus"]) == (5, 5)
+    two.insert([rec("walrus from the other process"), rec("a seal")], model="m")
+    stats = one.term_stats(Selection("ns"), ["walrus"], selection_up_to=SELECTION_STATS,
+                           cap=cap)
+    assert (stats.records, stats.matches["walrus"]) == (7, 6)
     one.close()
     two.close()

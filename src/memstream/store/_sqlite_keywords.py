@@ -28,8 +28,11 @@ COUNT_TTL = 60.0
 
 
 class SQLiteKeywords:
-    _counts: dict[tuple[str, str], tuple[int, int, float]]
+    _counts: dict[tuple[str, str], tuple[int, tuple[int, int], float]]
     _generation: int
+    #: ``PRAGMA data_version`` in the current read snapshot (another connection's commit
+    #: changes it)
+    _version: int = -1
     _grown: int
     _spans: dict[tuple[str, str | None], tuple[int, int, int, int]]
 
@@ -95,8 +98,8 @@ class SQLiteKeywords:
                     matches[term] = upto
                     continue
                 if whole:  # the count of the whole index, which keyword_scores reads again
-                    self._counts.setdefault(("", quoted), (stored, self._generation,
-                                                           time.monotonic()))
+                    self._counts.setdefault(("", quoted), (
+                        stored, (self._generation, self._version), time.monotonic()))
                 if whole or packed:
                     matches[term] = stored
                     continue
@@ -170,6 +173,7 @@ class SQLiteKeywords:
             if own:
                 db.execute("BEGIN")
             try:
+                self._version = db.execute("PRAGMA data_version").fetchone()[0]
                 if sel.space == "" and db.execute(
                         "SELECT 1 FROM records WHERE namespace = ? AND space > '' LIMIT 1",
                         (sel.namespace,)).fetchone() is None:
@@ -186,7 +190,7 @@ class SQLiteKeywords:
         above every other, so the span holds all the namespace's records until the next
         insert: it is kept until this process inserts (``_grown``) or another connection
         commits (``PRAGMA data_version``)."""
-        version = db.execute("PRAGMA data_version").fetchone()[0]
+        version = self._version
         hit = self._spans.get((namespace, space))
         if hit is not None and hit[2:] == (self._grown, version):
             return hit[0], hit[1]
@@ -200,17 +204,19 @@ class SQLiteKeywords:
         return span
 
     def _count(self, key: tuple[str, str], compute: Any) -> int:
-        """A count for keyword statistics: recounted after this process writes when it is
-        small (cheap), reused for up to a minute when it is large (it then barely moves)."""
+        """A count for keyword statistics: recounted after a write (by this process or, seen
+        through ``PRAGMA data_version``, by another) when it is small (cheap), reused for up to
+        a minute when it is large (it then barely moves)."""
         now = time.monotonic()
+        stamp = (self._generation, self._version)
         hit = self._counts.get(key)
-        if hit is not None and (hit[1] == self._generation
+        if hit is not None and (hit[1] == stamp
                                 or (hit[0] > LARGE_COUNT and now - hit[2] < COUNT_TTL)):
             return hit[0]
         value = int(compute())
         if len(self._counts) > 50_000:
             self._counts.clear()
-        self._counts[key] = (value, self._generation, now)
+        self._counts[key] = (value, stamp, now)
         return value
 
 

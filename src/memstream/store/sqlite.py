@@ -69,7 +69,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
         self.ann_threshold = ann_threshold
         self.exact_selection = EXACT_SELECTION
         self._ann: dict[str, AnnIndex] = {}
-        self._counts: dict[tuple[str, str], tuple[int, int, float]] = {}
+        self._counts: dict[tuple[str, str], tuple[int, tuple[int, int], float]] = {}
         self._generation = 0  # bumped by every write of this process
         self._grown = 0  # bumped by every insert of this process (see _sqlite_keywords._span)
         self._spans: dict[tuple[str, str | None], tuple[int, int, int, int]] = {}
