@@ -11,7 +11,7 @@ import pytest
 from memstream import Memory
 from memstream.retrieval.relevance import UNRELATED, evidence
 from memstream.retrieval.scoring import PAST_RECENCY, asks_about_now
-from memstream.retrieval.standing import SLOT, is_standing, lift
+from memstream.retrieval.standing import SLOT, is_standing, lift, recalls_the_past
 
 H = 3600.0
 NOW = 1_700_000_000.0
@@ -50,11 +50,12 @@ class _Hit(NamedTuple):
     lifted: bool = False
 
 
-def _lift(hits: list[_Hit], k: int) -> list[_Hit]:
+def _lift(hits: list[_Hit], k: int, query: str = "Which version should I install?"
+          ) -> list[_Hit]:
     best = next((h for h in hits if is_standing(h.text)), None)
     if best is None:
         return hits[:k]
-    return lift(hits[:k], best, key=lambda h: h.text, text=lambda h: h.text,
+    return lift(hits[:k], best, query=query, key=lambda h: h.text, text=lambda h: h.text,
                 logit=lambda h: h.logit, mark=lambda h: h._replace(lifted=True))
 
 
@@ -73,6 +74,31 @@ def test_lift_keeps_one_place_for_a_plausible_standing_memory():
     assert _lift([*ranked, far], k=10) == [*ranked, far]
     early = [ranked[0], rule, *ranked[1:]]
     assert _lift(early, k=10) == early
+    # a question about what the user did is answered by the memory of it, not by a rule
+    assert _lift([*ranked, rule], k=10, query="Which version did I install?") == \
+        [*ranked, rule]
+
+
+@pytest.mark.parametrize("query", [
+    "When did I book the dentist?", "How many problems have I completed so far?",
+    "What have we decided about the release date?", "What was the budget I mentioned?",
+    "Summarize everything we've discussed about the move",
+    "Can you list the order in which I brought up my travel plans?",
+    "Give me a summary of our conversations about the garden.",
+])
+def test_questions_about_the_past(query: str):
+    assert recalls_the_past(query)
+
+
+@pytest.mark.parametrize("query", [
+    "What should I keep in mind for a good daily routine?",
+    "Can you suggest some snack ideas I can prepare quickly?",
+    "What happened at the last team practice?", "How have our sales been doing lately?",
+    "Which libraries are in this project's technology stack?",
+    "Could you help me write the equation of a line through (3, 4)?",
+])
+def test_requests_and_questions_about_the_world(query: str):
+    assert not recalls_the_past(query)
 
 
 def test_asks_about_now():
@@ -103,6 +129,13 @@ def test_a_standing_instruction_comes_with_a_question_on_its_subject(small: Memo
     # a question on another subject does not bring it
     hits = small.search("What can I cook with lentils?", k=5, touch=False)
     assert not any(h.explain.lifted for h in hits)
+    # nor does a question about what was decided before: the records of it answer that
+    # (the instruction is plausibly related, and was lifted to place SLOT before)
+    hits = small.search("When did we decide on the database?", k=10, touch=False)
+    assert not any(h.explain.lifted for h in hits)
+    assert all(h.record.text.startswith("For the project's technology stack")
+               for h in hits[:SLOT])
+    assert hits[-1].explain.raw_relevance >= UNRELATED
 
 
 def test_recency_counts_fully_only_for_questions_about_the_present(small: Memory):

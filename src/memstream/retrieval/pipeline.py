@@ -174,7 +174,7 @@ def run_search(store: Store, sel: Selection, text: str,
         best = rank(standing, relevance=[calibrated[c.id] for c in standing], now=now, p=p,
                     limit=1)
         if best:
-            top = lift(top, best[0], key=lambda s: s.item.id,
+            top = lift(top, best[0], query=text, key=lambda s: s.item.id,
                        text=lambda s: texts.get(s.item.id, ""),
                        logit=lambda s: s.explain.raw_relevance,
                        mark=lambda s: s._replace(explain=dataclasses.replace(

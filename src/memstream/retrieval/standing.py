@@ -13,6 +13,14 @@ calibrated relevance logit at or above ``relevance.UNRELATED``), it takes place 
 (or the last place of a shorter list, never the first) and the hits below move down one. Its
 explanation says so (``Explanation.lifted``). An unrelated instruction is never lifted.
 
+Nor is one lifted for a question about what the user said or did before ("When did I book
+the dentist?", "How many problems have I completed?", "Summarize our conversations about
+the move": ``recalls_the_past``). Such a question asks for the memory of that event, and an
+instruction on how to answer is not it; there the place goes to the next most relevant
+memory (on BEAM's development split this gives 0.7211 recall_any@5 instead of 0.7174 and
+changes no answer to a request, docs/benchmarks.md). A standing memory that is itself among
+the most relevant keeps its place by relevance, as any memory does.
+
 A memory is standing when its text, after an optional label of the user's turn ("user: ",
 "human: "), opens with an instruction (always, never, don't ever, please always, remember
 to, make sure to always) or a first-person preference (I prefer, I'd prefer, I'd rather, I
@@ -28,7 +36,7 @@ from typing import TypeVar
 
 from .relevance import UNRELATED
 
-__all__ = ["SLOT", "is_standing", "lift"]
+__all__ = ["SLOT", "is_standing", "lift", "recalls_the_past"]
 
 #: the place (1-based) kept for the most relevant standing memory
 SLOT = 5
@@ -42,6 +50,21 @@ _STANDING = re.compile(
     r" would rather)\b)", re.IGNORECASE)
 
 
+#: a question about what the user (alone or with the assistant) said or did before
+_RECALL = re.compile(
+    r"\b(?:did|have|had)\s+(?:i|we)\b"
+    r"|\b(?:i|we)(?:'ve|\s+have|'d|\s+had)?\s+(?:said|mentioned|told|brought\s+up|discussed|"
+    r"talked|asked|shared|decided|completed|done|went|made|spent|attended)\b"
+    r"|\bour\s+(?:earlier\s+|previous\s+|past\s+)?(?:conversations?|chats?|discussions?|"
+    r"sessions?)\b", re.IGNORECASE)
+
+
+def recalls_the_past(query: str) -> bool:
+    """Whether ``query`` asks what the user said or did before: "did I", "have we", "I
+    mentioned", "we've discussed", "our conversations" (module docstring)."""
+    return _RECALL.search(query) is not None
+
+
 def is_standing(text: str) -> bool:
     """Whether ``text`` states a standing instruction or preference (module docstring)."""
     return _STANDING.match(text) is not None
@@ -50,14 +73,15 @@ def is_standing(text: str) -> bool:
 T = TypeVar("T")
 
 
-def lift(top: Sequence[T], best: T, *, key: Callable[[T], object], text: Callable[[T], str],
-         logit: Callable[[T], float], mark: Callable[[T], T]) -> list[T]:
+def lift(top: Sequence[T], best: T, *, query: str, key: Callable[[T], object],
+         text: Callable[[T], str], logit: Callable[[T], float], mark: Callable[[T], T]
+         ) -> list[T]:
     """``top`` (the first hits, best first) with ``best``, the best-ranked standing memory of
-    the candidates, in place ``SLOT`` when no standing memory is above it and ``best`` is
-    plausibly relevant (module docstring). ``mark`` returns a hit's copy that says it was
-    lifted."""
+    the candidates, in place ``SLOT`` when no standing memory is above it, ``best`` is
+    plausibly relevant and ``query`` does not ask about the past (module docstring). ``mark``
+    returns a hit's copy that says it was lifted."""
     k = len(top)
-    if k < 2:
+    if k < 2 or recalls_the_past(query):
         return list(top)
     at = min(SLOT, k) - 1
     if any(is_standing(text(h)) for h in top[: at + 1]) or logit(best) < UNRELATED:
