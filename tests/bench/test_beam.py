@@ -43,6 +43,8 @@ def test_bench_beam_end_to_end(tmp_path: Path):
     assert report["exchanges"] == 8 and report["questions"] == 4
     assert set(report["profiles"]) == {"default", "keyword only"}  # no vectors: no vector baseline
     assert report["profiles"]["default"]["metrics"]["overall"]["recall_any@10"] == 1.0
+    # the baselines' searches are timed too (their p50 was printed as 0.0)
+    assert report["profiles"]["keyword only"]["latency_ms"]["p50"] > 0
     archive = tmp_path / "beam.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:
         tar.add(data, arcname="beam_dev")

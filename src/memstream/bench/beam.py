@@ -184,11 +184,14 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
                     latencies[profile].append((time.perf_counter() - t1) * 1000)
                     accumulate(sums[profile], counts[profile], q.category,
                                 [key_of[h.record.id] for h in hits], q.evidence)
-                baselines = {"keyword only": keyword_search(
-                    mem.store, Selection(ns), query_terms(q.text), max(KS))}
+                terms, sel = query_terms(q.text), Selection(ns)
+                t1 = time.perf_counter()
+                baselines = {"keyword only": keyword_search(mem.store, sel, terms, max(KS))}
+                latencies["keyword only"].append((time.perf_counter() - t1) * 1000)
                 if vector is not None:
-                    baselines["vector only"] = mem.store.vector_search(Selection(ns), vector,
-                                                                       max(KS))
+                    t1 = time.perf_counter()
+                    baselines["vector only"] = mem.store.vector_search(sel, vector, max(KS))
+                    latencies["vector only"].append((time.perf_counter() - t1) * 1000)
                 for name, found in baselines.items():
                     accumulate(sums[name], counts[name], q.category,
                                 [key_of[i] for i, _ in found], q.evidence)
