@@ -23,6 +23,22 @@ def test_real_model_ranks_by_meaning(e5):
     assert set(order[:2]) == {0, 2}
 
 
+def test_stored_texts_go_to_the_engine_a_few_at_a_time_with_the_same_vectors(e5):
+    """Small calls are faster (the activations stay in cache) and give the very same vectors
+    as one large call."""
+    texts = ["short note"] * 3 + ["x " * 300, "a second long text " * 20, "tail"]
+    calls = e5._calls(texts)
+    assert [len(c) for c in calls] == [3, 1, 2]  # about 512 characters, at least one text
+    assert [t for c in calls for t in c] == texts
+    default = e5.embed_documents(texts)
+    e5.batch_chars = 1 << 20
+    try:
+        together = e5.embed_documents(texts)
+    finally:
+        e5.batch_chars = 512
+    assert np.array_equal(default, together)
+
+
 def test_semantic_search_finds_paraphrase(db_path: Path, e5):
     with Memory(db_path, embedder=e5) as mem:
         mem.add("My sister moved to Canada last spring.")

