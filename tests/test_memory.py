@@ -260,6 +260,12 @@ def test_ids_sort_in_creation_order_and_carry_their_time():
     assert batch + more == sorted(batch + more)
     assert all(len(i) == 26 and id_time(i) == 1_700_000_000.5 for i in batch + more)
     assert new_id(1.0) < new_id(2.0) and id_time(new_id(0.0)) == 0.0
+    # the same time again after other times (records imported with explicit times): still in
+    # the order they were made (before, the first id of each return to a time was random)
+    times = [1_600_000_000.0 + n for n in range(20)]
+    first = [new_id(t) for t in times]
+    again = [new_id(t) for t in times]
+    assert all(a < b for a, b in zip(first, again, strict=True))
 
 
 def test_a_run_of_ids_is_encoded_as_each_one_alone():

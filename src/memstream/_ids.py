@@ -2,7 +2,11 @@
 
 An id is 26 characters of Crockford base32: 48 bits of milliseconds since the epoch followed by
 80 bits that are random for the first id of a millisecond and counted up from there, so ids made
-by one process sort in creation order and ids made by different processes do not collide.
+by one process sort in creation order and ids made by different processes do not collide. The
+count is kept for the last 4,096 milliseconds used, not only the last one: records added with
+the same explicit time by separate calls, with other times in between (an import, a replay),
+keep the order they were added in, which is their order in the stream (context smoothing reads
+it).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import base64
 import os
 import threading
 import time
+from collections import OrderedDict
 
 import numpy as np
 
@@ -20,9 +25,10 @@ _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # base64's RFC 4648 base32 alphabet -> Crockford's, so the C encoder does the work
 _TO_CROCKFORD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _ALPHABET.encode())
 _RANDOM_BITS = 80
+_REMEMBERED = 4096
 _lock = threading.Lock()
-_last_ms = -1
-_last_rand = 0
+#: millisecond -> the random part of the last id given for it, the most recently used last
+_last: OrderedDict[int, int] = OrderedDict()
 
 
 def _encode(value: int) -> str:
@@ -34,17 +40,17 @@ def _encode(value: int) -> str:
 def new_ids(count: int, at: float | None = None) -> list[str]:
     """``count`` new ids whose time part is ``at`` (seconds since the epoch) or now, in
     increasing order."""
-    global _last_ms, _last_rand
     ms = int((time.time() if at is None else at) * 1000)
     ms = max(0, min(ms, (1 << 48) - 1))
     mask = (1 << _RANDOM_BITS) - 1
     with _lock:
-        if ms == _last_ms:
-            first = (_last_rand + 1) & mask
-        else:
-            _last_ms = ms
-            first = int.from_bytes(os.urandom(10), "big") >> 1  # room to count up
-        _last_rand = (first + count - 1) & mask
+        last = _last.pop(ms, None)
+        # a known millisecond counts on; a new one starts at random, with room to count up
+        first = ((last + 1) & mask if last is not None
+                 else int.from_bytes(os.urandom(10), "big") >> 1)
+        _last[ms] = (first + count - 1) & mask
+        if len(_last) > _REMEMBERED:
+            _last.popitem(last=False)
     if count < 8:
         base = ms << _RANDOM_BITS
         return [_encode(base | ((first + n) & mask)) for n in range(count)]
