@@ -123,7 +123,10 @@ class Explanation:
     ``cosine`` and ``keyword`` are the two relevance sources (None when that index did not
     return the record); ``vector_rank`` and ``keyword_rank`` are 1-based ranks in each list.
     ``lifted`` says why a hit stands above hits that score higher (None for every other hit):
-    "standing instruction or preference" (retrieval.standing).
+    "standing instruction or preference" (retrieval.standing). ``updates`` names the records
+    this hit follows up and was placed above: a newer memory about the same thing, as
+    relevant to the query (a changed fact, a moved event, the reply to a question); its
+    relevance is its own.
     """
 
     recency: float
@@ -141,6 +144,7 @@ class Explanation:
     fusion: str = "rrf"
     rule: str = "weighted"
     lifted: str | None = None
+    updates: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -143,13 +143,19 @@ def _round_trip(value: Any, field: str) -> dict[str, Any]:
                            f"{exc}") from exc
 
 
-def importance(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+def fraction(value: Any, field: str) -> float:
+    """A number in [0, 1] (an integer of any size is refused, not overflowed)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, int) and value not in (0, 1)) or not math.isfinite(value) \
             or not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"importance must be a number in [0, 1], got {value!r}")
+        shown = repr(value) if not isinstance(value, int) or abs(value) < 10**20 \
+            else f"an integer of {len(str(abs(value)))} digits"
+        raise InvalidInput(f"{field} must be a number in [0, 1], got {shown}")
     return float(value)
+
+
+def importance(value: Any) -> float | None:
+    return None if value is None else fraction(value, "importance")
 
 
 def step(value: Any) -> int | None:

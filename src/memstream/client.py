@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from . import errors as _errors
 from ._types import Explanation, HistoryEntry, Hit, MemoryChange, Record
 from .clock import TimeLike
+from .config import CONTEXT_MIN_RELEVANCE
 from .errors import BackendUnavailable, InvalidInput, MemstreamError, MissingDependency
 from .memory import Context
 from .scope import Query, Scope, resolve
@@ -34,6 +35,7 @@ def _hit(raw: Mapping[str, Any]) -> Hit:
     e = dict(raw["explain"])
     w = e.pop("weights")
     e["weights"] = (w["recency"], w["importance"], w["relevance"])
+    e["updates"] = tuple(e.get("updates", ()))
     return Hit(_record(raw["record"]), raw["score"], Explanation(**e))
 
 
@@ -214,11 +216,12 @@ class Client:
                weights: str | Mapping[str, float] | Sequence[float] | None = None,
                touch: bool = True, step_range: tuple[int, int] | None = None,
                fusion: str | None = None, as_of: Time | None = None,
-               scope: Scope | None = None) -> list[Hit]:
+               min_relevance: float | None = None, scope: Scope | None = None) -> list[Hit]:
         body = _search_body(query, scope, dict(
             namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
             kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
-            as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion))
+            as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion,
+                               min_relevance=min_relevance))
         return [_hit(h) for h in self._call("POST", "/v1/search", json=body)]
 
     def context(self, query: str | Query, *, budget: int = 512, k: int = 50,
@@ -230,11 +233,13 @@ class Client:
                 weights: str | Mapping[str, float] | Sequence[float] | None = None,
                 touch: bool = True, step_range: tuple[int, int] | None = None,
                 fusion: str | None = None, as_of: Time | None = None,
+                min_relevance: float | None = CONTEXT_MIN_RELEVANCE,
                 scope: Scope | None = None) -> Context:
         body = _search_body(query, scope, dict(
             namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
             kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
-            as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion))
+            as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion,
+                               min_relevance=min_relevance or 0.0))
         out = self._call("POST", "/v1/context", json={**body, "budget": budget})
         return Context(text=out["text"], hits=[_hit(h) for h in out["hits"]],
                        tokens=out["tokens"])

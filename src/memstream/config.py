@@ -53,6 +53,11 @@ _DEFAULTS: dict[str, Any] = {
     "events_retention": 7.0,
     "tracing": False,
 }
+#: the relevance below which ``Memory.context`` leaves a memory out by default: about what the
+#: least relevant twentieth of the memories that do answer get on the development suites, and
+#: above what most unrelated memories of a store get (docs/retrieval.md, "Nothing relevant")
+CONTEXT_MIN_RELEVANCE = 0.02
+
 DEFAULTS: Mapping[str, Any] = MappingProxyType(_DEFAULTS)
 
 _ENV_TYPES: dict[str, Any] = {

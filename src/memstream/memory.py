@@ -29,7 +29,7 @@ from ._types import HistoryEntry, Hit, MemoryChange, Record
 from ._worker import EnrichmentWorker
 from .clock import Clock, TimeLike, WallClock, to_timestamp
 from .cognition.extraction import check_messages
-from .config import Config, ResolvedConfig
+from .config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
 from .embed import Embedder, load_embedder
 from .embed.cache import content_hash, embed_documents_cached, passage
 from .errors import Conflict, InvalidInput, NotFound
@@ -61,6 +61,7 @@ class Context:
     text: str
     hits: list[Hit]
     tokens: int
+
 
 
 class Memory(ChangeEvents):
@@ -475,7 +476,7 @@ class Memory(ChangeEvents):
                weights: WeightsLike = None, touch: bool = True,
                step_range: tuple[int, int] | None = None, vector: Any = None,
                fusion: str | None = None, as_of: TimeLike | None = None,
-               scope: Scope | None = None) -> list[Hit]:
+               min_relevance: float | None = None, scope: Scope | None = None) -> list[Hit]:
         """The ``k`` memories that best fit the query, best first.
 
         Score = weighted sum of min-max normalised recency (decay ** hours since last access),
@@ -484,8 +485,12 @@ class Memory(ChangeEvents):
         Unless ``touch=False``, the returned records' last access becomes ``now``.
         ``as_of`` searches what was valid at that time (superseded memories included).
         ``query`` may be a ``Query`` (its text and which memories qualify), ``scope`` a
-        ``Scope``, in place of the keyword arguments of the same names.
+        ``Scope``, in place of the keyword arguments of the same names. ``min_relevance`` (0 to
+        1) leaves out the hits whose relevance (``explain.relevance``) is below it: with the
+        default profile a calibrated chance that the memory answers, so a search where nothing
+        answers can come back empty.
         """
+        floor = v.fraction(min_relevance, "min_relevance") if min_relevance is not None else None
         whose, which = split(
             scope, query if isinstance(query, Query) else Query(text=query), namespace=namespace,
             user_id=user_id, agent_id=agent_id, run_id=run_id, kinds=kinds, filters=filters,
@@ -508,17 +513,24 @@ class Memory(ChangeEvents):
             qvec = self._query_vector_soon(text)
         hits = run_search(self.store, sel, text, qvec, when, params,
                           background=self._background())
+        if floor is not None:
+            hits = [h for h in hits if h.explain.relevance >= floor]
         if touch and hits:
             self.store.touch(sel.namespace, [h.record.id for h in hits], at=when)
         return hits
 
     def context(self, /, query: str | Query, *, budget: int = 512, k: int = 50,
                 tokenizer: Tokenizer | None = None,
-                render: Callable[[Record], str] | None = None, **search_args: Any) -> Context:
+                render: Callable[[Record], str] | None = None,
+                min_relevance: float | None = CONTEXT_MIN_RELEVANCE,
+                **search_args: Any) -> Context:
         """The best memories for a query that fit in ``budget`` tokens, rendered one per line.
-        Tokens are counted with a real tokenizer (cl100k_base by default) on the joined text."""
+        Tokens are counted with a real tokenizer (cl100k_base by default) on the joined text.
+        Memories below ``min_relevance`` are left out (by default ``CONTEXT_MIN_RELEVANCE``:
+        a prompt is not padded with unrelated memories; None or 0 keeps every hit)."""
         touch = search_args.pop("touch", True)
-        hits = self.search(query, k=k, touch=False, **search_args)
+        hits = self.search(query, k=k, touch=False, min_relevance=min_relevance or None,
+                           **search_args)
         kwargs: dict[str, Any] = {"tokenizer": tokenizer}
         if render is not None:
             kwargs["render"] = render

@@ -70,11 +70,11 @@ def test_recency_and_importance_never_lift_the_unrelated_over_the_relevant():
 def test_a_single_candidate_is_scored_not_zeroed(small: Memory):
     small.add("Maria is allergic to peanuts.", at=NOW - 30 * 24 * H)
     hit = small.search("What can't Maria eat?", touch=False)[0]
-    assert hit.explain.relevance > 0.5 and hit.score > 0.5
+    assert hit.explain.relevance > 0.3 and hit.score > 0.3
     small.add("Bought new hiking boots.", at=NOW - 3600)
     hits = small.search("What can't Maria eat?", touch=False)
     assert hits[0].record.text.startswith("Maria")
-    assert hits[1].explain.relevance < 0.2  # unrelated, however recent and however ranked
+    assert hits[1].explain.relevance < 0.05  # unrelated, however recent and however ranked
 
 
 def test_identical_texts_get_identical_relevance(small: Memory):

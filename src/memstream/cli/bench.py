@@ -28,6 +28,8 @@ ORIGINS = {
     "beam": "BEAM is chats/500K of https://github.com/mohammadtavakoli78/BEAM (evaluation "
             "data; the repository names no licence): git clone --depth 1 "
             "https://github.com/mohammadtavakoli78/BEAM, then --data BEAM/chats/500K",
+    "everyday": "an everyday suite is a JSON file of stores and questions ({now, memories, "
+                "questions}, the schema of docs/benchmarks.md, 'Everyday stores')",
 }
 
 
@@ -121,6 +123,35 @@ def bench_beam(st: _State, data: str, profiles: str, limit: int | None, out: str
     if out:
         Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
     _emit(report) if st.as_json else click.echo(beam.render(report))
+
+
+@bench.command("everyday")
+@click.option("--data", required=True, type=_data("everyday"),
+              help="An everyday suite: a JSON file of small stores, questions and the memories "
+              "that answer them (docs/benchmarks.md, 'Everyday stores').")
+@click.option("--profiles", default="default,recall,paper", show_default=True,
+              help="Weight profiles to score, comma-separated (the vector-only and keyword-only "
+              "baselines are always scored too).")
+@click.option("--store", "stores", multiple=True, help="Only this store (repeatable).")
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the report as JSON.")
+@click.option("--db", "target", default=":memory:", show_default=True,
+              help="The store to index the suite in; its namespaces are replaced.")
+@click.pass_obj
+def bench_everyday(st: _State, data: str, profiles: str, stores: tuple[str, ...],
+                   out: str | None, target: str) -> None:
+    """The answer first and in the top 5 on small everyday stores, per type, language and
+    store, with baselines and the calibration of relevance."""
+    from ..bench import everyday
+
+    names = [p.strip() for p in profiles.split(",") if p.strip()]
+    total = len(stores) or len(everyday.load(data).memories)
+    with Progress("bench everyday") as progress:
+        report = everyday.run(data, profiles=names, embedder=st.embedder, db=target,
+                              stores=stores or None, progress=_each(progress, "stores", total))
+        progress.summary("scored the stores")
+    if out:
+        Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    _emit(report) if st.as_json else click.echo(everyday.render(report))
 
 
 @bench.command("scenarios")

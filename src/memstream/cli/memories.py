@@ -105,11 +105,13 @@ def _time_options(fn: F) -> F:
 @click.option("--weights", type=click.Choice(sorted(PROFILES)), help="A weight profile.")
 @click.option("--now", help="Score as of this time (ISO 8601).")
 @click.option("--no-touch", is_flag=True, help="Do not update last access (read-only).")
+@click.option("--min-relevance", type=float,
+              help="Leave out hits whose relevance is below this (0-1).")
 @click.pass_obj
 def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | None,
            run_id: str | None, kinds: tuple[str, ...], filters: str | None, since: str | None,
            until: str | None, as_of: str | None, weights: str | None, now: str | None,
-           no_touch: bool) -> None:
+           no_touch: bool, min_relevance: float | None) -> None:
     """Search memories; shows each hit's score and its recency, importance, relevance.
     QUERY '-' reads it from standard input."""
     if query == "-":
@@ -118,7 +120,7 @@ def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | 
         hits = mem.search(query, k=k, user_id=user_id, agent_id=agent_id, run_id=run_id,
                           kinds=kinds or None, filters=_json_arg(filters, "filter"),
                           since=since, until=until, as_of=as_of, weights=weights, now=now,
-                          touch=not no_touch)
+                          touch=not no_touch, min_relevance=min_relevance)
     if st.as_json:
         _emit([h.to_dict() for h in hits])
     elif not hits:

@@ -7,24 +7,24 @@ keyword index); only those are scored here, so the cost does not grow with the n
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
-from .._groups import join
 from .._types import Explanation, Hit
 from ..config import DEFAULTS
 from ..errors import InvalidInput
 from ..filters import Selection
-from ..store.protocol import Store
+from ..store.protocol import Signals, Store
 from ..tracing import span
 from .context import smooth
 from .keywords import keyword_search, query_terms
-from .relevance import CALIBRATION, evidence, is_question, null_of, settle, sigmoid
+from .relevance import CALIBRATION, UNRELATED, evidence, is_question, null_of, settle, sigmoid
 from .rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
 from .scoring import (
     PAST_RECENCY,
@@ -37,7 +37,8 @@ from .scoring import (
 )
 from .standing import is_standing, lift
 
-__all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
+__all__ = ["FUSIONS", "Null", "Scorable", "Scored", "SearchParams", "follow_ups", "newest_first",
+           "null_rows", "rank", "run_search"]
 
 FUSIONS = ("rrf", "convex")
 #: Context smoothing applies to selections of at most this many records (see context.py).
@@ -127,7 +128,9 @@ def run_search(store: Store, sel: Selection, text: str,
     nb: dict[str, tuple[list[str], list[str]]] | None = None
     texts: dict[str, str] = {}
     long_records = _long(store, sel, [i for i, _ in (dense or keyword)[:10]], texts)
-    if p.context > 0 and dense and not long_records and _small(store, sel):
+    null = null_rows(store, sel, background) if vector is not None else None
+    conversation = null is None or null.conversation
+    if p.context > 0 and dense and not long_records and conversation and _small(store, sel):
         dense_ids, kw_ids, nb = _with_context(store, sel, vector, dense, keyword, cosine, p)
     ids = list(dict.fromkeys(dense_ids + kw_ids))
     kw_rank = {rid: n for n, rid in enumerate(kw_ids, start=1)}
@@ -155,24 +158,21 @@ def run_search(store: Store, sel: Selection, text: str,
     # and one index alone may hold the evidence)
     window = sorted(fused, key=lambda i: (-fused[i], i))[: 2 * pool if long_records
                                                           else max(POOL, p.k)]
-    calibrated = _calibrate(store, sel, text, vector, window, texts, cosine, learned,
-                            background)
-    # near-duplicates share relevance among short records that the learned stage did not
-    # order: in a conversation, turns about one topic look alike, and there the learned stage,
-    # which reads each turn's surroundings, tells them apart (sharing cost LoCoMo dev 0.80 ->
-    # 0.66 recall_any@5)
-    if p.weights.rule == "relevance-first" and background is not None and vector is not None \
-            and not long_records and not learned:
-        calibrated = share_near_duplicates(store, sel, calibrated, texts, background)
+    calibrated, own = _calibrate(store, sel, text, vector, window, texts, cosine, learned, null)
     if p.weights.rule == "relevance-first":
         candidates = store.signals(sel.namespace, list(calibrated))
         if not asks_about_now(text):  # a question over a long history: recency counts less
             p = dataclasses.replace(p, weights=dataclasses.replace(
                 p.weights, recency=p.weights.recency * PAST_RECENCY))
-        top = rank(candidates, relevance=[calibrated[c.id] for c in candidates], now=now, p=p)
+        relevance = [calibrated[c.id] for c in candidates]
+        ranked = rank(candidates, relevance=relevance, now=now, p=p,
+                      limit=max(p.k, FOLLOW_TOP), own=[own[c.id] for c in candidates])
+        if null is not None and not long_records:
+            ranked = _newest_first(store, sel, ranked, calibrated, null, texts)
+        top = ranked[: p.k]
         standing = [c for c in candidates if is_standing(texts.get(c.id, ""))]
         best = rank(standing, relevance=[calibrated[c.id] for c in standing], now=now, p=p,
-                    limit=1)
+                    limit=1, own=[own[c.id] for c in standing])
         if best:
             top = lift(top, best[0], query=text, key=lambda s: s.item.id,
                        text=lambda s: texts.get(s.item.id, ""),
@@ -199,10 +199,11 @@ def run_search(store: Store, sel: Selection, text: str,
 
 def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | None,
                window: Sequence[str], texts: dict[str, str], cosine: dict[str, float],
-               learned: Mapping[str, float], background: np.ndarray | None
-               ) -> dict[str, float]:
-    """The calibrated relevance logit of each candidate of ``window`` (retrieval.relevance):
-    reads the texts and cosines it lacks."""
+               learned: Mapping[str, float], null: Null | None
+               ) -> tuple[dict[str, float], dict[str, float]]:
+    """The calibrated relevance logit of each candidate of ``window`` (retrieval.relevance),
+    and the logit of its own evidence (the same where the learned stage did not run): reads
+    the texts and cosines it lacks; the query's null from the namespace's (``Null``)."""
     missing = [i for i in window if i not in texts]
     if missing:
         texts.update(store.texts(sel.namespace, missing))
@@ -211,54 +212,195 @@ def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | Non
         for rid, emb in store.embeddings(sel.namespace, unknown).items():
             if emb.shape == vector.shape:
                 cosine[rid] = float(emb @ vector)
-    if vector is not None and background is not None and background.shape[1:] == vector.shape:
-        null = null_of(background, vector)
-    else:  # no background for these vectors: the candidates' own spread
+    if vector is not None and null is not None and null.rows.shape[1:] == vector.shape:
+        spread = null_of(null.rows, vector)
+    else:  # no null for these vectors: the candidates' own spread
         known = sorted(cosine[i] for i in window if i in cosine) or [0.0]
-        null = (known[len(known) // 2], max(1e-3, float(np.std(known))))
+        spread = (known[len(known) // 2], max(1e-3, float(np.std(known))))
     found = evidence(text, {i: texts[i] for i in window if i in texts}, cosine, learned,
-                     null=null)
-    return {i: CALIBRATION.logit(e) for i, e in found.items()}
+                     null=spread)
+    return ({i: CALIBRATION.logit(e) for i, e in found.items()},
+            {i: CALIBRATION.absolute(e) for i, e in found.items()})
 
 
-#: how many of the most relevant candidates are compared with each other
-NEAR_TOP = 10
-#: two records are near-duplicates when their cosine stands this many standard deviations
-#: above their cosines to the background texts (relevance.BACKGROUND)
-NEAR_Z = 3.3
-#: how far below its group's relevance a stored question ranks (logits)
-QUESTION_DROP = 1.0
+#: the query's null distribution is read from up to this many of the namespace's own records
+NULL_SAMPLE = 256
+#: a namespace with fewer vectors than this adds the background sentences to its own
+NULL_OWN_MIN = 32
+#: with at least this many vectors of its own, a namespace's pairs alone set how alike two of
+#: its records are by chance
+PAIRS_OWN_MIN = 8
+#: a large namespace's sample is kept this long (seconds) before it is drawn again
+NULL_TTL = 60.0
+#: a stream whose consecutive records are this much more alike than any two (``Null``) is a
+#: conversation
+CONVERSATION = 0.5
+_nulls: weakref.WeakKeyDictionary[Store, dict[tuple[str, str | None], Null]] = \
+    weakref.WeakKeyDictionary()
 
 
-def share_near_duplicates(store: Store, sel: Selection, logits: dict[str, float],
-                          texts: Mapping[str, str], background: np.ndarray
-                          ) -> dict[str, float]:
-    """Memories that say nearly the same thing are equally relevant: among the ``NEAR_TOP``
-    most relevant candidates, near-duplicates (a fact and its update, an event and its new
-    date, twins) take their group's best relevance logit, so that recency and importance decide
-    which comes first; a stored question in a group with a statement ranks just below it (a
-    question is not its own answer)."""
-    top = sorted(logits, key=lambda i: (-logits[i], i))[:NEAR_TOP]
+@dataclass(frozen=True, slots=True)
+class Null:
+    """What unrelated text looks like in one namespace: the rows of a sample of its own records
+    (with the background sentences while it holds few), and the mean and standard deviation of
+    the cosines between two different rows. ``coherence``: how far, in those standard
+    deviations, consecutive records of the stream are more alike than any two; a
+    conversation's turns follow one another on a subject (LoCoMo's conversations 0.6-1.1), a
+    store of separate notes does not (the everyday suite's stores 0.1-0.4)."""
+
+    rows: np.ndarray
+    pair_mean: float
+    pair_std: float
+    size: int
+    until: float
+    coherence: float = 0.0
+
+    @property
+    def conversation(self) -> bool:
+        """Whether the stream reads as a conversation (``CONVERSATION``): then a record's
+        neighbours tell about it, and context smoothing and the learned stage apply."""
+        return self.coherence >= CONVERSATION
+
+
+def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Null | None:
+    """The namespace's null (see ``Null``): relevance is measured against the namespace's own
+    records, so that a store in another language or domain stands on the same scale as any
+    other. A namespace of at most ``NULL_SAMPLE`` records is read whole (again when it grows);
+    a larger one is sampled evenly along its stream, again after ``NULL_TTL`` seconds."""
+    dim = background.shape[1] if background is not None else None
+    whole = Selection(sel.namespace, space=sel.space)
+    size = store.count(whole, limit=NULL_SAMPLE)
+    seen = _nulls.setdefault(store, {})
+    key = (sel.namespace, sel.space)
+    cached = seen.get(key)
+    if cached is not None and (cached.size == size if size <= NULL_SAMPLE
+                               else cached.size > NULL_SAMPLE
+                               and cached.until > time.monotonic()):
+        return cached
+    if size <= NULL_SAMPLE:
+        runs = [store.select_ids(whole)]
+    else:
+        total, parts = store.count(whole), 8
+        runs = [store.select_ids(whole, limit=NULL_SAMPLE // parts, offset=n * total // parts)
+                for n in range(parts)]
+    found = store.embeddings(sel.namespace, [i for run in runs for i in run])
+    own = [[found[i] for i in run if i in found and (dim is None or found[i].shape[0] == dim)]
+           for run in runs]
+    vecs = [e for run in own for e in run]
+    mine = len(vecs)
+    if mine < NULL_OWN_MIN and background is not None:
+        vecs += list(background)
+    if len(vecs) < 2:
+        return None
+    rows = np.vstack(vecs).astype(np.float32)
+    # two records are compared with the namespace's own pairs where it has a few (the
+    # background's sentences, in English and on every subject, would make any two notes of
+    # one store in another language look alike)
+    paired = rows[:mine] if mine >= PAIRS_OWN_MIN else rows
+    pairs = paired @ paired.T
+    off = pairs[~np.eye(len(paired), dtype=bool)]
+    mean, std = float(off.mean()), max(float(off.std()), 1e-3)
+    nextdoor = [float(a @ b) for run in own for a, b in itertools.pairwise(run)]
+    coherence = (float(np.mean(nextdoor)) - mean) / std if len(nextdoor) >= NULL_OWN_MIN \
+        else 0.0
+    null = Null(rows, mean, std, size, time.monotonic() + NULL_TTL, coherence)
+    seen[key] = null
+    return null
+
+
+#: how many of the best hits may be reordered by follow-ups
+FOLLOW_TOP = 10
+#: a newer record follows up an older one when their cosine stands this many standard
+#: deviations above the namespace's cosines between two records (``Null``)
+FOLLOW_Z = 2.5
+#: ... and its relevance logit is at most this far below the older one's
+FOLLOW_GAP = 2.0
+
+
+def follow_ups(store: Store, sel: Selection, order: Sequence[str], logits: Mapping[str, float],
+               times: Mapping[str, float], null: Null, *,
+               questions: Collection[str] = (), weight: Mapping[str, float] | None = None
+               ) -> dict[str, list[str]]:
+    """For each of the first ``FOLLOW_TOP`` ids of ``order`` that is plausibly relevant (its
+    logit at or above ``relevance.UNRELATED``), the others among them that follow it up: about
+    the same thing (``FOLLOW_Z``), about as relevant to the query (``FOLLOW_GAP``) and newer (or
+    as new and weightier by ``weight``, the importance). A fact and its correction, an event and
+    its new date, a question and its reply: the newest of such a chain states what holds now.
+    A stored question (one of ``questions``) is followed up by any statement about the same
+    thing: a question is not its own answer."""
+    top = list(order[:FOLLOW_TOP])
     vecs = store.embeddings(sel.namespace, top)
-    ids = [i for i in top if i in vecs and vecs[i].shape[0] == background.shape[1]]
+    ids = [i for i in top if i in vecs and vecs[i].shape[0] == null.rows.shape[1]]
     if len(ids) < 2:
-        return logits
+        return {}
     mat = np.vstack([vecs[i] for i in ids])
-    bg = mat @ background.T
-    mean, std = bg.mean(axis=1), np.maximum(bg.std(axis=1), 1e-3)
-    pair = mat @ mat.T
-    z = ((pair - mean[:, None]) / std[:, None] + (pair - mean[None, :]) / std[None, :]) / 2
-    near = [(a, b) for a in range(len(ids)) for b in range(a + 1, len(ids)) if z[a, b] >= NEAR_Z]
-    members = [[ids[n] for n in g] for g in join(len(ids), near)]
-    out = dict(logits)
-    for rids in members:
-        if len(rids) < 2:
+    z = (mat @ mat.T - null.pair_mean) / null.pair_std
+    out: dict[str, list[str]] = {}
+    weight = weight or {}
+
+    def after(new: str, old: str) -> bool:
+        if old in questions and new not in questions:
+            return True
+        if abs(times[new] - times[old]) < 1.0:
+            return weight.get(new, 0.0) > weight.get(old, 0.0)
+        return times[new] > times[old] and (new not in questions or old in questions)
+
+    for a, old in enumerate(ids):
+        if logits[old] < UNRELATED:
             continue
-        best = max(logits[r] for r in rids)
-        statements = any(not is_question(texts.get(r, "")) for r in rids)
-        for r in rids:
-            drop = QUESTION_DROP if statements and is_question(texts.get(r, "")) else 0.0
-            out[r] = best - drop
+        newer = [new for b, new in enumerate(ids) if new != old and after(new, old)
+                 and z[a, b] >= FOLLOW_Z and logits[new] >= logits[old] - FOLLOW_GAP]
+        if newer:
+            out[old] = newer
+    return out
+
+
+def newest_first(order: Sequence[str], follow: Mapping[str, Sequence[str]],
+                 times: Mapping[str, float]) -> list[str]:
+    """``order`` with each followed-up id preceded by the last record of its chain of
+    follow-ups (the best placed of those that follow it up, again and again; it keeps its own
+    place if it already came first)."""
+    place = {rid: n for n, rid in enumerate(order)}
+
+    def head(rid: str) -> str:
+        seen = {rid}
+        while follow.get(rid):
+            nxt = max(follow[rid], key=lambda r: (times[r], -place.get(r, 0)))
+            if nxt in seen:
+                break
+            seen.add(nxt)
+            rid = nxt
+        return rid
+
+    out: list[str] = []
+    placed: set[str] = set()
+    for rid in order:
+        for r in (head(rid), rid):
+            if r not in placed:
+                placed.add(r)
+                out.append(r)
+    return out
+
+
+def _newest_first(store: Store, sel: Selection, ranked: list[Scored[Signals]],
+                  logits: Mapping[str, float], null: Null, texts: Mapping[str, str]
+                  ) -> list[Scored[Signals]]:
+    """``ranked`` with follow-ups first (``follow_ups``); each hit placed above a record it
+    follows up names it in ``explain.updates``."""
+    order = [s.item.id for s in ranked]
+    times = {s.item.id: s.item.created_at for s in ranked}
+    follow = follow_ups(store, sel, order, logits, times, null, questions={
+        rid for rid in order if is_question(texts.get(rid, ""))},
+        weight={s.item.id: s.item.importance for s in ranked})
+    if not follow:
+        return ranked
+    by_id = {s.item.id: s for s in ranked}
+    out = []
+    for rid in newest_first(order, follow, times):
+        updates = tuple(old for old, newer in follow.items() if rid in newer)
+        hit = by_id[rid]
+        out.append(hit._replace(explain=dataclasses.replace(hit.explain, updates=updates))
+                   if updates else hit)
     return out
 
 
@@ -366,15 +508,16 @@ class Scored(NamedTuple, Generic[S]):
 
 
 def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: SearchParams,
-         limit: int | None = None) -> list[Scored[S]]:
+         limit: int | None = None, own: Sequence[float] | None = None) -> list[Scored[S]]:
     """Score candidates whose raw relevance is known and return the best ``limit`` (default
     ``p.k``), best first.
 
     Under the "weighted" rule (the paper's), ``relevance`` is any score that orders the
     candidates and every signal is min-max normalised over them; under "relevance-first" it is
     the calibrated relevance logit (retrieval.relevance) and recency and importance are used
-    as they are (see ``scoring.Weights``). Ties on the score break on raw relevance, then on
-    the newer record, then on the id.
+    as they are (see ``scoring.Weights``); ``own``, the logits of the records' own evidence,
+    caps the relevance shown (the learned stage orders, it does not add evidence). Ties on the
+    score break on raw relevance, then on the newer record, then on the id.
     """
     hours = [(now - c.last_accessed_at) / 3600.0 for c in items]
     raw_rec = [recency(h, p.decay) for h in hours]
@@ -382,7 +525,9 @@ def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: Searc
     w = p.weights.as_tuple()
     if p.weights.rule == "relevance-first":
         n_rec, n_imp = raw_rec, raw_imp
-        n_rel = [sigmoid(x) for x in relevance]
+        # the relevance shown is never above the record's own evidence (``own``): the learned
+        # stage may order a record higher, not make it look more relevant than it is
+        n_rel = [sigmoid(x if own is None else min(x, own[i])) for i, x in enumerate(relevance)]
         scores = [sigmoid(w[2] * settle(relevance[i]) + w[0] * (raw_rec[i] - 0.5)
                           + w[1] * (raw_imp[i] - 0.5)) for i in range(len(items))]
     else:

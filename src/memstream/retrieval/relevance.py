@@ -5,11 +5,15 @@ Fusion and the learned stage only *order* candidates: a rank cannot say "unrelat
 min-max over the candidates hands the least related one full marks. The calibrated relevance
 rests first on evidence that means the same everywhere (the record's **absolute evidence**):
 
-- ``dense``: how far the record's cosine stands above the query's cosines to unrelated text,
-  in standard deviations: ``(cos - mean) / std`` of the query's cosines to ``BACKGROUND``, a
-  fixed set of about a hundred varied sentences (background.txt) embedded once per store.
-  Raw cosines do not mean the same for every query (a vague question such as "what was I
-  doing?" is close to everything), so the query's own null distribution sets the scale;
+- ``dense``: how far the record's cosine stands above the query's cosines to the
+  namespace's other records, in standard deviations: ``(cos - mean) / std`` of the query's
+  cosines to a sample of the namespace's own records (``pipeline.null_rows``: all of them up to
+  256, else 256 drawn along its stream; while it holds fewer than 32 vectors, with
+  ``BACKGROUND``, about a hundred varied sentences (background.txt), beside them). Raw
+  cosines do not mean the same for every query (a vague question such as "what was I doing?"
+  is close to everything), nor for every language and domain (notes in German, or on one
+  subject, all stand far above English small talk), so the query's own null distribution in
+  the records it searches sets the scale;
 - ``keyword``: the share of the query's content words (``keywords.query_terms``) the record
   holds, each word weighted by its rarity among the candidates (a word every candidate has is
   no evidence), matched on a 5-letter prefix as a crude stemmer; read, like the vector, from
@@ -33,8 +37,9 @@ plausible ones the learned stage decides.
 ``relevance = 1 / (1 + exp(-logit))``. It is monotone in each piece of evidence, the same
 texts get the same relevance, and a single candidate is scored like any other. The weights
 were fitted by logistic regression with each question's positives and negatives weighted
-equally (so 0.5 reads "as likely relevant as not"); the margin was chosen on the development
-splits (docs/retrieval.md, "Calibrated relevance").
+equally, then scaled (one slope and one offset) to the share of records that do answer, so
+that 0.5 reads "as likely the answer as not"; the margin was chosen on the development splits
+(docs/retrieval.md, "Calibrated relevance").
 """
 
 from __future__ import annotations
@@ -114,14 +119,14 @@ def _logaddexp(a: float, b: float) -> float:
 
 
 #: fitted on the development splits (docs/retrieval.md, "Calibrated relevance"): the absolute
-#: part on LoCoMo and BEAM, each with the same total weight (evidence against records of other
-#: conversations), the ordering model on LoCoMo's candidates (evidence against the other
-#: candidates of its question)
+#: part on the everyday suite's stores (each record of a store against each question of it;
+#: leave-one-store-out figures beside), the keyword-only part on LoCoMo and BEAM, the ordering
+#: model on LoCoMo's candidates (evidence against the other candidates of its question)
 CALIBRATION = Calibration(
-    bias=-4.204, dense=1.062, keyword=5.23, question=-0.09,
+    bias=-5.204, dense=1.051, keyword=2.464, question=-1.639,
     keyword_bias=-1.544, keyword_only=9.48, keyword_question=-0.611,
     learned_bias=-2.748, learned=0.744, learned_dense=0.081, learned_keyword=0.388,
-    learned_question=-0.383, margin=4.0)
+    learned_question=-0.383, margin=9.0)
 
 
 #: the keyword evidence of a long record's window is scaled by this over the window's length in
@@ -129,9 +134,11 @@ CALIBRATION = Calibration(
 KEYWORD_CHARS = 200
 
 
-#: below this logit (relevance 0.2) differences between records mean little: ``settle``
-#: compresses them ten-fold, so that among unrelated memories recency and importance decide
-UNRELATED = -1.4
+#: below this logit (relevance 0.076) a record is unlikely to answer (on the everyday suite,
+#: four in five of the first ten records that do not answer stand below it, three answers in
+#: five above it); differences below it mean little: ``settle`` compresses them ten-fold,
+#: so that among unrelated memories recency and importance decide
+UNRELATED = -2.5
 
 
 def settle(logit: float, floor: float = UNRELATED, slope: float = 0.1) -> float:

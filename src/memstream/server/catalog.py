@@ -110,7 +110,7 @@ SCOPE = tuple(f.name for f in dataclasses.fields(Scope))
 def _ranking(c: Call, r: m.SearchRequest) -> dict[str, Any]:
     """How a search ranks and what it touches: its arguments besides the scope and query."""
     return {"k": r.k, "now": r.now, "weights": r.weights, "fusion": r.fusion,
-            "touch": r.touch and c.touch}
+            "touch": r.touch and c.touch, "min_relevance": r.min_relevance}
 
 
 def _same(x: Any) -> Any:

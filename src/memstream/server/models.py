@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
+from ..config import CONTEXT_MIN_RELEVANCE
 from ..scope import Query, Scope
 
 # strict: a JSON true is not the number 1, and an integer is kept whole for the engine to check
@@ -173,11 +174,19 @@ class SearchRequest(QueryFields):
                         "does).")
     fusion: Literal["rrf", "convex"] | None = Field(
         None, description="How keyword and vector candidates are merged.")
+    min_relevance: float | None = Field(
+        None, ge=0, le=1, description="Leave out hits whose relevance is below this (0-1; "
+        "with the default profile, the calibrated chance that the memory answers): a search "
+        "where nothing answers comes back empty.")
 
 
 class ContextRequest(SearchRequest):
     budget: int = Field(512, ge=0, le=100_000, description="The token budget of the text.")
     k: int = Field(50, ge=1, le=1000, description="How many memories to consider for it.")
+    min_relevance: float | None = Field(
+        CONTEXT_MIN_RELEVANCE, ge=0, le=1, description="Leave out memories whose relevance is "
+        f"below this (default {CONTEXT_MIN_RELEVANCE}: no unrelated memory pads the prompt; "
+        "0 keeps every hit).")
 
 
 class RecordOut(BaseModel):

@@ -1,0 +1,124 @@
+"""Everyday stores with the real model: relevance on one scale in any language, the newest
+version of a changed fact first (with the link in ``explain``), "nothing relevant" said by a low
+relevance and by ``min_relevance``. The stores here are our own, in the spirit of the
+development suite (short notes of one person, in English, German and Spanish)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memstream import Config, FixedClock, Memory
+from memstream.errors import InvalidInput
+from memstream.filters import Selection
+from memstream.retrieval import pipeline
+
+from .conftest import NOW
+
+pytestmark = pytest.mark.slow
+DAY = 86400.0
+
+#: (text, days ago) of a German translator's notes
+GERMAN = [
+    ("Mein Steuerberater heißt Herr Albers, Kanzlei in der Karl-Liebknecht-Straße.", 200),
+    ("Die Wohnung in der Gohliser Straße 12 ist gekündigt, Auszug Ende März.", 120),
+    ("Neue Adresse ab April: Arndtstraße 7, 04275 Leipzig.", 80),
+    ("Der Verlag zahlt für Literaturübersetzungen 21 Euro pro Normseite.", 150),
+    ("Abgabe der Romanübersetzung beim Verlag: 15. Mai.", 60),
+    ("Lieblingscafé zum Arbeiten: das Café Kandler am Thomaskirchhof.", 170),
+    ("Zahnarzttermin bei Dr. Petersen verschoben auf Donnerstag 9 Uhr.", 10),
+    ("Meine Schwester Lena hat im Oktober Geburtstag, sie mag Keramik.", 190),
+    ("Das Fahrrad steht seit dem Umzug im Hinterhof, Schloss-Code 4471.", 70),
+    ("Für Rechnungen immer die Steuernummer und die Bankverbindung angeben.", 140),
+]
+#: (text, days ago) of a Spanish traveller's notes
+SPANISH = [
+    ("El vuelo a Tokio sale de Barajas el 3 de octubre a las 11:40.", 90),
+    ("Reservé el ryokan de Kioto para tres noches, del 6 al 9 de octubre.", 85),
+    ("Prefiero asiento de pasillo en vuelos de más de seis horas.", 200),
+    ("Mi pasaporte caduca en 2031.", 300),
+    ("La boda de Carmen en Sevilla es el 14 de junio en la Hacienda Los Naranjos.", 120),
+    ("Cambiaron el vuelo a Tokio: ahora sale el 4 de octubre a las 9:15.", 20),
+    ("El seguro de viaje es de Mapfre, póliza 88-4410-27.", 60),
+    ("En Lisboa nos quedamos en el barrio de Alfama, cerca del mirador.", 150),
+]
+
+
+@pytest.fixture
+def notes(e5, tmp_path: Path):
+    with Memory(tmp_path / "notes.db", embedder=e5, clock=FixedClock(NOW), llm=None,
+                config=Config(reflection_threshold=0, embed_mode="sync")) as mem:
+        for ns, rows in (("de", GERMAN), ("es", SPANISH)):
+            mem.add_many([{"content": t, "at": NOW - d * DAY} for t, d in rows], namespace=ns)
+        yield mem
+
+
+def test_the_newest_version_of_a_changed_fact_comes_first_in_any_language(notes: Memory):
+    hits = notes.search("Unter welcher Adresse wohne ich?", namespace="de", k=3, touch=False)
+    assert hits[0].record.text.startswith("Neue Adresse ab April")
+    hits = notes.search("¿Cuándo sale el vuelo a Tokio?", namespace="es", k=3, touch=False)
+    assert hits[0].record.text.startswith("Cambiaron el vuelo a Tokio")
+    old = next(h for h in hits if h.record.text.startswith("El vuelo a Tokio"))
+    # the link is in the explanation; the newer record's relevance is its own, not the older's
+    assert old.record.id in hits[0].explain.updates
+    assert hits[0].explain.relevance != old.explain.relevance
+
+
+def test_relevance_reads_the_same_across_languages(notes: Memory):
+    """An answer stands well above the store's other records; a question nothing answers has
+    a low best relevance, in German as in Spanish (the background sentences are English)."""
+    for ns, asked, answer in (("de", "Wie heißt mein Steuerberater?", "Mein Steuerberater"),
+                              ("es", "¿De qué compañía es el seguro de viaje?", "El seguro")):
+        hits = notes.search(asked, namespace=ns, k=5, touch=False)
+        assert hits[0].record.text.startswith(answer)
+        assert hits[0].explain.relevance > 0.3
+        assert all(h.explain.relevance < 0.3 for h in hits[1:])
+    for ns, asked in (("de", "Welche Blutgruppe habe ich?"),
+                      ("es", "¿Cuál es la contraseña del wifi de casa?")):
+        best = notes.search(asked, namespace=ns, k=1, touch=False)[0]
+        assert best.explain.relevance < 0.5, best.record.text
+        assert notes.search(asked, namespace=ns, min_relevance=0.5, touch=False) == []
+
+
+def test_min_relevance_is_checked_and_context_leaves_out_the_unrelated(notes: Memory):
+    with pytest.raises(InvalidInput, match="min_relevance"):
+        notes.search("Arndtstraße", namespace="de", min_relevance=1.5)
+    with pytest.raises(InvalidInput, match="min_relevance"):
+        notes.search("Arndtstraße", namespace="de", min_relevance=10**400)
+    ctx = notes.context("Welche Blutgruppe habe ich?", namespace="de", touch=False)
+    every = notes.context("Welche Blutgruppe habe ich?", namespace="de", touch=False,
+                          min_relevance=0)
+    assert len(ctx.hits) < len(every.hits) == len(GERMAN)
+    assert all(h.explain.relevance >= 0.02 for h in ctx.hits)
+
+
+def test_notes_are_not_a_conversation_and_turns_are(notes: Memory, e5):
+    """Context smoothing and the learned stage read a record's neighbours: they apply to a
+    stream whose consecutive records are about the same thing, not to separate notes."""
+    bg = notes._background()
+    assert not pipeline.null_rows(notes.store, Selection("de"), bg).conversation
+    talk = []
+    for subject in ("the garden", "the new job", "the trip to Rome", "the cat", "the concert",
+                    "the flat", "the marathon", "the wedding"):
+        talk += [f"Ana: How is {subject} going?", f"Ben: {subject.capitalize()} is going well.",
+                 f"Ana: Tell me more about {subject}.",
+                 f"Ben: There is a lot to say about {subject}.",
+                 f"Ana: I am glad {subject} worked out."]
+    notes.add_many([{"content": t, "at": NOW - 1000 + i} for i, t in enumerate(talk)],
+                   namespace="talk")
+    assert pipeline.null_rows(notes.store, Selection("talk"), bg).conversation
+
+
+def test_the_window_seat_note_answers_where_ana_likes_to_sit(e5, tmp_path: Path):
+    pytest.importorskip("langgraph")
+    from memstream.integrations.langgraph import MemstreamStore
+
+    with Memory(tmp_path / "lg.db", embedder=e5, llm=None,
+                config=Config(reflection_threshold=0, embed_mode="sync")) as mem:
+        store = MemstreamStore(mem)
+        store.put(("people",), "1", {"text": "Ana always asks for a window seat when she flies."})
+        store.put(("people",), "2", {"text": "Ana is vegetarian."})
+        store.put(("people",), "3", {"text": "Bob prefers an aisle seat."})
+        hits = store.search(("people",), query="Where does Ana like to sit?", limit=3)
+        assert hits[0].key == "1"
