@@ -160,6 +160,21 @@ def test_scopes_filters_limits_and_threshold(m: Memory):
         m.search("tea", user_id="a", rerank_model="x")
 
 
+def test_filters_never_widen_the_named_user(m: Memory):
+    m.add("alice's secret plan", user_id="alice")
+    m.add("bob's shopping list", user_id="bob")
+    for widen in ({"user_id": "alice"}, {"AND": [{"user_id": "alice"}]},
+                  {"AND": [{"user_id": "bob"}, {"user_id": "alice"}]}):
+        with pytest.raises(InvalidFilter, match="bounded to user_id='bob'"):
+            m.search("plan", user_id="bob", filters=widen)
+        with pytest.raises(InvalidFilter, match="user_id"):
+            m.get_all(user_id="bob", filters=widen)
+    # naming the same user again is fine, and stays within bob's memories
+    assert m.search("plan", user_id="bob", filters={"user_id": "bob"})["results"] == []
+    found = m.get_all(user_id="bob", filters={"AND": [{"user_id": "bob"}]})["results"]
+    assert [r["memory"] for r in found] == ["bob's shopping list"]
+
+
 def test_bad_input_writes_nothing(m: Memory, kw_memory: MsMemory):
     with pytest.raises(InvalidInput, match="user_id, agent_id or run_id"):
         m.add("no scope")

@@ -19,6 +19,24 @@ from .errors import InvalidInput
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@\-]{0,127}$")
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8(value: Any, field: str, depth: int = 0) -> None:
+    """Refuse a lone surrogate (``"\\ud800"``) in any string of ``value`` (keys included):
+    such a string cannot be stored as UTF-8."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        if found:
+            raise InvalidInput(f"{field} contains a lone surrogate at position {found.start()} "
+                               "and cannot be stored as UTF-8; clean the string first")
+    elif depth <= MAX_DEPTH + 1 and isinstance(value, Mapping):
+        for k, v in value.items():
+            utf8(k, f"{field} (a key)", depth + 1)
+            utf8(v, field, depth + 1)
+    elif depth <= MAX_DEPTH + 1 and isinstance(value, list | tuple):
+        for v in value:
+            utf8(v, field, depth + 1)
 
 
 def text(value: Any, *, max_bytes: int, field: str = "content") -> str:
@@ -64,6 +82,7 @@ def scope_id(value: Any, field: str) -> str | None:
     if not isinstance(value, str) or not value or len(value) > 256 or _CONTROL.search(value):
         raise InvalidInput(f"{field} must be a non-empty string of at most 256 printable "
                            f"characters, got {value!r}")
+    utf8(value, field)
     return value
 
 
@@ -122,6 +141,7 @@ def json_object(value: Any, field: str, *, max_bytes: int | None = None
         out = dict(_plain_copy(value)) if type(value) is dict else _round_trip(value, field)
     except _NotPlain:
         out = _round_trip(value, field)
+    utf8(out, field)
     if json_depth(out) > MAX_DEPTH:
         raise InvalidInput(f"{field} nests more than {MAX_DEPTH} levels deep; flatten it (deep "
                            "structures cannot be filtered or shown)")
@@ -176,6 +196,7 @@ def ids(value: Any, field: str = "provenance") -> tuple[str, ...]:
     for item in value:
         if not isinstance(item, str) or not item:
             raise InvalidInput(f"{field} must be a list of record ids, got {item!r}")
+        utf8(item, field)
     return tuple(value)
 
 

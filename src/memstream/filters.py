@@ -28,6 +28,8 @@ from typing import Any, Literal
 from ._types import Record
 from .errors import InvalidFilter
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 __all__ = ["OPERATORS", "And", "Cond", "Expr", "Not", "Or", "Selection", "matches", "parse_filter"]
 
 OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains")
@@ -205,8 +207,12 @@ def _check_scalar(key: str, op: str, value: Any) -> None:
         raise InvalidFilter(f"{op!r} on {key!r} cannot compare with {value!r}")
     if isinstance(value, int) and not isinstance(value, bool) \
             and not -(2**63) <= value < 2**63:
-        raise InvalidFilter(f"{op!r} on {key!r}: {value} does not fit in 64 bits; compare "
-                            "with a float or a string instead")
+        raise InvalidFilter(f"{op!r} on {key!r}: {str(value)[:24]}... does not fit in 64 bits; "
+                            "compare with a float or a string instead")
+    for text in (key, value):
+        if isinstance(text, str) and _SURROGATE.search(text):
+            raise InvalidFilter(f"{op!r} on {key!r}: a lone surrogate cannot be compared; clean "
+                                "the string first")
 
 
 # --- evaluation in Python: the reference meaning every backend must agree with ---------------

@@ -165,8 +165,11 @@ def test_metrics_label_by_route_template_and_need_a_key(tmp_path: Path):
             for i in range(30):
                 http.get(f"/v1/nope-{i}")
             http.get("/v1/agents/patient-john-doe/range", params={"start": 0, "end": 1})
+            for n in range(20):  # made-up methods: one "other" label, not 20
+                http.request(f"BREW{n}", "/v1/stats")
             text = http.get("/metrics").text
         assert "nope" not in text and "patient-john-doe" not in text
+        assert "BREW" not in text and 'method="other"' in text
         assert 'route="unmatched"' in text and 'route="/v1/agents/{agent_id}/range"' in text
         with srv.client() as http:
             assert http.get("/metrics").status_code == 401

@@ -324,18 +324,27 @@ def _split_filters(filters: Mapping[str, Any] | None, user_id: str | None,
     """Mem0's filters as memstream's scope (user, agent, run) and metadata filter."""
     given: dict[str, Any] = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
     rest: list[Any] = []
+
+    def name(key: str, value: Any) -> None:
+        """A scope id named in ``filters`` narrows the call, never widens it: one that
+        contradicts the argument of the same name (or another mention) is an error."""
+        if given[key] is not None and value != given[key]:
+            raise InvalidFilter(f"filters name {key}={value!r} but the call is bounded to "
+                                f"{key}={given[key]!r}; name one {key}")
+        given[key] = value
+
     if filters:
         if not isinstance(filters, Mapping):
             raise InvalidFilter("filters is a dict, e.g. {'user_id': 'alice'}")
         for key, value in filters.items():
             if key in _SCOPE:
-                given[key] = value
+                name(key, value)
             elif key == "AND" and isinstance(value, list):
                 for part in value:
                     if isinstance(part, Mapping):
                         for k, v in part.items():
                             if k in _SCOPE and not isinstance(v, Mapping):
-                                given[k] = v
+                                name(k, v)
                             else:
                                 rest.append({k: v})
                     else:

@@ -152,10 +152,12 @@ def _card_rank(card: Mapping[str, Any]) -> tuple[int, int]:
 def _score(value: Any) -> float:
     try:
         score = float(value if value is not None else 0.0)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"an episode score must be a number in [0, 1], got {value!r}") from exc
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidInput("an episode score must be a number in [0, 1], got "
+                           f"{str(value)[:40]!r}") from exc
     if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-        raise InvalidInput(f"an episode score must be a number in [0, 1], got {value!r}")
+        raise InvalidInput("an episode score must be a number in [0, 1], got "
+                           f"{str(value)[:40]!r}")
     return score
 
 

@@ -73,8 +73,11 @@ class Weights:
     def __post_init__(self) -> None:
         for name in ("recency", "importance", "relevance"):
             value = getattr(self, name)
-            if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-                raise InvalidInput(f"weight {name} must be a finite number >= 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int | float) or (
+                    isinstance(value, int) and abs(value) > 2**53) or not math.isfinite(value) \
+                    or value < 0:
+                raise InvalidInput(f"weight {name} must be a finite number >= 0, got "
+                                   f"{str(value)[:40]}")
         if self.recency == self.importance == self.relevance == 0:
             raise InvalidInput("at least one weight must be above 0")
         if self.rule not in RULES:
@@ -113,13 +116,23 @@ def resolve_weights(value: str | Weights | Mapping[str, float] | Sequence[float]
         if unknown:
             raise InvalidInput(f"unknown weight(s) {sorted(unknown)}; use recency, importance, "
                                "relevance")
-        w = {k: float(v) for k, v in value.items()}
+        w = {k: _number(v, k) for k, v in value.items()}
         return Weights(w.get("recency", 1.0), w.get("importance", 1.0), w.get("relevance", 1.0))
     if len(value) != 3:
         raise InvalidInput("weights as a sequence need three numbers: recency, importance, "
                            "relevance")
-    recency_w, importance_w, relevance_w = (float(x) for x in value)
+    recency_w, importance_w, relevance_w = (
+        _number(x, name) for x, name in zip(value, ("recency", "importance", "relevance"),
+                                            strict=True))
     return Weights(recency_w, importance_w, relevance_w)
+
+
+def _number(value: object, name: str) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidInput(f"weight {name} must be a finite number >= 0, got "
+                           f"{str(value)[:40]}") from exc
 
 
 def recency(hours_since_access: float, decay: float) -> float:

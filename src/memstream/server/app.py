@@ -80,6 +80,15 @@ class ServerSettings:
     deliver_webhooks: bool = True
 
 
+#: the HTTP methods /metrics counts by name; any other is counted as "other" (a made-up method
+#: name must not grow the label set)
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def method_label(method: str) -> str:
+    return method if method in METHODS else "other"
+
+
 def _error(exc: MemstreamError) -> JSONResponse:
     headers = {}
     if isinstance(exc, RateLimited):
@@ -171,7 +180,7 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
         elapsed = time.perf_counter() - started
         # labelled by route template (never by raw path: no ids, no unbounded label sets)
         route = getattr(request.scope.get("route"), "path", None) or "unmatched"
-        requests.labels(request.method, route, str(response.status_code)).inc()
+        requests.labels(method_label(request.method), route, str(response.status_code)).inc()
         latency.labels(route).observe(elapsed)
         access_log.info(json.dumps({"method": request.method, "path": path,
                                     "status": response.status_code, "key": key_id,

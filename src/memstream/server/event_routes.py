@@ -21,7 +21,7 @@ from fastapi.responses import StreamingResponse
 from ..errors import MemstreamError
 from .auth import authenticate
 from .models import MAX_INT, EventsRequest, EventType, NamespaceRequest, WebhookRef, WebhookRequest
-from .routes import _run
+from .routes import _req, _run
 
 router = APIRouter(prefix="/v1")
 
@@ -37,8 +37,8 @@ def list_events(request: Request, namespace: str | None = None,
                 ) -> list[dict[str, Any]]:
     """Change events numbered above ``after``, oldest first (poll with the last number)."""
     return _run(request, "list_events",  # type: ignore[no-any-return]
-                EventsRequest(namespace=namespace, after=after, limit=limit,
-                              types=types or []))
+                _req(EventsRequest, namespace=namespace, after=after, limit=limit,
+                     types=types or []))
 
 
 @router.post("/webhooks", status_code=201, tags=["events"])
@@ -51,28 +51,28 @@ def register_webhook(request: Request, body: WebhookRequest) -> dict[str, Any]:
 def list_webhooks(request: Request, namespace: str | None = None) -> list[dict[str, Any]]:
     """The namespace's webhooks and their delivery state."""
     return _run(request, "list_webhooks",  # type: ignore[no-any-return]
-                NamespaceRequest(namespace=namespace))
+                _req(NamespaceRequest, namespace=namespace))
 
 
 @router.delete("/webhooks/{webhook_id}", tags=["events"])
 def delete_webhook(request: Request, webhook_id: str,
                    namespace: str | None = None) -> dict[str, Any]:
     return _run(request, "delete_webhook",  # type: ignore[no-any-return]
-                WebhookRef(namespace=namespace, webhook_id=webhook_id))
+                _req(WebhookRef, namespace=namespace, webhook_id=webhook_id))
 
 
 @router.get("/webhooks/{webhook_id}/dead-letters", tags=["events"])
 def webhook_dead_letters(request: Request, webhook_id: str,
                          namespace: str | None = None) -> list[dict[str, Any]]:
     return _run(request, "webhook_dead_letters",  # type: ignore[no-any-return]
-                WebhookRef(namespace=namespace, webhook_id=webhook_id))
+                _req(WebhookRef, namespace=namespace, webhook_id=webhook_id))
 
 
 @router.post("/webhooks/{webhook_id}/redeliver", tags=["events"])
 def redeliver_webhook(request: Request, webhook_id: str,
                       namespace: str | None = None) -> dict[str, Any]:
     return _run(request, "redeliver_webhook",  # type: ignore[no-any-return]
-                WebhookRef(namespace=namespace, webhook_id=webhook_id))
+                _req(WebhookRef, namespace=namespace, webhook_id=webhook_id))
 
 
 @router.get("/events", tags=["events"], response_class=StreamingResponse)

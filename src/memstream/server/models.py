@@ -7,9 +7,18 @@ names the problem.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 
 from ..config import CONTEXT_MIN_RELEVANCE
 from ..scope import Query, Scope
@@ -23,6 +32,32 @@ MAX_INT = 2**63 - 1
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _utf8(cls, data: Any) -> Any:
+        """A lone surrogate ("\\ud800") anywhere in a body is refused with the field's name:
+        no such string can be stored, filtered on or answered as UTF-8."""
+        _no_surrogate(data, "")
+        return data
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_surrogate(value: Any, where: str, depth: int = 0) -> None:
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise ValueError(f"{where or 'the body'} contains a lone surrogate (as \\ud800); "
+                             "send valid UTF-8 text")
+    elif depth < 40 and isinstance(value, dict):
+        for k, v in value.items():
+            name = f"{where}.{k}" if where else str(k)
+            _no_surrogate(k, f"{where or 'the body'} (a key)", depth + 1)
+            _no_surrogate(v, name, depth + 1)
+    elif depth < 40 and isinstance(value, list):
+        for n, v in enumerate(value):
+            _no_surrogate(v, f"{where}[{n}]", depth + 1)
 
 
 NAMESPACE = "The namespace (tenant) to use. Default: the API key's first namespace."
