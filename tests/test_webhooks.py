@@ -3,13 +3,17 @@ letters, type filters and namespaces."""
 
 from __future__ import annotations
 
+import itertools
+import socket
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from memstream import InvalidInput, Memory, NotFound
+from memstream import Config, InvalidInput, Memory, NotFound
 from memstream.bench import webhooks as outage
 from memstream.bench.webhooks import Receiver
 from memstream.events import sign, verify_signature
@@ -18,7 +22,8 @@ from memstream.webhooks import Deliverer
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    m = Memory(tmp_path / "hooks.db", embedder="none")
+    # the receivers are on loopback: allowed as an operator would allow them
+    m = Memory(tmp_path / "hooks.db", embedder="none", config=Config(webhooks_private=True))
     yield m
     m.close()
 
@@ -69,10 +74,10 @@ def test_a_receiver_with_another_secret_refuses_and_nothing_is_lost(
     hook = mem.webhooks.add(receiver.url)
     receiver.secret = "not-the-secret-at-all"
     mem.add("one")
-    deliverer = Deliverer(mem.store, base_delay=0.05, max_attempts=100)
+    deliverer = Deliverer(mem.store, base_delay=0.05, max_attempts=100, allow_private=True)
     deliverer.run_once()
     assert receiver.refused == 1 and receiver.events == []
-    assert mem.webhooks.get(hook.id).last_error == "HTTP 401"
+    assert mem.webhooks.get(hook.id).last_error == "HTTP 4xx"  # the class, not the detail
     receiver.secret = hook.secret  # fixed: the retry gets through
     _until(lambda: deliverer.run_once()[0] == 1)
     assert [e["type"] for e in receiver.events] == ["added"]
@@ -93,10 +98,11 @@ def test_after_its_tries_a_batch_becomes_dead_letters_and_can_be_sent_again(
     hook = mem.webhooks.add(down.url)
     mem.add("first")
     mem.add("second")
-    deliverer = Deliverer(mem.store, base_delay=0.01, max_delay=0.02, max_attempts=3)
+    deliverer = Deliverer(mem.store, base_delay=0.01, max_delay=0.02, max_attempts=3,
+                          allow_private=True)
     _until(lambda: deliverer.run_once() is not None and mem.webhooks.get(hook.id).dead == 2)
     dead = mem.webhooks.dead_letters(hook.id)
-    assert len(dead) == 2 and "Error" in str(dead[0]["error"])
+    assert len(dead) == 2 and dead[0]["error"] == "connection failed"
     mem.add("third")  # delivery goes on after the dead letters
     down.secret = hook.secret
     down.start()
@@ -142,3 +148,118 @@ def test_bad_registrations_are_refused_and_write_nothing(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match="16 characters"):
         mem.webhooks.add("http://127.0.0.1:9/x", secret="short")
     assert mem.webhooks.list() == []
+
+
+# --- round 3: no tenant stalls another, no webhook reaches the server's own network ----------
+
+class _Stall:
+    """A receiver that accepts connections and never answers (``trickle``: sends one byte of
+    a status line every ``trickle`` seconds, forever)."""
+
+    def __init__(self, trickle: float = 0.0) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.trickle, self.conns = trickle, []
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            if self.trickle:
+                threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn: socket.socket) -> None:
+        try:
+            for byte in itertools.cycle(b"HTTP/1.1 200"):
+                conn.send(bytes([byte]))
+                time.sleep(self.trickle)
+        except OSError:
+            return
+
+    def close(self) -> None:
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def test_slow_receivers_of_one_namespace_do_not_stall_another(mem: Memory,
+                                                              receiver: Receiver) -> None:
+    stalls = [_Stall(trickle=0.2 if n % 2 else 0.0) for n in range(10)]
+    try:
+        for s in stalls:
+            mem.webhooks.add(s.url, namespace="noisy")
+        hook = mem.webhooks.add(receiver.url, namespace="quiet")
+        receiver.secret = hook.secret
+        mem.add("noise", namespace="noisy")
+        mem.add("hello", namespace="quiet")
+        deliverer = Deliverer(mem.store, deadline=3.0, poll=0.05, allow_private=True).start()
+        started = time.monotonic()
+        try:
+            _until(lambda: len(receiver.events) == 1, timeout=10)
+            took = time.monotonic() - started
+            # every stalled post ends by its deadline, trickling or not
+            _until(lambda: all(h.last_error == "timeout"
+                               for h in mem.webhooks.list(namespace="noisy")), timeout=30)
+        finally:
+            deliverer.stop()
+        assert took < 2.0, took  # not behind the noisy namespace's 3 s deadlines
+    finally:
+        for s in stalls:
+            s.close()
+
+
+def test_redirects_are_not_followed(mem: Memory, receiver: Receiver) -> None:
+    class Redirect(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", receiver.url)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        hook = mem.webhooks.add(f"http://127.0.0.1:{server.server_address[1]}/hook")
+        receiver.secret = hook.secret
+        mem.add("signed, not to be forwarded")
+        Deliverer(mem.store, max_attempts=1, allow_private=True).run_once()
+        assert receiver.arrivals == 0
+        assert mem.webhooks.dead_letters(hook.id)[0]["error"].startswith("HTTP 3xx")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_webhook_urls_cannot_reach_metadata_or_private_addresses(tmp_path: Path) -> None:
+    with Memory(tmp_path / "strict.db", embedder="none") as strict:
+        for url in ("http://169.254.169.254/latest/meta-data/",
+                    "http://metadata.google.internal/computeMetadata/v1/",
+                    "http://[fe80::1]/x", "http://127.0.0.1:8080/x", "http://10.0.0.7/x",
+                    "http://localhost/x", "http://[::1]/x", "http://example.com:99999/x",
+                    "http://example.com/x\r\nX-Evil: 1", "http://exa mple.com/x"):
+            with pytest.raises(InvalidInput):
+                strict.webhooks.add(url)
+        assert strict.webhooks.list() == []
+    with Memory(tmp_path / "open.db", embedder="none",
+                config=Config(webhooks_private=True)) as allowed:
+        allowed.webhooks.add("http://127.0.0.1:8080/x")  # the operator allowed loopback
+        with pytest.raises(InvalidInput, match="metadata"):
+            allowed.webhooks.add("http://169.254.169.254/latest/meta-data/")
+
+
+def test_a_namespace_holds_a_bounded_number_of_webhooks(tmp_path: Path) -> None:
+    with Memory(tmp_path / "cap.db", embedder="none",
+                config=Config(webhooks_private=True, webhooks_per_namespace=3)) as mem:
+        for n in range(3):
+            mem.webhooks.add(f"http://127.0.0.1:{9000 + n}/x")
+        with pytest.raises(InvalidInput, match="webhooks_per_namespace"):
+            mem.webhooks.add("http://127.0.0.1:9100/x")
+        mem.webhooks.add("http://127.0.0.1:9100/x", namespace="other")  # per namespace

@@ -52,6 +52,8 @@ _DEFAULTS: dict[str, Any] = {
     "events_touch": False,
     "events_retention": 7.0,
     "tracing": False,
+    "webhooks_private": False,
+    "webhooks_per_namespace": 10,
 }
 #: the relevance below which ``Memory.context`` leaves a memory out by default: about what the
 #: least relevant twentieth of the memories that do answer get on the development suites, and
@@ -72,6 +74,8 @@ _ENV_TYPES: dict[str, Any] = {
     "events_touch": lambda raw: _flag("MEMSTREAM_EVENTS_TOUCH", raw),
     "events_retention": float,
     "tracing": lambda raw: _flag("MEMSTREAM_TRACING", raw),
+    "webhooks_private": lambda raw: _flag("MEMSTREAM_WEBHOOKS_PRIVATE", raw),
+    "webhooks_per_namespace": int,
 }
 
 
@@ -120,6 +124,10 @@ class Config:
     events_retention: days events are kept (7.0); a webhook's undelivered events stay longer.
     tracing: OpenTelemetry spans around add, search and their parts (needs the ``otel``
         extra; off). Spans go to the tracer provider the application sets up.
+    webhooks_private: let webhooks post to loopback and private addresses (off: a tenant's
+        webhook cannot reach the server's own network; link-local and cloud-metadata
+        addresses are refused in any case). webhooks_per_namespace: at most this many
+        webhooks per namespace (10).
     busy_timeout: seconds to wait for another writer. synchronous: SQLite's synchronous pragma
         (NORMAL survives a crashed process; FULL also a power cut, at the cost of an fsync).
     """
@@ -159,6 +167,8 @@ class Config:
     events_touch: bool | None = None
     events_retention: float | None = None
     tracing: bool | None = None
+    webhooks_private: bool | None = None
+    webhooks_per_namespace: int | None = None
 
     def resolve(self, environ: dict[str, str] | None = None) -> ResolvedConfig:
         env = os.environ if environ is None else environ
@@ -183,6 +193,8 @@ class Config:
                                "refreshes the stored one) or 'keep' (every add makes a record)")
         if values["events_retention"] <= 0:
             raise InvalidInput("events_retention is in days and must be > 0")
+        if values["webhooks_per_namespace"] < 0:
+            raise InvalidInput("webhooks_per_namespace must be >= 0")
         if values["embed_mode"] not in ("background", "sync"):
             raise InvalidInput("embed_mode must be 'background' or 'sync'")
         return ResolvedConfig(**values)
@@ -227,6 +239,8 @@ class ResolvedConfig:
     events_touch: bool
     events_retention: float
     tracing: bool
+    webhooks_private: bool
+    webhooks_per_namespace: int
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""

@@ -39,8 +39,10 @@ class Server:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
 
-def start(db: Path, *args: str, keys: dict[str, tuple[list[str], str]] | None = None
-          ) -> Server:
+def start(db: Path, *args: str, keys: dict[str, tuple[list[str], str]] | None = None,
+          env: dict[str, str] | None = None) -> Server:
+    """A ``memstream serve`` on a free port; its webhooks may post to loopback (the tests'
+    receivers), unless ``env`` says otherwise."""
     made = {}
     if keys:
         with Memory(db, embedder="none") as mem:
@@ -51,7 +53,8 @@ def start(db: Path, *args: str, keys: dict[str, tuple[list[str], str]] | None = 
     with open(db.with_suffix(".log"), "wb") as log:  # the child keeps its own descriptor
         proc = subprocess.Popen([EXE, "--db", str(db), "--embedder", "none", "serve", "--port",
                                  str(port), *args], stdout=log, stderr=log,
-                                env={**os.environ, "MEMSTREAM_REFLECTION_THRESHOLD": "0"})
+                                env={**os.environ, "MEMSTREAM_REFLECTION_THRESHOLD": "0",
+                                     "MEMSTREAM_WEBHOOKS_PRIVATE": "1", **(env or {})})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -332,3 +332,57 @@ def test_a_read_key_does_not_touch(server: Server):
     with server.client("admin") as http:
         after = http.get(f"/v1/memories/{rec['id']}").json()
     assert after["last_accessed_at"] == rec["last_accessed_at"] and after["access_count"] == 0
+
+
+# --- round 3: lone surrogates and huge integers answer 4xx naming the field --------------------
+
+HUGE = "1" + "0" * 400
+#: raw JSON bodies (a lone surrogate can only be sent escaped): route, body, the field named
+BAD_BODIES = [
+    ("/v1/memories", '{"content": "x", "data": {"a": "\\ud800"}}', "data"),
+    ("/v1/memories", '{"content": "x", "metadata": {"\\udc00": 1}}', "metadata"),
+    ("/v1/memories", '{"content": "x", "provenance": ["\\ud800"]}', "provenance"),
+    ("/v1/memories", '{"content": "x", "user_id": "a\\ud800"}', "user_id"),
+    ("/v1/memories", '{"content": "x", "importance": ' + HUGE + '}', "importance"),
+    ("/v1/search", '{"query": "x", "filters": {"data.a": "\\ud800"}}', "filters"),
+    ("/v1/search", '{"query": "x", "weights": [' + HUGE + ', 1, 1]}', "weights"),
+    ("/v1/memories/batch", '{"items": [{"content": "ok"}, {"content": "x", '
+     '"data": {"k": "\\udfff"}}]}', "items"),
+    ("/v1/episodes", '{"episode": {"task_id": "t", "score": ' + HUGE + '}}', "score"),
+    ("/v1/agents/entries", '{"agent_id": "a", "contents": {"x": 1}, "step": 1, '
+     '"priority": ' + HUGE + '}', "priority"),
+]
+
+
+@pytest.mark.parametrize(("route", "body", "field"), BAD_BODIES)
+def test_surrogates_and_huge_integers_answer_4xx_naming_the_field(
+        open_server: Server, route: str, body: str, field: str):
+    with open_server.client() as http:
+        before = http.get("/v1/stats").json()
+        r = http.post(route, content=body, headers={"Content-Type": "application/json"})
+        assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+        assert field in r.text
+        assert http.get("/v1/stats").json() == before  # nothing written
+
+
+def test_event_routes_refuse_over_long_ids_with_4xx(open_server: Server):
+    with open_server.client() as http:
+        for path in ("/v1/webhooks/" + "w" * 5000 + "/dead-letters",
+                     "/v1/events/list?namespace=" + "n" * 5000,
+                     "/v1/webhooks?namespace=" + "n" * 5000):
+            r = http.get(path)
+            assert 400 <= r.status_code < 500, (path[:40], r.status_code, r.text[:200])
+
+
+def test_a_server_refuses_webhooks_to_its_own_network_unless_allowed(tmp_path: Path):
+    srv = start(tmp_path / "ssrf.db", "--rate", "0", env={"MEMSTREAM_WEBHOOKS_PRIVATE": "0"})
+    try:
+        with srv.client() as http:
+            for url in ("http://127.0.0.1:6379/", "http://169.254.169.254/latest/meta-data/",
+                        "http://metadata.google.internal/", "http://example.com:99999/",
+                        "http://example.com/\r\nX-Evil: 1"):
+                r = http.post("/v1/webhooks", json={"url": url})
+                assert r.status_code == 422, (url, r.status_code, r.text[:200])
+            assert http.get("/v1/webhooks").json() == []
+    finally:
+        stop(srv)

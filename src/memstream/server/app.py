@@ -121,7 +121,8 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        deliverer = Deliverer(memory.store).start() if settings.deliver_webhooks else None
+        deliverer = Deliverer(memory.store, allow_private=memory.config.webhooks_private).start() \
+            if settings.deliver_webhooks else None
         async with mcp.session_manager.run():
             yield
         if deliverer is not None:

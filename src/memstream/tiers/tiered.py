@@ -227,7 +227,7 @@ class TieredMemory:
         """Validate items and build their records and STM entries."""
         rows = []
         batch = StateBatch()
-        scope_id, step_of, importance = v.scope_id, v.step, v.importance
+        scope_id, step_of, fraction = v.scope_id, v.step, v.fraction
         for n, (agent_id, kind, contents, step, priority) in enumerate(items):
             agent = scope_id(agent_id, "agent_id")
             if agent is None:
@@ -237,9 +237,9 @@ class TieredMemory:
             step_n = step_of(step)
             if step_n is None or step_n < 0:
                 raise InvalidInput(f"item {n}: step_number must be an integer >= 0")
-            prio = importance(priority)
-            if prio is None:
+            if priority is None:
                 raise InvalidInput(f"item {n}: priority must be a number in [0, 1]")
+            prio = fraction(priority, f"item {n}: priority")
             data, pairs = plain_leaves(contents, f"item {n}: state_data")
             rows.append((agent, kind, step_n, prio, data, batch.add(kind, data, pairs)))
         full, ltm = batch.vectors()
