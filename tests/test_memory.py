@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
 from memstream import (
     AsyncMemory,
+    Config,
     Conflict,
     FixedClock,
     InvalidFilter,
@@ -278,3 +280,37 @@ def test_a_run_of_ids_is_encoded_as_each_one_alone():
         ms = 1_700_000_000_123
         assert _encode_run(ms, first, 50) == [_encode((ms << 80) | ((first + n) & mask))
                                               for n in range(50)]
+
+
+def test_the_first_search_embeds_the_background_without_holding_adds(tmp_path: Path, e5):
+    """The background sentences are embedded on the first search outside the engine's lock:
+    an add from another thread goes through while that embedding is still running."""
+    from memstream.retrieval.relevance import BACKGROUND
+
+    started, release = threading.Event(), threading.Event()
+
+    class Gated:  # the real model; its first embedding of the background waits at a gate
+        dim, name = e5.dim, e5.name
+
+        def embed_documents(self, texts):
+            if list(texts)[:3] == list(BACKGROUND)[:3]:
+                started.set()
+                assert release.wait(30)
+            return e5.embed_documents(texts)
+
+        def embed_query(self, text):
+            return e5.embed_query(text)
+
+    with Memory(tmp_path / "gate.db", embedder=Gated(), llm=None,
+                config=Config(embed_mode="sync")) as mem:
+        mem.add("a first memory")
+        searching = threading.Thread(target=lambda: mem.search("first"))
+        searching.start()
+        assert started.wait(30)
+        added = []
+        adder = threading.Thread(target=lambda: added.append(mem.add("added meanwhile")))
+        adder.start()
+        adder.join(10)
+        assert added, "an add waited for the first search's background embedding"
+        release.set()
+        searching.join(30)

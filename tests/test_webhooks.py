@@ -51,6 +51,11 @@ def test_signatures_check_the_body_the_secret_and_the_age() -> None:
     old = sign("s" * 20, body, at=int(time.time()) - 3600)
     assert not verify_signature("s" * 20, body, old)  # a replay of an old delivery
     assert not verify_signature("s" * 20, body, "garbage")
+    # a non-ASCII signature is simply wrong, and a time well in the future is refused
+    assert not verify_signature("s" * 20, body, header.split("v1=")[0] + "v1=é\ud800")
+    ahead = sign("s" * 20, body, at=int(time.time()) + 300)
+    assert not verify_signature("s" * 20, body, ahead)
+    assert verify_signature("s" * 20, body, sign("s" * 20, body, at=int(time.time()) + 5))
 
 
 def test_events_arrive_signed_in_order(mem: Memory, receiver: Receiver) -> None:

@@ -433,11 +433,12 @@ class Memory(ChangeEvents):
         """The embedded ``relevance.BACKGROUND`` (once per Memory; cached in the store)."""
         if self.embedder is None:
             return None
-        with self._lock:
-            if self._background_rows is None:
-                self._background_rows = embed_documents_cached(self.store, self.embedder,
-                                                               list(BACKGROUND))
-            return self._background_rows
+        rows = self._background_rows
+        if rows is None:  # embedded outside the engine's lock: adds never wait for it (two
+            # first searches at once may both embed it; the same rows either way)
+            rows = embed_documents_cached(self.store, self.embedder, list(BACKGROUND))
+            self._background_rows = rows
+        return rows
 
     def _query_vector(self, query: str) -> np.ndarray | None:
         if self.embedder is None:

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from memstream import FixedClock, Memory, ScopeViolation
+from memstream import FixedClock, InvalidInput, Memory, ScopeViolation
 from memstream.learning import Learner, MemoryScope, infer_task_type
 
 P = "proj"
@@ -274,3 +274,15 @@ def test_the_missing_scope_warning_comes_once_per_agent(kw_memory: Memory,
     warned = [r.getMessage() for r in caplog.records if "has no scope" in r.getMessage()]
     assert warned == ["agent 'nomad' has no scope; learning without limits",
                       "agent 'drifter' has no scope; learning without limits"]
+
+
+def test_an_outcome_needs_an_agent_and_takes_error_by_its_documented_name(learner: Learner):
+    for agent in ("", "  ", None):
+        with pytest.raises(InvalidInput, match="agent"):
+            learner.learn(agent, "p", "deploy the api", False, "ssh and restart")  # type: ignore[arg-type]
+    assert learner.memory.get_all(limit=None) == []  # nothing stored
+    out = learner.learn("bot", "p", "deploy the api", False, "ssh and restart",
+                        error="permission denied")
+    assert out.error_message == "permission denied"
+    with pytest.raises(InvalidInput, match="give one"):
+        learner.learn("bot", "p", "deploy", False, "x", error="a", error_message="b")

@@ -25,9 +25,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def _open(server: Server, path: str) -> tuple[Any, list[str], list[str], Any]:
+    if not Path(CHROMIUM).exists():  # one clear reason, and no event loop left running
+        pytest.fail("the API docs tests need Chromium: apt-get install chromium (.ci/run "
+                    "installs it)")
     p = sync_api.sync_playwright().start()
-    browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-        "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+    try:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+    except Exception:
+        p.stop()  # else its event loop stays running and breaks every later asyncio.run
+        raise
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     elsewhere: list[str] = []
     errors: list[str] = []

@@ -49,6 +49,26 @@ class EventConformance:
         assert events[5].data == {"op": "erase", "erased": True}
         assert all("text" not in e.data for e in events)  # text only when asked
 
+    def test_erase_takes_the_text_out_of_kept_events(self, store: Any, tmp_path: Path
+                                                     ) -> None:
+        """With events_text on, a record's events held its text; erase leaves it nowhere in
+        the log (so nowhere in a pending webhook batch or a dead letter, read from it)."""
+        store.configure_events(enabled=True, text=True)
+        secret, kept = rec("the vault code is 7731-0042"), rec("the vault code is elsewhere")
+        store.insert([secret, kept], model="m")
+        store.update("ns", secret.id, Patch(text="the vault code is 7731-0042 still"),
+                     at=T0 + 1)
+        store.put_webhook(hook("wh_1", cursor=0))  # a webhook that has not received them
+        store.erase("ns", [secret.id], at=T0 + 2)
+        events = store.events_after(["ns"], 0)
+        assert not any("7731" in str(e.data) for e in events)
+        assert [e.data.get("erased") for e in events if e.record_ids == (secret.id,)] == \
+            [True, True, True]
+        assert any("elsewhere" in str(e.data) for e in events)  # other records keep theirs
+        if isinstance(store, SQLiteStore):  # nor in the file's bytes
+            store.close()
+            assert b"7731-0042" not in Path(store.path).read_bytes()
+
     def test_a_failed_change_writes_no_event(self, store: Any) -> None:
         a = rec("alpha")
         store.insert([a], model="m")

@@ -166,8 +166,17 @@ class Learner:
 
     def learn(self, agent: str, project_id: str, task: str, outcome: bool, strategy_used: str,
               task_type: str | None = None, duration_ms: int | None = None,
-              error_message: str | None = None, feedback: str | None = None) -> Outcome:
-        """Record how an attempt went and update heuristics and anti-patterns."""
+              error_message: str | None = None, feedback: str | None = None, *,
+              error: str | None = None) -> Outcome:
+        """Record how an attempt went and update heuristics and anti-patterns. ``error`` is
+        ``error_message`` by the name the CLI (``--error``) and docs/learning.md use."""
+        if error is not None:
+            if error_message is not None and error_message != error:
+                raise InvalidInput("error and error_message are the same field; give one")
+            error_message = error
+        for value, name in ((agent, "agent"), (project_id, "project_id")):
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidInput(f"{name} must be a non-empty string, got {value!r}")
         if not isinstance(outcome, bool):
             raise InvalidInput("outcome must be True (success) or False (failure)")
         if not strategy_used or not str(strategy_used).strip():

@@ -75,6 +75,24 @@ class EventLog:
                          json.dumps(data)))
         return rows
 
+    def _scrub_events(self, db: Any, namespace: str, ids: Sequence[str]) -> int:
+        """Take the text out of the kept events of erased records (written while
+        ``events_text`` was on): what the event log, pending webhook batches and dead letters
+        (all read from the log) would still show of them. How many events were changed."""
+        ph, changed = self.PLACEHOLDER, 0
+        for rid in ids:
+            rows = db.execute(f"SELECT seq, data FROM events WHERE namespace = {ph} AND "
+                              f"record_ids = {ph} AND data LIKE {ph}",
+                              (namespace, json.dumps([rid]), '%"text"%')).fetchall()
+            for seq, raw in rows:
+                data = json.loads(raw) if raw else {}
+                if data.pop("text", None) is not None:
+                    data["erased"] = True
+                    db.execute(f"UPDATE events SET data = {ph} WHERE seq = {ph}",
+                               (json.dumps(data), seq))
+                    changed += 1
+        return changed
+
     def _log(self, db: Any, rows: Sequence[tuple[Any, ...]]) -> None:
         if not rows:
             return

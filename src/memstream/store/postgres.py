@@ -243,6 +243,7 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
                                "RETURNING " + ", ".join(f"r.{c}" for c in COLUMNS),
                                (namespace, unique)).fetchall()
             self._log(cur, self._event_rows("erase", map(_row_to_record, gone)))
+            self._scrub_events(cur, namespace, known)
             cur.execute("DELETE FROM history WHERE namespace = %s AND record_id = ANY(%s)",
                         (namespace, unique))
             if known:
@@ -252,7 +253,7 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
                 cur.execute("DELETE FROM embedding_cache WHERE hash = ANY(%s)",
                             (sorted(set(cache_keys)),))
         with self._conn(write=False) as cur:  # outside a transaction: VACUUM may run there
-            cur.execute("VACUUM records, history, embedding_cache")
+            cur.execute("VACUUM records, history, embedding_cache, events")
         return len(known)
 
     def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:

@@ -344,6 +344,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
                             (namespace, *chunk))]
                         spaces.update(r.space for r in gone)
                         self._log(db, self._event_rows("erase", gone))
+                        self._scrub_events(db, namespace, sorted(known))
                         db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                    (namespace, *chunk))
                         db.execute(f"DELETE FROM history WHERE namespace = ? AND record_id IN "
