@@ -4,6 +4,7 @@ after a SIGKILL mid-delivery."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import time
@@ -236,3 +237,29 @@ def test_the_server_delivers_and_resumes_after_a_sigkill_mid_delivery(tmp_path: 
         slow.stop()
         if srv.proc.poll() is None:
             stop(srv)
+
+
+def test_a_key_holds_a_bounded_number_of_open_streams(tmp_path: Path) -> None:
+    """Streams are capped per key (4) and per server: one more is a 429 that says which cap,
+    another key still gets its own, and a closed stream gives its slot back."""
+    s = start(tmp_path / "caps.db", keys=KEYS)
+    try:
+        with contextlib.ExitStack() as open_streams:
+            http = open_streams.enter_context(s.client("reader"))
+            for _ in range(4):
+                resp = open_streams.enter_context(http.stream("GET", "/v1/events"))
+                assert resp.status_code == 200
+            with http.stream("GET", "/v1/events") as over:
+                assert over.status_code == 429
+                assert "streams_per_key" in over.read().decode()
+            with s.client("admin") as other, other.stream("GET", "/v1/events") as resp:
+                assert resp.status_code == 200  # another key has its own slots
+        deadline = time.monotonic() + 10  # the server notices the closed streams
+        while True:
+            with s.client("reader") as http, http.stream("GET", "/v1/events") as resp:
+                if resp.status_code == 200:
+                    break
+            assert time.monotonic() < deadline, "the closed streams' slots never came back"
+            time.sleep(0.2)
+    finally:
+        stop(s)

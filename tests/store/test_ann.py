@@ -62,6 +62,30 @@ def test_graph_answers_like_exact_search_and_is_saved(filled, caplog) -> None:
     again.close()
 
 
+def test_an_erased_vector_never_comes_back_in_a_saved_graph(filled) -> None:
+    """Process A holds the graph; process B erases a record (and deletes the saved graph);
+    when A searches and then closes, its graph, which still holds the erased vector, is
+    rebuilt and never written back to disk."""
+    path, ids, vecs = filled
+    q = vectors(1, seed=9)[0]
+    a = SQLiteStore(path, ann_threshold=100)
+    a.vector_search(Selection("ns"), q, 5)  # A builds (and saves) its graph
+    a.insert([rec("dirty the graph", embedding=vectors(1, seed=11)[0], at=T0 + 500)],
+             model="m")
+    a.vector_search(Selection("ns"), q, 5)
+    b = SQLiteStore(path, ann_threshold=100)
+    b.erase("ns", [ids[7]], at=T0 + 1000)
+    b.close()
+    assert ids[7] not in [i for i, _ in a.vector_search(Selection("ns"), q, 400)]
+    a.close()  # saves its changed graphs
+    folder = Path(str(path) + ".ann")
+    saved = b"".join(p.read_bytes() for p in folder.iterdir()) if folder.exists() else b""
+    assert vecs[7].tobytes() not in saved
+    again = SQLiteStore(path, ann_threshold=100)
+    assert ids[7] not in [i for i, _ in again.vector_search(Selection("ns"), q, 400)]
+    again.close()
+
+
 def test_graph_follows_other_processes_writes(filled) -> None:
     path = filled[0]
     q = vectors(1, seed=9)[0]

@@ -9,6 +9,7 @@ import contextlib
 import inspect
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -78,6 +79,10 @@ class ServerSettings:
     require_keys: bool | None = None
     #: deliver the webhooks' events from this process (``memstream.webhooks.Deliverer``)
     deliver_webhooks: bool = True
+    #: open event streams (``GET /v1/events``) one key (or, keyless, one address) may hold,
+    #: and the server in all: one more is answered 429
+    streams_per_key: int = 4
+    streams: int = 64
 
 
 #: the HTTP methods /metrics counts by name; any other is counted as "other" (a made-up method
@@ -87,6 +92,35 @@ METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 def method_label(method: str) -> str:
     return method if method in METHODS else "other"
+
+
+class StreamSlots:
+    """How many event streams each key (or address) and the server hold open: a stream takes a
+    slot while it is open (``take``/``give``), and none is given beyond the caps."""
+
+    def __init__(self, per_key: int, total: int) -> None:
+        self.per_key, self.total = per_key, total
+        self._open: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def take(self, holder: str) -> None:
+        with self._lock:
+            if sum(self._open.values()) >= self.total:
+                raise RateLimited(f"the server holds {self.total} open event streams, the most "
+                                  "it allows (ServerSettings.streams); try again later", 5.0)
+            if self._open.get(holder, 0) >= self.per_key:
+                raise RateLimited(f"this key holds {self.per_key} open event streams, the most "
+                                  "one key may (ServerSettings.streams_per_key); close one",
+                                  5.0)
+            self._open[holder] = self._open.get(holder, 0) + 1
+
+    def give(self, holder: str) -> None:
+        with self._lock:
+            left = self._open.get(holder, 0) - 1
+            if left > 0:
+                self._open[holder] = left
+            else:
+                self._open.pop(holder, None)
 
 
 def _error(exc: MemstreamError) -> JSONResponse:
@@ -144,6 +178,7 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
                   docs_url=None, redoc_url=None, **quiet)  # docs: install_api_docs
     app.state.memory = memory
     app.state.redis_url = redis_url
+    app.state.streams = StreamSlots(settings.streams_per_key, settings.streams)
 
     @app.middleware("http")
     async def guard_and_log(request: Request,

@@ -97,13 +97,25 @@ async def stream_events(request: Request, namespace: str | None = None,
     else:
         start = int(await anyio.to_thread.run_sync(mem.store.last_event_seq))
     header = request.headers.get("authorization") or request.headers.get("x-api-key")
+    holder = f"key:{who.key_id}" if who.key_id else \
+        f"ip:{request.client.host if request.client else '-'}"
+    request.app.state.streams.take(holder)  # 429 beyond the caps (ServerSettings.streams*)
     return StreamingResponse(
-        _stream(request, spaces, start, list(types or []), header),
+        _stream(request, spaces, start, list(types or []), header, holder),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
 async def _stream(request: Request, spaces: list[str] | None, cursor: int, types: list[str],
+                  header: str | None, holder: str) -> AsyncIterator[str]:
+    try:
+        async for chunk in _events(request, spaces, cursor, types, header):
+            yield chunk
+    finally:
+        request.app.state.streams.give(holder)
+
+
+async def _events(request: Request, spaces: list[str] | None, cursor: int, types: list[str],
                   header: str | None) -> AsyncIterator[str]:
     mem = request.app.state.memory
     yield "retry: 2000\n\n"

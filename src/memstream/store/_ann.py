@@ -58,6 +58,8 @@ class AnnIndex:
 
         self.dim = dim
         self.last_seq = 0
+        #: the change-log position of the vectors it was built or saved from
+        self.built_seq = 0
         self.dirty = False
         self._index: Any = hnswlib.Index(space="ip", dim=dim)
         self._index.init_index(max_elements=max(capacity, 1024), ef_construction=EF_CONSTRUCTION,
@@ -70,6 +72,7 @@ class AnnIndex:
         if len(rids):
             ann._index.add_items(mat, rids.astype(np.int64), num_threads=os.cpu_count() or 1)
         ann.last_seq, ann.dirty = last_seq, True
+        ann.built_seq = last_seq
         return ann
 
     @classmethod
@@ -84,6 +87,7 @@ class AnnIndex:
                 return None
             ann = cls.__new__(cls)
             ann.dim, ann.last_seq, ann.dirty = dim, int(meta["last_seq"]), False
+            ann.built_seq = int(meta.get("built_seq", 0))
             ann._index = hnswlib.Index(space="ip", dim=dim)
             ann._index.load_index(str(path), max_elements=int(meta["capacity"]))
             ann._index.set_ef(EF_SEARCH)
@@ -100,6 +104,7 @@ class AnnIndex:
         self._index.save_index(str(tmp))
         os.replace(tmp, path)
         meta = {"namespace": namespace, "dim": self.dim, "last_seq": self.last_seq,
+                "built_seq": self.built_seq,
                 "capacity": int(self._index.get_max_elements())}
         tmp_meta = path.with_suffix(f".json.{os.getpid()}.tmp")
         tmp_meta.write_text(json.dumps(meta), encoding="utf-8")

@@ -27,6 +27,12 @@ ANN_MAX_FETCH = 4096  # candidates asked of the graph before falling back to exa
 EXACT_SELECTION = 50_000  # a filtered search over at most this many records is exact
 
 
+#: meta key prefix: the change-log position of a namespace space's last erase; an HNSW graph
+#: built before it holds erased vectors (a removed entry keeps its data), so it is rebuilt
+#: and never saved
+ERASED = "ann_erased:"
+
+
 def vector_key(namespace: str, space: str) -> str:
     """What the vector indexes and their change log are kept by: a namespace's vectors of one
     space (the same expression as the log's triggers)."""
@@ -154,6 +160,9 @@ class SQLiteVectors:
             return None
         ann = self._ann.get(namespace)
         path = self._ann_path(namespace, index.dim)
+        if ann is not None and ann.built_seq < self._erased_at(db, namespace):
+            ann = None  # built before an erase (in another process, maybe): built again
+            self._ann.pop(namespace, None)
         if ann is None or ann.dim != index.dim:
             ann = AnnIndex.load(path, index.dim, namespace) if path is not None else None
             if ann is None or ann.last_seq > index.last_seq:
@@ -268,9 +277,19 @@ class SQLiteVectors:
                                     f"({','.join('?' * len(chunk))})", chunk).fetchall())
         return [(names[rid], score) for rid, score in pairs if rid in names]
 
+    def _erased_at(self, db: sqlite3.Connection, key: str) -> int:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (ERASED + key,)).fetchone()
+        return int(row[0]) if row else 0
+
     def save_indexes(self) -> None:
-        """Save every approximate index that changed since it was saved (also on close)."""
+        """Save every approximate index that changed since it was saved (also on close);
+        one built before an erase is dropped instead (it holds the erased vectors)."""
         with self._lock:
+            with self._read() as db:
+                stale = [key for key, ann in self._ann.items()
+                         if ann.built_seq < self._erased_at(db, key)]
+            for key in stale:
+                del self._ann[key]
             for namespace, ann in self._ann.items():
                 path = self._ann_path(namespace, ann.dim)
                 if ann.dirty and path is not None:

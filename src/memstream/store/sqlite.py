@@ -38,7 +38,7 @@ from ._sqlite_rows import record_row as _record_row
 from ._sqlite_rows import row_to_record as _row_to_record
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
-from ._sqlite_vector import ANN_THRESHOLD, EXACT_SELECTION, SQLiteVectors
+from ._sqlite_vector import ANN_THRESHOLD, ERASED, EXACT_SELECTION, SQLiteVectors, vector_key
 from ._vectors import OP_VALID, VectorIndex
 
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
@@ -353,6 +353,12 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
                                        "VALUES (?, ?, 'erase', ?)",
                                        [(namespace, rid, at) for rid in sorted(known)])
                         erased += len(known)
+                    # another process's graph of these vectors still holds the erased ones:
+                    # it must be rebuilt, never saved again (``_sqlite_vector.ERASED``)
+                    for space in spaces:
+                        db.execute("INSERT OR REPLACE INTO meta VALUES (?, (SELECT "
+                                   "coalesce(max(seq), 0) FROM vector_log))",
+                                   (ERASED + vector_key(namespace, space),))
                     for chunk in _chunks(list(dict.fromkeys(cache_keys))):
                         db.execute("DELETE FROM embedding_cache WHERE hash IN "
                                    f"({','.join('?' * len(chunk))})", chunk)
