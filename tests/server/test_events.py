@@ -19,7 +19,7 @@ import pytest
 from memstream import Client, Memory, ScopeViolation
 from memstream.bench.webhooks import Receiver
 from memstream.events import EVENT_TYPES
-from memstream.server.auth import revoke_key
+from memstream.server.auth import create_key, revoke_key
 from memstream.server.models import EventType
 
 from .conftest import KEYS, Server, start, stop
@@ -125,6 +125,23 @@ def test_a_revoked_key_s_stream_ends(tmp_path: Path) -> None:
                 lines.append(line)
             assert any(line == "event: error" for line in lines)
             assert "revoked" in "\n".join(lines)
+    finally:
+        stop(srv)
+
+
+def test_a_keyless_stream_ends_when_the_first_key_is_made(tmp_path: Path) -> None:
+    srv = start(tmp_path / "open.db")  # no key: the open loopback server
+    try:
+        with srv.client() as http, http.stream("GET", "/v1/events",
+                                               timeout=httpx.Timeout(20.0)) as resp:
+            assert resp.status_code == 200
+            with Memory(srv.db, embedder="none") as mem:
+                create_key(mem.store, name="first", namespaces=["ns"], role="admin",
+                           now=time.time())
+                mem.add("written after the key, in another namespace", namespace="other")
+            lines = list(resp.iter_lines())  # ends within seconds
+        assert "event: error" in lines and "requires an API key" in "\n".join(lines)
+        assert not any("added" in line for line in lines)
     finally:
         stop(srv)
 

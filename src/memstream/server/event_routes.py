@@ -19,7 +19,7 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from ..errors import MemstreamError
-from .auth import authenticate
+from .auth import authenticate, keys_enabled
 from .models import MAX_INT, EventsRequest, EventType, NamespaceRequest, WebhookRef, WebhookRequest
 from .routes import _req, _run
 
@@ -132,6 +132,12 @@ async def _events(request: Request, spaces: list[str] | None, cursor: int, types
         last = await anyio.to_thread.run_sync(mem.store.last_event_seq)
         events = await anyio.to_thread.run_sync(functools.partial(
             mem.store.events_after, spaces, cursor, limit=500, types=types, upto=last))
+        # a keyless stream (the open local server) ends as soon as a key exists: it never
+        # shows what was written after the server began to require keys
+        if events and not header and await anyio.to_thread.run_sync(keys_enabled, mem.store):
+            message = "the server now requires an API key: reconnect with one"
+            yield f"event: error\ndata: {json.dumps({'message': message})}\n\n"
+            return
         for e in events:
             yield f"id: {e.seq}\nevent: {e.type}\ndata: {json.dumps(e.to_dict())}\n\n"
         cursor = events[-1].seq if len(events) == 500 else last
