@@ -55,8 +55,9 @@ def _lift(hits: list[_Hit], k: int, query: str = "Which version should I install
     best = next((h for h in hits if is_standing(h.text)), None)
     if best is None:
         return hits[:k]
-    return lift(hits[:k], best, query=query, key=lambda h: h.text, text=lambda h: h.text,
-                logit=lambda h: h.logit, mark=lambda h: h._replace(lifted=True))
+    return lift(hits[:k], best, query=query, key=lambda h: h.text,
+                standing=lambda h: is_standing(h.text), logit=lambda h: h.logit,
+                mark=lambda h: h._replace(lifted=True))
 
 
 def test_lift_keeps_one_place_for_a_plausible_standing_memory():

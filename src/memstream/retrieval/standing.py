@@ -65,16 +65,21 @@ def recalls_the_past(query: str) -> bool:
     return _RECALL.search(query) is not None
 
 
-def is_standing(text: str) -> bool:
-    """Whether ``text`` states a standing instruction or preference (module docstring)."""
-    return _STANDING.match(text) is not None
+#: record kinds that say how to act from then on, whatever their wording or language
+STANDING_KINDS = frozenset({"preference", "instruction"})
+
+
+def is_standing(text: str, kind: str | None = None) -> bool:
+    """Whether a memory states a standing instruction or preference: its ``kind`` says so
+    (``STANDING_KINDS``), or its text opens like one (module docstring)."""
+    return kind in STANDING_KINDS or _STANDING.match(text) is not None
 
 
 T = TypeVar("T")
 
 
 def lift(top: Sequence[T], best: T, *, query: str, key: Callable[[T], object],
-         text: Callable[[T], str], logit: Callable[[T], float], mark: Callable[[T], T]
+         standing: Callable[[T], bool], logit: Callable[[T], float], mark: Callable[[T], T]
          ) -> list[T]:
     """``top`` (the first hits, best first) with ``best``, the best-ranked standing memory of
     the candidates, in place ``SLOT`` when no standing memory is above it, ``best`` is
@@ -84,7 +89,7 @@ def lift(top: Sequence[T], best: T, *, query: str, key: Callable[[T], object],
     if k < 2 or recalls_the_past(query):
         return list(top)
     at = min(SLOT, k) - 1
-    if any(is_standing(text(h)) for h in top[: at + 1]) or logit(best) < UNRELATED:
+    if any(standing(h) for h in top[: at + 1]) or logit(best) < UNRELATED:
         return list(top)
     rest = [h for h in top[at:] if key(h) != key(best)]
     return [*top[:at], mark(best), *rest][:k]
