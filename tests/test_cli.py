@@ -105,7 +105,8 @@ def test_console_script_runs(tmp_path: Path):
 def test_demo_shows_why_weight_profiles_exist():
     """The README's first command, with the real embedding model: under the default rule the
     Maria memory comes first and heads the context block; under the paper's formula the day's
-    most important memory outranks it."""
+    most important memory, unrelated to Maria, is carried into the first two by importance
+    alone (min-max puts its near-zero relevance on the same footing)."""
     out = CliRunner().invoke(cli, ["demo"])
     assert out.exit_code == 0, out.output
     blocks = out.output.split("\n\n")
@@ -115,7 +116,8 @@ def test_demo_shows_why_weight_profiles_exist():
     maria = "Lunch with Maria; she is allergic to peanuts and prefers Thai food."
     assert [profile for profile, _ in hits] == ["default", "paper"]
     assert hits[0][1][0] == maria
-    assert hits[1][1][0] != maria and maria in hits[1][1]
+    bug = "Found the bug: the March sales export double-counts refunds."
+    assert maria in hits[1][1] and bug in hits[1][1][:2]
     assert blocks[-1].splitlines()[1] == f"- {maria}"
     assert "tokens of 40" in blocks[-1]
 

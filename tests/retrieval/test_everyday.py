@@ -122,3 +122,20 @@ def test_the_window_seat_note_answers_where_ana_likes_to_sit(e5, tmp_path: Path)
         store.put(("people",), "3", {"text": "Bob prefers an aisle seat."})
         hits = store.search(("people",), query="Where does Ana like to sit?", limit=3)
         assert hits[0].key == "1"
+
+
+def test_a_record_of_the_day_the_query_names_comes_first(notes: Memory):
+    from datetime import UTC, datetime
+
+    def at(day: int) -> float:
+        return datetime(2023, 4, day, 21, 0, tzinfo=UTC).timestamp()
+
+    notes.add("Cenamos en la Sidrería El Texu, cachopo para compartir.", namespace="es",
+              at=at(18))
+    notes.add("Cenamos en La Panera, mucho mejor que la noche anterior.", namespace="es",
+              at=at(19))
+    hits = notes.search("¿Dónde cenamos el 18 de abril?", namespace="es", k=3, touch=False)
+    assert hits[0].record.text.startswith("Cenamos en la Sidrería El Texu")
+    assert hits[0].explain.lifted == "of the date the query names"
+    hits = notes.search("¿Dónde cenamos el 19 de abril?", namespace="es", k=3, touch=False)
+    assert hits[0].record.text.startswith("Cenamos en La Panera")

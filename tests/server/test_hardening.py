@@ -354,10 +354,18 @@ BAD_BODIES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """An open server of its own (other tests here create keys on ``open_server``)."""
+    srv = start(tmp_path_factory.mktemp("bad") / "bad.db", "--rate", "0")
+    yield srv
+    stop(srv)
+
+
 @pytest.mark.parametrize(("route", "body", "field"), BAD_BODIES)
 def test_surrogates_and_huge_integers_answer_4xx_naming_the_field(
-        open_server: Server, route: str, body: str, field: str):
-    with open_server.client() as http:
+        plain_server: Server, route: str, body: str, field: str):
+    with plain_server.client() as http:
         before = http.get("/v1/stats").json()
         r = http.post(route, content=body, headers={"Content-Type": "application/json"})
         assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
@@ -365,8 +373,8 @@ def test_surrogates_and_huge_integers_answer_4xx_naming_the_field(
         assert http.get("/v1/stats").json() == before  # nothing written
 
 
-def test_event_routes_refuse_over_long_ids_with_4xx(open_server: Server):
-    with open_server.client() as http:
+def test_event_routes_refuse_over_long_ids_with_4xx(plain_server: Server):
+    with plain_server.client() as http:
         for path in ("/v1/webhooks/" + "w" * 5000 + "/dead-letters",
                      "/v1/events/list?namespace=" + "n" * 5000,
                      "/v1/webhooks?namespace=" + "n" * 5000):

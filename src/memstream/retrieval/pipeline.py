@@ -23,6 +23,7 @@ from ..filters import Selection
 from ..store.protocol import Signals, Store
 from ..tracing import span
 from .context import smooth
+from .dates import spans
 from .keywords import keyword_search, query_terms
 from .relevance import CALIBRATION, UNRELATED, evidence, is_question, null_of, settle, sigmoid
 from .rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
@@ -129,7 +130,8 @@ def run_search(store: Store, sel: Selection, text: str,
     texts: dict[str, str] = {}
     long_records = _long(store, sel, [i for i, _ in (dense or keyword)[:10]], texts)
     null = null_rows(store, sel, background) if vector is not None else None
-    conversation = null is None or null.conversation
+    # (fitting the learned stage, ``observe``, treats the stream as the conversation it is)
+    conversation = null is None or null.conversation or observe is not None
     if p.context > 0 and dense and not long_records and conversation and _small(store, sel):
         dense_ids, kw_ids, nb = _with_context(store, sel, vector, dense, keyword, cosine, p)
     ids = list(dict.fromkeys(dense_ids + kw_ids))
@@ -169,14 +171,20 @@ def run_search(store: Store, sel: Selection, text: str,
         # memory recorded as a preference or an instruction says how: it ranks REQUEST_LIFT
         # logits higher for it (its relevance shown stays its own)
         request = not is_question(text)
-        relevance = [calibrated[c.id] + (REQUEST_LIFT if request and kinds.get(c.id)
-                                         in STANDING_KINDS else 0.0) for c in candidates]
+        dated = spans(text, now)  # a record of the day (or month) the query names ranks higher
+        lifts: dict[str, tuple[float, str]] = {}
+        for c in candidates:
+            if request and kinds.get(c.id) in STANDING_KINDS:
+                lifts[c.id] = (REQUEST_LIFT, "a preference or instruction, for a request")
+            day = max((DATE_LIFT if one_day else DATE_LIFT / 2 for start, end, one_day in dated
+                       if start <= c.created_at < end), default=0.0)
+            if day:
+                lifts[c.id] = (lifts.get(c.id, (0.0, ""))[0] + day, "of the date the query names")
+        relevance = [calibrated[c.id] + lifts.get(c.id, (0.0, ""))[0] for c in candidates]
         ranked = rank(candidates, relevance=relevance, now=now, p=p,
                       limit=max(p.k, FOLLOW_TOP), own=[own[c.id] for c in candidates])
-        if request:
-            ranked = [s._replace(explain=dataclasses.replace(
-                s.explain, lifted="a preference or instruction, for a request"))
-                if kinds.get(s.item.id) in STANDING_KINDS else s for s in ranked]
+        ranked = [s._replace(explain=dataclasses.replace(s.explain, lifted=lifts[s.item.id][1]))
+                  if s.item.id in lifts else s for s in ranked]
         # follow-ups among short records that the learned stage did not order: in a
         # conversation the stage reads each turn's surroundings, and a later turn on the same
         # subject is not an update (LoCoMo dev recall_any@5 0.801 without them, 0.799 with)
@@ -326,6 +334,8 @@ def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Nu
 #: query that is not a question), in logits (on the everyday suite, its 26 requests: 5 of them
 #: answered first with none, 11 with 2, 14 with 3; no question changes)
 REQUEST_LIFT = 2.0
+#: how much higher a record of the day the query names ranks (half that for a month), in logits
+DATE_LIFT = 2.0
 
 #: how many of the best hits may be reordered by follow-ups
 FOLLOW_TOP = 10

@@ -1,0 +1,39 @@
+"""The dates a query names (retrieval.dates), in English, Spanish and German, by hand."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memstream.retrieval.dates import spans
+
+NOW = datetime(2025, 6, 12, 15, 30, tzinfo=UTC).timestamp()
+
+
+def _days(query: str) -> list[tuple[str, str, bool]]:
+    def day(t: float) -> str:
+        return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d")
+    return [(day(a), day(b - 1), one) for a, b, one in spans(query, NOW)]
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("Who did I have coffee with on Friday, June 6?", [("2025-06-06", "2025-06-06", True)]),
+    ("How did the April 12th long run go?", [("2025-04-12", "2025-04-12", True)]),
+    ("¿Dónde cenamos el viernes 18 de abril?", [("2025-04-18", "2025-04-18", True)]),
+    ("Was haben wir am 1. Mai gemacht?", [("2025-05-01", "2025-05-01", True)]),
+    # a date after "now" is last year's; a named year is kept
+    ("Where was the user on November 28?", [("2024-11-28", "2024-11-28", True)]),
+    ("What happened on 3 March 2023?", [("2023-03-03", "2023-03-03", True)]),
+    ("the 2025-02-14 report", [("2025-02-14", "2025-02-14", True)]),
+    # a month alone is the whole month
+    ("What instrument problem did I record in November?",
+     [("2024-11-01", "2024-11-30", False)]),
+    ("¿Qué hicimos en marzo?", [("2025-03-01", "2025-03-31", False)]),
+    # no date
+    ("I may go at 6", []), ("Run the migration on staging", []),
+    ("What is the deadline for the tax return?", []), ("June is nice", []),
+    ("What happened on February 30?", []),
+])
+def test_the_dates_a_query_names(query: str, expected: list[tuple[str, str, bool]]) -> None:
+    assert _days(query) == expected
