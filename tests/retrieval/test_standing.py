@@ -9,9 +9,9 @@ from typing import NamedTuple
 import pytest
 
 from memstream import Memory
-from memstream.retrieval.relevance import UNRELATED, evidence
+from memstream.retrieval.relevance import evidence
 from memstream.retrieval.scoring import PAST_RECENCY, asks_about_now
-from memstream.retrieval.standing import SLOT, is_standing, lift, recalls_the_past
+from memstream.retrieval.standing import PLAUSIBLE, SLOT, is_standing, lift, recalls_the_past
 
 H = 3600.0
 NOW = 1_700_000_000.0
@@ -71,7 +71,7 @@ def test_lift_keeps_one_place_for_a_plausible_standing_memory():
     assert [h.text for h in _lift([*ranked, rule], k=3)] == ["topic 0", "topic 1", rule.text]
     assert _lift([*ranked, rule], k=1) == ranked[:1]
     # an unrelated instruction stays where it is; one already high enough is left alone
-    far = _Hit("Always include version numbers.", UNRELATED - 0.1)
+    far = _Hit("Always include version numbers.", PLAUSIBLE - 0.1)
     assert _lift([*ranked, far], k=10) == [*ranked, far]
     early = [ranked[0], rule, *ranked[1:]]
     assert _lift(early, k=10) == early
