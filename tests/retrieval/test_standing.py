@@ -143,11 +143,16 @@ def test_recency_counts_fully_only_for_questions_about_the_present(small: Memory
     assert past_hit.explain.weights[0] == pytest.approx(0.5 * PAST_RECENCY)
 
 
-def test_keyword_evidence_of_a_long_passage_is_length_normalised():
+def test_keyword_evidence_of_a_long_passage_is_read_from_its_window():
+    """A long record's keyword share is read from its window, as its vector is: words past
+    the window are no evidence; the window's share is not scaled down further (with the
+    namespace's own null that cost BEAM dev 0.018 recall_any@5)."""
     short = "The staging cluster runs Kubernetes 1.29."
     filler = " ".join(["Notes about the deploy pipeline and its many steps."] * 8)
     whole = short + " " + filler  # under 512 characters: a whole statement, not a window
     long = whole + " " + filler  # longer than its window
+    late = filler + " " + filler + " " + short  # the words only past its window
     found = evidence("Which Kubernetes version does staging run?",
-                     {"s": short, "w": whole, "l": long}, {}, {}, null=(0.0, 1.0))
-    assert found["s"].keyword == found["w"].keyword > found["l"].keyword > 0
+                     {"s": short, "w": whole, "l": long, "x": late}, {}, {}, null=(0.0, 1.0))
+    assert found["s"].keyword == found["w"].keyword == found["l"].keyword > 0
+    assert found["x"].keyword == 0
