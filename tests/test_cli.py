@@ -89,7 +89,11 @@ def test_import_bad_line_stores_nothing(run, tmp_path: Path):
     bad.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "x", "colour": 1}) + "\n")
     res = run("import", str(bad), ok=False)
     assert res.exit_code == 2 and "line 2" in res.output
-    assert json.loads(run("--json", "stats").output)["records"] == 0
+    # nothing stored: not even the store the failed import would have created
+    assert not list(tmp_path.glob("mem.db*"))
+    run("add", "something else")  # into an existing store, a failed import keeps it
+    assert run("import", str(bad), ok=False).exit_code == 2
+    assert json.loads(run("--json", "stats").output)["records"] == 1
 
 
 def test_console_script_runs(tmp_path: Path):

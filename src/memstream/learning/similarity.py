@@ -33,19 +33,38 @@ def words_overlap(a: str, b: str) -> bool:
 
 
 _STEP_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+#: what separates the steps of a strategy ("A then B", "A before B", "A, B", "first A; B")
+_SEQUENCE = re.compile(r"\b(?:then|before|first|next|finally|afterwards)\b|[;,]|->|→",
+                       re.IGNORECASE)
+_AFTER = re.compile(r"\bafter\b", re.IGNORECASE)
+
+
+def _steps(text: str) -> list[set[str]]:
+    """The steps of a strategy in the order they are done, each as its words' first five
+    letters ("B after A" is A, then B)."""
+    parts = _AFTER.split(text, maxsplit=1)
+    if len(parts) == 2:
+        text = f"{parts[1]} then {parts[0]}"
+    chunks = (c for c in _SEQUENCE.split(text) if c.strip())
+    return [s for s in ({w[:5] for w in _STEP_WORD.findall(c.lower())} for c in chunks) if s]
 
 
 def same_order(a: str, b: str) -> bool:
-    """Whether the words two strategies share come in the same order in both: "run the
-    migrations, then switch traffic" and "switch traffic, then run the migrations" hold the
-    same steps in another order, and are different strategies. Words are compared on their
-    first five letters (switch, switching); fewer than two shared words is no evidence."""
-    def steps(text: str) -> list[str]:
-        return list(dict.fromkeys(w[:5] for w in _STEP_WORD.findall(text.lower())))
-
-    sa, sb = steps(a), steps(b)
-    shared = set(sa) & set(sb)
-    return len(shared) < 2 or [w for w in sa if w in shared] == [w for w in sb if w in shared]
+    """Whether two strategies do their steps in the same order: each step of ``a`` matched to
+    the step of ``b`` that shares most of its words, the matches must not go backwards. "Run
+    migrations before switching traffic" and "switch traffic then run migrations" are the
+    same steps in another order, different strategies; "validate empty fields before checking
+    formats" and "check empty fields first, then validate the formats" are one. A strategy of
+    one step is no evidence (True)."""
+    sa, sb = _steps(a), _steps(b)
+    if len(sa) < 2 or len(sb) < 2:
+        return True
+    places = []
+    for step in sa:
+        shared = [len(step & other) for other in sb]
+        if max(shared):
+            places.append(shared.index(max(shared)))
+    return places == sorted(places)
 
 
 def errors_similar(a: str, b: str) -> bool:
