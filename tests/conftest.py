@@ -7,7 +7,7 @@ import pytest
 
 from memstream import FixedClock, Memory
 
-from .redis_server import RedisRelay, drop_prefix, redis_up
+from .redis_server import RedisRelay, drop_prefix
 
 pytest.register_assert_rewrite("tests.store.conformance")
 
@@ -69,8 +69,11 @@ def pg_url(pg_admin: str) -> Iterator[str]:
 
 
 def _need_redis() -> None:
-    if not redis_up():
-        pytest.fail("the Redis server at 127.0.0.1:6379 is not running (.ci/run starts one)")
+    from .machine import redis
+
+    why = redis()  # starts one (installing it as root) when none answers
+    if why:
+        pytest.fail(why)
 
 
 @pytest.fixture
@@ -92,3 +95,19 @@ def redis_relay() -> Iterator[RedisRelay]:
     relay.start()
     yield relay
     relay.cut()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """A module that leaves an event loop running in the main thread once its fixtures are gone
+    (a Playwright session not stopped, say) would break every later ``asyncio.run``: its last
+    test fails instead, and the next module starts clean."""
+    import asyncio
+
+    result = yield
+    if (nextitem is None or nextitem.module is not item.module) \
+            and asyncio._get_running_loop() is not None:
+        asyncio._set_running_loop(None)
+        pytest.fail(f"{item.module.__name__ if item.module else item.name} left an event loop "
+                    "running in the main thread")
+    return result

@@ -96,6 +96,62 @@ def test_import_bad_line_stores_nothing(run, tmp_path: Path):
     assert json.loads(run("--json", "stats").output)["records"] == 1
 
 
+def test_import_a_users_own_lines(run, tmp_path: Path):
+    """Lines of a text and any of add's fields import as new records: ids made, the current
+    namespace, the line's own time (ISO 8601 or epoch) or now, importance as add gives it."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("\n".join(json.dumps(line) for line in [
+        {"text": "Ana likes the window seat", "user_id": "ana"},
+        {"text": "Deadline moved to Friday", "user_id": "ana", "created_at": "2024-05-08T13:56:00Z",
+         "kind": "fact", "importance": 0.9},
+        {"content": "Bought oat milk", "at": 1700000000},
+    ]) + "\n")
+    res = run("--namespace", "home", "import", str(notes))
+    assert "imported 3" in res.output
+    listed = {r["text"]: r for r in json.loads(run("--namespace", "home", "--json", "list").output)}
+    assert set(listed) == {"Ana likes the window seat", "Deadline moved to Friday",
+                           "Bought oat milk"}
+    assert {r["namespace"] for r in listed.values()} == {"home"}
+    assert len({r["id"] for r in listed.values()}) == 3
+    seat, deadline, milk = (listed[t] for t in ("Ana likes the window seat",
+                                                "Deadline moved to Friday", "Bought oat milk"))
+    assert deadline["importance"] == 0.9 and deadline["kind"] == "fact"
+    from memstream.clock import to_timestamp
+    from memstream.cognition.importance import heuristic_importance
+    assert to_timestamp(deadline["created_at"]) == to_timestamp("2024-05-08T13:56:00Z")
+    assert to_timestamp(milk["created_at"]) == 1700000000
+    import time
+    assert abs(to_timestamp(seat["created_at"]) - time.time()) < 120  # now, not 1970
+    assert seat["importance"] == heuristic_importance("Ana likes the window seat", "observation")
+    assert seat["user_id"] == "ana" and milk["user_id"] is None
+
+
+def test_import_names_every_problem_of_a_line_at_once(run, tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"text": "fine"}) + "\n" + json.dumps(
+        {"user_id": "", "importance": 3, "created_at": "yesterday-ish", "colour": "red"}) + "\n")
+    res = run("import", str(bad), ok=False)
+    assert res.exit_code == 2
+    message = res.output
+    assert "line 2" in message
+    for problem in ("text is missing", "colour", "user_id", "importance", "created_at"):
+        assert problem in message, (problem, message)
+    assert not list(tmp_path.glob("mem.db*"))  # nothing stored, no store made
+
+
+def test_json_output_writes_times_in_iso_8601_utc(run):
+    rid = run("add", "paid the plumber", "--at", "1715176560", "--data",
+              '{"paid_at": 1715176560}').output.strip()
+    got = json.loads(run("--json", "get", rid).output)
+    assert got["created_at"] == "2024-05-08T13:56:00.000000Z"
+    assert got["data"] == {"paid_at": 1715176560}  # the user's own JSON is left as it was
+    assert json.loads(run("--json", "history", rid).output)[0]["at"].endswith("Z")
+    stats = json.loads(run("--json", "stats").output)
+    assert stats["oldest"] == stats["newest"] == "2024-05-08T13:56:00.000000Z"
+    hit = json.loads(run("--json", "search", "plumber", "--no-touch").output)[0]
+    assert hit["record"]["last_accessed_at"] == "2024-05-08T13:56:00.000000Z"
+
+
 def test_console_script_runs(tmp_path: Path):
     exe = Path(sys.executable).parent / "memstream"
     res = subprocess.run([str(exe), "--db", str(tmp_path / "s.db"), "--embedder", "none", "add",

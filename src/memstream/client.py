@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from . import errors as _errors
 from ._types import Explanation, HistoryEntry, Hit, MemoryChange, Record
-from .clock import TimeLike
+from .clock import TimeLike, epoch_times
 from .config import CONTEXT_MIN_RELEVANCE
 from .errors import BackendUnavailable, InvalidInput, MemstreamError, MissingDependency
 from .memory import Context
@@ -107,7 +107,7 @@ class Client:
         if resp.status_code >= 400:
             self._raise(resp)
         if resp.headers.get("content-type", "").startswith("application/json"):
-            return resp.json()
+            return epoch_times(resp.json())  # the API's ISO 8601 times, as Python's numbers
         return resp.text
 
     @staticmethod
@@ -300,9 +300,11 @@ class Client:
     def export(self, *, namespace: str | None = None) -> str:
         return str(self._call("GET", "/v1/export", params=_clean({"namespace": namespace})))
 
-    def import_jsonl(self, text: str, *, skip_existing: bool = False) -> int:
+    def import_jsonl(self, text: str, *, skip_existing: bool = False,
+                     namespace: str | None = None) -> int:
+        """Records exported by memstream, or new memories (a "text" with add's fields)."""
         out = self._call("POST", "/v1/import", content=text.encode(),
-                         params={"skip_existing": skip_existing},
+                         params=_clean({"skip_existing": skip_existing, "namespace": namespace}),
                          headers={"content-type": "application/x-ndjson"})
         return int(out["imported"])
 

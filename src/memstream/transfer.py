@@ -1,4 +1,6 @@
-"""Export and import of whole records as JSON Lines: one ``Record.to_dict()`` per line.
+"""Export and import of whole records as JSON Lines: one ``Record.to_dict()`` per line, its
+times in ISO 8601 UTC to the microsecond (import reads them, or seconds since the epoch, back to
+the same microsecond).
 
 Every field round-trips: id, scope, kind, text, payload, step, importance, the three timestamps,
 access count, provenance, validity and metadata; embeddings too with ``with_embeddings``. An
@@ -9,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from . import _validate as v
+from ._building import build_record
 from ._ids import new_id
 from ._types import Record
-from .clock import to_timestamp
+from .clock import iso_times, to_timestamp
 from .errors import Conflict, InvalidInput
 from .memory import Memory
 from .progress import ProgressFn
@@ -53,7 +56,8 @@ def export_jsonl(mem: Memory, fp: IO[str], *, namespace: str | None = None,
         total = sum(mem.count(namespace=ns, include_invalid=True) for ns in spaces)
     n = 0
     for rec in iter_export(mem, namespace=namespace, with_embeddings=with_embeddings):
-        fp.write(json.dumps(rec.to_dict(with_embedding=with_embeddings), ensure_ascii=False))
+        fp.write(json.dumps(iso_times(rec.to_dict(with_embedding=with_embeddings)),
+                            ensure_ascii=False))
         fp.write("\n")
         n += 1
         if progress is not None and n % _BATCH == 0:
@@ -71,53 +75,140 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "invalidated_at": (int, float, str), "superseded_by": (str,), "provenance": (list,),
     "embedding": (list,),
 }
+#: what a line of a user's own file may hold besides its text (a line without an ``id``)
+_NEW_FIELDS = ("namespace", "user_id", "agent_id", "run_id", "kind", "data", "metadata", "step",
+               "importance", "provenance", "created_at", "at", "timestamp")
+_TEXTS = ("text", "content")
+
+
+class _Problems:
+    """Every problem of one line, gathered so that the error names them all at once."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def check(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except InvalidInput as exc:
+            self.found.append(str(exc))
+        except (TypeError, ValueError, OverflowError) as exc:
+            self.found.append(str(exc)[:200])
+        return None
+
+    def add(self, problem: str) -> None:
+        self.found.append(problem)
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise InvalidInput("; ".join(self.found))
 
 
 def _check(raw: dict[str, Any], mem: Memory) -> Record:
     """A record from one exported line, every field checked as ``add`` checks its arguments."""
+    bad = _Problems()
     for name, types in _FIELD_TYPES.items():
         value = raw.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
-            raise InvalidInput(f"{name} must be of type {types[0].__name__}, not "
-                               f"{type(value).__name__}")
-    for name in ("id", "namespace", "text"):
+            bad.add(f"{name} must be of type {types[0].__name__}, not {type(value).__name__}")
+    for name in ("namespace", "text"):
         if raw.get(name) is None:
-            raise InvalidInput(f"{name} is missing")
+            bad.add(f"{name} is missing")
+    bad.raise_any()
     rec = Record.from_dict(raw)
     if not _ID.match(rec.id):
-        raise InvalidInput(f"id {rec.id[:80]!r} is not a record id (1-64 letters, digits, _ "
-                           "or -)")
-    v.namespace(rec.namespace)
-    v.text(rec.text, max_bytes=mem.config.max_text_bytes, field="text")
-    v.kind(rec.kind)
+        bad.add(f"id {rec.id[:80]!r} is not a record id (1-64 letters, digits, _ or -)")
+    bad.check(v.namespace, rec.namespace)
+    bad.check(v.text, rec.text, max_bytes=mem.config.max_text_bytes, field="text")
+    bad.check(v.kind, rec.kind)
     limit = mem.config.max_text_bytes
-    rec.data = v.json_object(rec.data, "data", max_bytes=limit)
-    rec.metadata = v.json_object(rec.metadata, "metadata", max_bytes=limit) or {}
+    rec.data = bad.check(v.json_object, rec.data, "data", max_bytes=limit)
+    rec.metadata = bad.check(v.json_object, rec.metadata, "metadata", max_bytes=limit) or {}
     for name in ("user_id", "agent_id", "run_id", "superseded_by"):
-        v.scope_id(getattr(rec, name), name)
-    rec.step = v.step(rec.step)
-    if v.importance(rec.importance) is None:
-        raise InvalidInput("importance is missing")
-    rec.created_at = to_timestamp(rec.created_at)
-    rec.last_accessed_at = to_timestamp(rec.last_accessed_at or rec.created_at)
-    for name in ("updated_at", "invalidated_at"):
+        bad.check(v.scope_id, getattr(rec, name), name)
+    rec.step = bad.check(v.step, rec.step)
+    if rec.importance is None:
+        bad.add("importance is missing")
+    else:
+        bad.check(v.importance, rec.importance)
+    for name in ("created_at", "last_accessed_at", "updated_at", "invalidated_at"):
         value = getattr(rec, name)
-        setattr(rec, name, None if value is None else to_timestamp(value))
+        if name == "last_accessed_at" and not value:
+            value = rec.created_at
+        when = None if value is None else bad.check(_time, value, name)
+        setattr(rec, name, when)
     if not 0 <= rec.access_count < 2**63:
-        raise InvalidInput(f"access_count must be a whole number >= 0, got {rec.access_count}")
-    rec.provenance = v.ids(rec.provenance)
+        bad.add(f"access_count must be a whole number >= 0, got {rec.access_count}")
+    rec.provenance = bad.check(v.ids, rec.provenance) or ()
     if rec.embedding is not None:
         dim = mem.embedder.dim if mem.embedder else None
         if dim is not None and rec.embedding.shape[0] != dim:
             rec.embedding = None  # another model's vector: embed again
         else:
-            rec.embedding = v.vector(rec.embedding, dim)
+            rec.embedding = bad.check(v.vector, rec.embedding, dim)
+    bad.raise_any()
     return rec
 
 
+def _time(value: Any, name: str) -> float:
+    try:
+        return to_timestamp(value)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{name}: {exc}") from exc
+
+
+def _new(raw: dict[str, Any], mem: Memory, namespace: str | None) -> Record:
+    """A new record from a line of a user's own file: a text and any of ``add``'s fields; the
+    id is made, the time is the line's own (ISO 8601 or epoch seconds) or now, and a missing
+    importance is rated as ``add`` rates it."""
+    bad = _Problems()
+    texts = [name for name in _TEXTS if name in raw]
+    if not texts:
+        bad.add("text is missing (a line needs a \"text\", or an \"id\" when it is a record "
+                "exported by memstream)")
+    elif len(texts) > 1:
+        bad.add("give the text once, as \"text\" or \"content\", not both")
+    unknown = sorted(set(raw) - set(_TEXTS) - set(_NEW_FIELDS))
+    if unknown:
+        bad.add(f"unknown field(s) {unknown}: a line holds a text and any of "
+                f"{sorted(_NEW_FIELDS)}")
+    times = [name for name in ("created_at", "at", "timestamp") if raw.get(name) is not None]
+    if len(times) > 1:
+        bad.add(f"give the time once, not as {' and '.join(times)}")
+    at = bad.check(_time, raw[times[0]], times[0]) if times else None
+    kind = raw.get("kind") or "observation"
+    args: dict[str, Any] = {"namespace": raw.get("namespace") or namespace, "kind": kind}
+    for name in ("user_id", "agent_id", "run_id", "data", "metadata", "step", "importance",
+                 "provenance"):
+        args[name] = raw.get(name)
+    if args["namespace"] is not None:
+        bad.check(v.namespace, args["namespace"])
+    for name in ("user_id", "agent_id", "run_id"):
+        bad.check(v.scope_id, args[name], name)
+    bad.check(v.kind, kind)
+    limit = mem.config.max_text_bytes
+    for name in ("data", "metadata"):
+        bad.check(v.json_object, args[name], name, max_bytes=limit)
+    bad.check(v.step, args["step"])
+    bad.check(v.importance, args["importance"])
+    if args["provenance"] is not None:
+        bad.check(v.ids, args["provenance"])
+    if texts:
+        bad.check(v.text, raw[texts[0]], max_bytes=limit, field=texts[0])
+    bad.raise_any()
+    return build_record(mem, raw[texts[0]], at=at, embedding=None, **args)
+
+
 def parse_lines(lines: Iterable[str], mem: Memory, *, progress: ProgressFn | None = None,
-                total: int | None = None) -> list[Record]:
-    """Records from exported lines, each checked; ``progress("read", lines, total)``."""
+                total: int | None = None, namespace: str | None = None,
+                rate: list[str] | None = None) -> list[Record]:
+    """Records from the lines of a JSON Lines file, each checked, every problem of a line
+    named at once; ``progress("read", lines, total)``.
+
+    A line with an ``id`` is a record exported by memstream and comes back as it was. Any other
+    line is a new record: a ``text`` (or ``content``) and any of ``add``'s fields, in
+    ``namespace`` (the memory's default) unless the line names its own; the ids of new records
+    that name no importance go to ``rate`` (an LLM rates them, as for ``add``)."""
     records = []
     every = max(100, (total or 0) // 200)
     lineno = 0
@@ -130,7 +221,12 @@ def parse_lines(lines: Iterable[str], mem: Memory, *, progress: ProgressFn | Non
             raw: Any = json.loads(line)
             if not isinstance(raw, dict):
                 raise InvalidInput("a line must be a JSON object")
-            records.append(_check(raw, mem))
+            if "id" in raw:
+                records.append(_check(raw, mem))
+            else:
+                records.append(_new(raw, mem, namespace))
+                if raw.get("importance") is None and rate is not None:
+                    rate.append(records[-1].id)
         except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as exc:
             if isinstance(exc, InvalidInput):
                 raise InvalidInput(f"line {lineno}: {exc}") from exc
@@ -141,9 +237,10 @@ def parse_lines(lines: Iterable[str], mem: Memory, *, progress: ProgressFn | Non
 
 
 def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
-                 records: list[Record] | None = None,
+                 records: list[Record] | None = None, rate: Sequence[str] = (),
                  progress: ProgressFn | None = None) -> int:
-    """Read records written by ``export_jsonl``; returns how many were stored.
+    """Read records written by ``export_jsonl``, or a user's own lines (see ``parse_lines``);
+    returns how many were stored.
 
     ``on_conflict``: "error" (an id that exists in the record's namespace aborts the import) or
     "skip" (keep the stored one). A record whose id is taken in another namespace is stored
@@ -155,7 +252,9 @@ def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
     if on_conflict not in ("error", "skip"):
         raise InvalidInput("on_conflict must be 'error' or 'skip'")
     if records is None:
-        records = parse_lines(fp, mem, progress=progress)
+        new: list[str] = []
+        records = parse_lines(fp, mem, progress=progress, rate=new)
+        rate = new
     by_ns: dict[str, set[str]] = {}
     for rec in records:
         by_ns.setdefault(rec.namespace, set()).add(rec.id)
@@ -168,7 +267,7 @@ def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
     elsewhere = mem.store.taken([r.id for r in fresh])
     if elsewhere:
         _renumber(fresh, elsewhere)
-    mem._store_records(fresh, event="import")
+    mem._store_records(fresh, event="import", rate=rate)
     if progress is not None:
         progress("store", len(fresh), len(fresh))
     return len(fresh)

@@ -246,3 +246,43 @@ def test_rate_limit_and_graceful_shutdown(tmp_path):
     finally:
         assert stop(srv) in (0, -15)  # uvicorn re-raises SIGTERM once it has shut down
     assert "Application shutdown complete" in (tmp_path / "rl.log").read_text()
+
+
+ISO = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$"
+
+
+def test_times_are_iso_8601_utc_in_answers_and_both_forms_are_read(server: Server):
+    """Every time in an answer is ISO 8601 UTC; inputs take ISO or epoch seconds; the user's
+    own JSON is never rewritten; the Python client gets seconds back."""
+    import re
+
+    from memstream.clock import to_timestamp
+
+    with server.client("admin") as http:
+        a = http.post("/v1/memories", json={"content": "the boiler was serviced", "at":
+                                            "2024-05-08T13:56:00Z",
+                                            "data": {"paid_at": 1700000000}}).json()
+        b = http.post("/v1/memories", json={"content": "the boiler pressure dropped",
+                                            "at": 1715176560}).json()
+        for rec in (a, b):
+            assert re.match(ISO, rec["created_at"]) and re.match(ISO, rec["last_accessed_at"])
+        assert a["created_at"] == "2024-05-08T13:56:00.000000Z"
+        assert b["created_at"] == "2024-05-08T13:56:00.000000Z"
+        assert a["data"] == {"paid_at": 1700000000}  # the user's JSON as it was written
+        http.patch(f"/v1/memories/{a['id']}", json={"importance": 0.8})
+        history = http.get(f"/v1/memories/{a['id']}/history").json()
+        assert all(re.match(ISO, h["at"]) for h in history)
+        hit = http.post("/v1/search", json={"query": "boiler", "touch": False}).json()[0]
+        assert re.match(ISO, hit["record"]["created_at"])
+        stats = http.get("/v1/stats").json()
+        assert re.match(ISO, stats["oldest"]) and re.match(ISO, stats["newest"])
+        listed = http.post("/v1/memories/list", json={"since": "2024-05-08T00:00:00Z",
+                                                      "until": 1715212800}).json()
+        assert len(listed) == 2
+        spec = http.get("/openapi.json").json()["components"]["schemas"]
+        out = spec.get("RecordOut-Output", spec.get("RecordOut"))
+        assert out["properties"]["created_at"]["type"] == "string"
+    with Client(server.url, api_key=server.keys["admin"]) as client:
+        got = client.get(a["id"])
+        assert got.created_at == to_timestamp("2024-05-08T13:56:00Z")  # Python keeps numbers
+        assert isinstance(client.history(a["id"])[0].at, float)

@@ -27,13 +27,13 @@ from memstream.compat.agent_memory import (
 )
 from memstream.tiers import TierDegradedWarning, TieredMemory
 
-from ..redis_server import redis_up
+from ..machine import redis
 
 
 @pytest.fixture
 def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(tmp_path)
-    assert redis_up()
+    assert redis() is None
     api = AgentMemoryAPI(MemoryConfig(cleanup_interval=100,
                                       stm_config={"memory_limit": 10000}))
     yield api

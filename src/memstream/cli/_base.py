@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..clock import iso_times
 from ..config import Config
 from ..errors import (
     BackendUnavailable,
@@ -132,7 +133,8 @@ def _json_arg(raw: str | None, name: str) -> Any:
 
 
 def _emit(obj: Any) -> None:
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+    """``--json`` output: times in ISO 8601 UTC, as the REST API writes them."""
+    click.echo(json.dumps(iso_times(obj), ensure_ascii=False, indent=2, default=str))
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -280,13 +280,16 @@ def export(st: _State, out: str | None, all_namespaces: bool, with_embeddings: b
 @click.option("--skip-existing", is_flag=True, help="Keep stored records whose id is in the file.")
 @click.pass_obj
 def import_(st: _State, path: str, skip_existing: bool) -> None:
-    """Import records from a JSON Lines export (all or nothing), then wait for their vectors;
-    shows progress on standard error."""
+    """Import JSON Lines (all or nothing), then wait for their vectors; shows progress on
+    standard error. A line is a record exported by memstream (it has an "id"), or a new memory:
+    {"text": ...} with any of add's fields (user_id, kind, importance, created_at as ISO 8601
+    or epoch seconds, ...); new records get ids, the current namespace and the time now."""
     with st.memory(create=True) as mem, click.open_file(path, encoding="utf-8") as fp, \
             Progress("import") as progress:
         lines = fp.readlines()
-        records = transfer.parse_lines(lines, mem, progress=progress, total=len(lines))
-        n = transfer.import_jsonl(mem, [], records=records,
+        rate: list[str] = []
+        records = transfer.parse_lines(lines, mem, progress=progress, total=len(lines), rate=rate)
+        n = transfer.import_jsonl(mem, [], records=records, rate=rate,
                                   on_conflict="skip" if skip_existing else "error",
                                   progress=progress)
         progress.wait_embedded(mem)

@@ -31,6 +31,7 @@ from prometheus_client import (
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__, tracing
+from ..clock import iso_times
 from ..errors import (
     InvalidInput,
     MemstreamError,
@@ -123,6 +124,14 @@ class StreamSlots:
                 self._open.pop(holder, None)
 
 
+class TimesJSONResponse(JSONResponse):
+    """The API's JSON: every time (a number under a time key: ``created_at``, history ``at``,
+    ...) written as ISO 8601 UTC, as in the typed answers (``models.IsoTime``)."""
+
+    def render(self, content: Any) -> bytes:
+        return super().render(iso_times(content))
+
+
 def _error(exc: MemstreamError) -> JSONResponse:
     headers = {}
     if isinstance(exc, RateLimited):
@@ -175,7 +184,8 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
         if "telemetry" in inspect.signature(FastAPI).parameters else {}
     app = FastAPI(title="memstream", version=__version__, lifespan=lifespan,
                   description="Long-term memory for LLM agents: REST API (MCP at /mcp).",
-                  docs_url=None, redoc_url=None, **quiet)  # docs: install_api_docs
+                  docs_url=None, redoc_url=None, default_response_class=TimesJSONResponse,
+                  **quiet)  # docs: install_api_docs
     app.state.memory = memory
     app.state.redis_url = redis_url
     app.state.streams = StreamSlots(settings.streams_per_key, settings.streams)

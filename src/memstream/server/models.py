@@ -8,24 +8,29 @@ names the problem.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     StrictFloat,
     StrictInt,
     StrictStr,
     model_validator,
 )
 
+from ..clock import iso
 from ..config import CONTEXT_MIN_RELEVANCE
 from ..scope import Query, Scope
 
 # strict: a JSON true is not the number 1, and an integer is kept whole for the engine to check
 Time = StrictFloat | StrictInt | StrictStr
 Number = StrictFloat | StrictInt
+#: a time in an answer: ISO 8601 in UTC (seconds since the epoch in Python)
+IsoTime = Annotated[float, PlainSerializer(iso, return_type=str, when_used="json"),
+                    Field(json_schema_extra={"format": "date-time"})]
 #: the largest row offset or step the API reads (SQLite and PostgreSQL integers are 64-bit)
 MAX_INT = 2**63 - 1
 
@@ -235,12 +240,12 @@ class RecordOut(BaseModel):
     run_id: str | None
     step: int | None
     importance: float
-    created_at: float
-    updated_at: float | None
-    last_accessed_at: float
+    created_at: IsoTime
+    updated_at: IsoTime | None
+    last_accessed_at: IsoTime
     access_count: int
     provenance: list[str]
-    invalidated_at: float | None
+    invalidated_at: IsoTime | None
     superseded_by: str | None
     metadata: dict[str, Any]
     space: str = Field("", description="The vector space of its embedding: \"\" for text, "

@@ -196,17 +196,21 @@ def export(request: Request, namespace: str | None = None,
 
 
 @router.post("/import", tags=["transfer"])
-async def import_records(request: Request, skip_existing: bool = Query(False)
-                         ) -> dict[str, Any]:
-    """Load JSON Lines written by /v1/export, all or nothing (admin of every namespace named)."""
+async def import_records(request: Request, skip_existing: bool = Query(False),
+                         namespace: str | None = None) -> dict[str, Any]:
+    """Load JSON Lines, all or nothing (admin of every namespace the records go to): records
+    written by /v1/export (they have an ``id``), or new memories, a ``text`` with any of
+    ``add``'s fields, stored in ``namespace`` (the key's) unless a line names its own."""
     mem, who = _ctx(request)
+    default = who.namespace_for(namespace, mem.config.namespace)
     raw = (await request.body()).decode("utf-8", errors="strict")
-    records = transfer.parse_lines(raw.splitlines(), mem)
+    rate: list[str] = []
+    records = transfer.parse_lines(raw.splitlines(), mem, namespace=default, rate=rate)
     for ns in sorted({r.namespace for r in records}):
         who.authorize(ns, "admin")
     on_conflict = "skip" if skip_existing else "error"
     return {"imported": transfer.import_jsonl(mem, [], on_conflict=on_conflict,
-                                              records=records)}
+                                              records=records, rate=rate)}
 
 
 # --- cognition, episodes, learning -----------------------------------------------------------

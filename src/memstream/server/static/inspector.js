@@ -41,7 +41,9 @@ function svg(tag, attrs, ...children) {
   return node;
 }
 
-const when = (seconds) => (seconds ? new Date(seconds * 1000).toISOString()
+// the API writes times as ISO 8601 UTC; seconds since the epoch for arithmetic and plots
+const secs = (t) => (typeof t === "string" ? Date.parse(t) / 1000 : t);
+const when = (t) => (t ? new Date(secs(t) * 1000).toISOString()
   .replace("T", " ").slice(0, 19) : "");
 const pct = (x) => `${Math.round(Math.max(0, Math.min(1, x)) * 100)}%`;
 
@@ -155,7 +157,7 @@ async function loadRecords(more) {
     for (const r of answer.records) {
       body.append(recordRow(r));
       state.seen.add(r.id);
-      state.newest = Math.max(state.newest, r.created_at);
+      state.newest = Math.max(state.newest, secs(r.created_at));
     }
     state.offset += answer.records.length;
     state.total = answer.total;
@@ -189,7 +191,7 @@ async function poll() {
       row.classList.add("new");
       body.prepend(row);
       state.seen.add(r.id);
-      state.newest = Math.max(state.newest, r.created_at);
+      state.newest = Math.max(state.newest, secs(r.created_at));
       state.offset += 1;
     }
     if (fresh.length) {
@@ -458,11 +460,11 @@ function drawPlots() {
   stacked($("plot-tier"), o.by_tier, (n) => TIER_COLOURS[n] || "#888");
   const episodes = {};
   for (const [task, points] of Object.entries(o.episodes)) {
-    episodes[task] = points.map((p) => ({ x: p.at, y: p.score }));
+    episodes[task] = points.map((p) => ({ x: secs(p.at), y: p.score }));
   }
   lines($("plot-episodes"), episodes, 1, "No episodes recorded.");
   const heuristics = {};
-  for (const h of o.heuristics) heuristics[h.label] = h.points.map((p) => ({ x: p.at, y: p.confidence }));
+  for (const h of o.heuristics) heuristics[h.label] = h.points.map((p) => ({ x: secs(p.at), y: p.confidence }));
   lines($("plot-heuristics"), heuristics, 1, "No heuristics learned.");
 }
 
