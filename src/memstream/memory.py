@@ -35,6 +35,7 @@ from .embed.cache import content_hash, embed_documents_cached, passage
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection
 from .llm import ChatClient, chat_client_from_config
+from .migrate import refuse_unfinished
 from .progress import ProgressFn
 from .retrieval.packing import pack
 from .retrieval.pipeline import SearchParams, run_search
@@ -86,6 +87,7 @@ class Memory(ChangeEvents):
             tracing.enable()
             self.store = tracing.wrap(self.store, "memstream.store")
         try:
+            refuse_unfinished(self.store)
             self.embedder = self._load_embedder(embedder)
             if self.config.tracing and self.embedder is not None:
                 self.embedder = tracing.wrap(self.embedder, "memstream.embed")

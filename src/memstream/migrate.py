@@ -1,27 +1,54 @@
 """Copy a whole memory from one store to another (SQLite -> PostgreSQL and back), then verify.
 
-Everything is copied as it is: records with their embeddings (and the model that made them),
-validity, provenance and access counts; the full history, deleted records' included; API keys;
-saved settings. The target must hold no records. Records go over in id order, in batches, each
-batch one transaction; the history follows, then keys and settings. Verification compares,
-per namespace, the record, valid and embedded counts, the history length, the keys, and a
-sample of records field by field.
+Every table is carried as it is:
+- records with their embeddings (and the model that made them), validity, provenance and
+  access counts, and the full history, deleted records' included;
+- API keys and saved settings;
+- the change-event log with its numbers, webhooks with their secrets and delivery cursors, and
+  dead letters (``store._events.OUTBOX_TABLES``);
+- LangGraph's checkpoint tables, when a checkpointer has used the store
+  (``store._lg_tables.TABLES``).
+Only what is rebuilt from those is not copied (``DERIVED``): the keyword index, the embedding
+cache and the HNSW graph's log.
+
+The target must be empty, or the target of a migrate that did not finish. From the first write
+until the copy is verified, the target carries a mark (``MARK`` in its settings): a memory will
+not open it, and a second ``migrate`` into it wipes it and starts again. Records go over in id
+order, in batches, each batch one transaction; then the history, keys, settings, the event
+log, webhooks and checkpoints. Before anything is written, the source is read once for what the
+target cannot hold (a NUL character for PostgreSQL): such a store is refused whole, never copied
+halfway. Verification compares, per namespace, the record, valid and embedded counts; the
+history length; keys; settings; every carried table's row count; and a sample of records field
+by field.
 """
 
 from __future__ import annotations
 
+import json
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .errors import Conflict
+from .errors import Conflict, InvalidInput
 from .progress import ProgressFn
 from .store import Store, keys_of
+from .store._events import OUTBOX_TABLES
+from .store._lg_tables import TABLES as CHECKPOINT_TABLES
+from .store._lg_tables import Tables, existing_tables
 
 BATCH = 1000
 SAMPLE = 200
+#: the setting that marks a migrate's target until the copy is verified
+MARK = "migrating_from"
+#: settings that belong to the store itself, never copied
+OWN_SETTINGS = frozenset({"schema_version", MARK})
+#: what is rebuilt from the carried tables, so not copied
+DERIVED = ("records_fts", "embedding_cache", "vector_log")
+#: how many records with a NUL character an error names
+NAMED = 5
 
 
 @dataclass
@@ -29,19 +56,24 @@ class MigrationReport:
     namespaces: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     history: tuple[int, int] = (0, 0)
     keys: tuple[int, int] = (0, 0)
+    settings: tuple[int, int] = (0, 0)
+    settings_differ: list[str] = field(default_factory=list)
+    tables: dict[str, tuple[int, int]] = field(default_factory=dict)
     sampled: int = 0
     sample_mismatches: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         counts = [pair for ns in self.namespaces.values() for pair in ns.values()]
-        return (all(a == b for a, b in [*counts, self.history, self.keys])
-                and not self.sample_mismatches)
+        counts += [self.history, self.keys, self.settings, *self.tables.values()]
+        return all(a == b for a, b in counts) and not self.sample_mismatches \
+            and not self.settings_differ
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "namespaces": self.namespaces, "history": self.history,
-                "keys": self.keys, "sampled": self.sampled,
-                "sample_mismatches": self.sample_mismatches}
+                "keys": self.keys, "settings": self.settings,
+                "settings_differ": self.settings_differ, "tables": self.tables,
+                "sampled": self.sampled, "sample_mismatches": self.sample_mismatches}
 
 
 def _history_length(store: Store) -> int:
@@ -52,15 +84,111 @@ def _history_length(store: Store) -> int:
     return n
 
 
+def _where(store: Store) -> str:
+    return store.url.split("@")[-1]
+
+
+def _settings(store: Store) -> dict[str, str]:
+    return {k: v for k, v in store.meta_items().items() if k not in OWN_SETTINGS}
+
+
+def unfinished(store: Store) -> str | None:
+    """Where a migrate into this store came from, when it has not finished (else None)."""
+    return store.get_meta(MARK) or None
+
+
+def refuse_unfinished(store: Store) -> None:
+    """Conflict when the store is the target of a migrate that did not finish (a memory
+    refuses to open it: it may hold only part of its source)."""
+    started = unfinished(store)
+    if started:
+        source = json.loads(started).get("source", "its source")
+        raise Conflict(f"this store is the target of a migrate from {source} that did not "
+                       "finish, so it may hold only part of it: run the same memstream "
+                       "migrate again (it starts over), or use another store")
+
+
+def _held(store: Store) -> list[str]:
+    """What a store already holds, by kind (empty: nothing)."""
+    held = [f"records in {', '.join(store.namespaces()[:5])}"] if store.namespaces() else []
+    if store.history_page(0, 1):
+        held.append("history")
+    if keys_of(store).list_keys():
+        held.append("API keys")
+    held += [table for table in OUTBOX_TABLES if store.outbox_count(table)]
+    return held
+
+
+def _prepare(source: Store, target: Store, progress: ProgressFn) -> None:
+    """Refuse a target that holds anything of its own; wipe an unfinished migrate's target;
+    refuse a source the target cannot hold; then mark the target."""
+    came_from = unfinished(target)
+    held = _held(target)
+    if held and came_from is None:
+        raise Conflict(f"the target store {_where(target)} already holds {', '.join(held)}; "
+                       "migrate into an empty store")
+    _refuse_nul(source, target, progress)
+    if came_from is not None:  # a migrate was killed midway: start again from nothing
+        target.wipe()
+        tables = existing_tables(target.url)
+        if tables is not None:
+            _clear(tables)
+    target.set_meta(MARK, json.dumps({"source": _where(source), "started": time.time()}))
+    target.configure_events(enabled=False)  # the source's own events are copied as they are
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def _refuse_nul(source: Store, target: Store, progress: ProgressFn) -> None:
+    """A NUL character cannot go into PostgreSQL: find every record, history entry and event
+    that holds one before anything is written, and name them."""
+    if getattr(target, "holds_nul", True):
+        return
+    found: list[str] = []
+    for ns in source.namespaces():
+        after: str | None = None
+        while page := source.records_page(ns, after, BATCH):
+            found += [f"{ns}/{rec.id}" for rec, _ in page if _has_nul(rec.to_dict())]
+            after = page[-1][0].id
+    progress("check", len(found), None)
+    position, history = 0, 0
+    while entries := source.history_page(position, BATCH * 5):
+        history += sum(_has_nul(e.to_dict()) for _, e in entries)
+        position = entries[-1][0]
+    offset, events = 0, 0
+    while rows := source.outbox_rows("events", offset, BATCH * 5):
+        events += sum(_has_nul(list(r)) for r in rows)
+        offset += len(rows)
+    if found or history or events:
+        named = f" (e.g. {', '.join(found[:NAMED])})" if found else ""
+        raise InvalidInput(
+            f"the source holds NUL characters (\\x00), which {_where(target)} cannot store: "
+            f"{len(found)} records{named}, {history} history entries, {events} events. "
+            "Nothing was copied. Remove the character from those records (update their text, "
+            "data or metadata, or erase them), then migrate again")
+
+
+def _clear(tables: Tables) -> None:
+    with tables.transaction() as cur:
+        for table in CHECKPOINT_TABLES:
+            cur.execute(f"DELETE FROM {table}")
+
+
 def copy_store(source: Store, target: Store, *, batch: int = BATCH,
                progress: ProgressFn | None = None) -> None:
-    """Copy everything from ``source`` into the empty ``target``. ``progress(stage, done,
-    total)`` (see memstream.progress) hears of the records and history entries copied."""
-    if target.namespaces():
-        raise Conflict(f"the target store {target.url.split('@')[-1]} already holds records "
-                       f"(namespaces {', '.join(target.namespaces()[:5])}); migrate into an "
-                       "empty store")
+    """Copy everything from ``source`` into ``target`` (empty, or an unfinished migrate's
+    target, wiped first). ``progress(stage, done, total)`` (see memstream.progress) hears of
+    the records, history entries and rows copied. The target stays marked until ``finish``."""
     tick = progress or (lambda stage, done, total: None)
+    _prepare(source, target, tick)
     records = sum(source.stats(ns).records for ns in source.namespaces()) if progress else None
     done = 0
     for ns in source.namespaces():
@@ -82,13 +210,53 @@ def copy_store(source: Store, target: Store, *, batch: int = BATCH,
         tick("history", copied, None)
     for key in keys_of(source).list_keys():
         keys_of(target).put_key(key)
-    for name, value in source.meta_items().items():
+    for name, value in _settings(source).items():
         target.set_meta(name, value)
+    for table in OUTBOX_TABLES:
+        offset = 0
+        while rows := source.outbox_rows(table, offset, batch * 5):
+            target.put_outbox_rows(table, rows)
+            offset += len(rows)
+            tick(table, offset, None)
+    _copy_checkpoints(source, target, batch, tick)
+
+
+def _copy_checkpoints(source: Store, target: Store, batch: int, tick: ProgressFn) -> None:
+    theirs = existing_tables(source.url)
+    if theirs is None:
+        return
+    from .store._lg_tables import open_tables
+
+    ours = open_tables(target.url)
+    try:
+        for table, (order, columns) in CHECKPOINT_TABLES.items():
+            marks = ", ".join("?" * (columns.count(",") + 1))
+            offset = 0
+            while rows := theirs.query(f"SELECT {columns} FROM {table} ORDER BY {order} "
+                                       f"LIMIT {int(batch)} OFFSET {int(offset)}"):
+                with ours.transaction() as cur:
+                    cur.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})", rows)
+                offset += len(rows)
+                tick(table, offset, None)
+    finally:
+        theirs.close()
+        ours.close()
+
+
+def _checkpoint_counts(store: Store) -> dict[str, int]:
+    tables = existing_tables(store.url)
+    if tables is None:
+        return dict.fromkeys(CHECKPOINT_TABLES, 0)
+    try:
+        return {t: int(tables.query(f"SELECT count(*) FROM {t}")[0][0]) for t in CHECKPOINT_TABLES}
+    finally:
+        tables.close()
 
 
 def verify(source: Store, target: Store, *, sample: int = SAMPLE, seed: int = 0
            ) -> MigrationReport:
-    """Compare counts, and ``sample`` random records per namespace, between the two stores."""
+    """Compare counts of every carried table, and ``sample`` random records per namespace,
+    between the two stores."""
     report = MigrationReport()
     rng = random.Random(seed)
     for ns in sorted(set(source.namespaces()) | set(target.namespaces())):
@@ -112,7 +280,22 @@ def verify(source: Store, target: Store, *, sample: int = SAMPLE, seed: int = 0
                 report.sample_mismatches.append(f"{ns}/{rid}: embedding differs")
     report.history = (_history_length(source), _history_length(target))
     report.keys = (len(keys_of(source).list_keys()), len(keys_of(target).list_keys()))
+    theirs, ours = _settings(source), _settings(target)
+    report.settings = (len(theirs), len(ours))
+    report.settings_differ = sorted(k for k in set(theirs) | set(ours)
+                                    if theirs.get(k) != ours.get(k))
+    for table in OUTBOX_TABLES:
+        report.tables[table] = (source.outbox_count(table), target.outbox_count(table))
+    ckpt_a, ckpt_b = _checkpoint_counts(source), _checkpoint_counts(target)
+    for table in CHECKPOINT_TABLES:
+        report.tables[table] = (ckpt_a[table], ckpt_b[table])
     return report
+
+
+def finish(target: Store, report: MigrationReport) -> None:
+    """Take the mark off a target whose copy verified; a failed one stays marked."""
+    if report.ok:
+        target.set_meta(MARK, "")
 
 
 def render(report: MigrationReport) -> str:
@@ -121,9 +304,15 @@ def render(report: MigrationReport) -> str:
         cells = [f"{a:>8,}/{b:<8,}" for a, b in counts.values()]
         lines.append(f"{ns:<24} " + " ".join(f"{c:>17}" for c in cells))
     lines.append(f"history entries: {report.history[0]:,} / {report.history[1]:,}; "
-                 f"API keys: {report.keys[0]} / {report.keys[1]} (source / target)")
+                 f"API keys: {report.keys[0]} / {report.keys[1]}; settings: "
+                 f"{report.settings[0]} / {report.settings[1]} (source / target)")
+    if report.settings_differ:
+        lines.append(f"settings that differ: {', '.join(report.settings_differ)}")
+    lines.append("tables: " + "; ".join(f"{t} {a:,} / {b:,}"
+                                        for t, (a, b) in report.tables.items()))
     lines.append(f"records compared field by field: {report.sampled:,}, "
                  f"mismatches: {len(report.sample_mismatches)}")
     lines += [f"  {m}" for m in report.sample_mismatches[:10]]
-    lines.append("verified: the copy matches" if report.ok else "VERIFICATION FAILED")
+    lines.append("verified: the copy matches" if report.ok else
+                 "VERIFICATION FAILED: the target stays marked unfinished")
     return "\n".join(lines)

@@ -18,11 +18,16 @@ import numpy as np
 from ._types import Record
 from .filters import Selection
 from .retrieval.keywords import keyword_search
+from .store._lg_tables import Tables, open_tables
+
+#: LangGraph's checkpoint tables in a memory's own database, for its checkpointer
+#: (``open_tables(records_of(memory).url)``)
+checkpoint_tables = open_tables
 
 if TYPE_CHECKING:
     from .memory import Memory
 
-__all__ = ["Records", "records_of"]
+__all__ = ["Records", "Tables", "checkpoint_tables", "records_of"]
 
 
 class Records(Protocol):

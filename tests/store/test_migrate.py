@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psycopg
+import pytest
 from click.testing import CliRunner
 
 from memstream import FixedClock, Memory
@@ -105,3 +107,151 @@ def test_copy_reports_progress(tmp_path: Path) -> None:
     finally:
         a.close()
         b.close()
+
+
+def seed_everything(path: Path) -> dict[str, Any]:
+    """A store that has every table in use: records and history, a key, the event log, a
+    webhook with a cursor and a dead letter, and LangGraph checkpoints with a pending write."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from memstream.events import Webhook
+    from memstream.integrations.langgraph import MemstreamSaver
+
+    ids = seed(path)
+    with Memory(path, embedder="none") as mem:
+        store = mem.store
+        store.put_webhook(Webhook(id="wh1", namespace="a", url="http://127.0.0.1:9/hook",
+                                  secret="s3cret", types=("add",), created_at=T0, cursor=0))
+        assert len(store.claim_webhooks("me", lease=60, now=T0)) == 1
+        assert store.webhook_progress("wh1", "me", cursor=5, delivered=4, dead=[5])
+        with MemstreamSaver(mem) as saver:
+            config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+            saved = saver.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+            saver.put_writes(saved, [("messages", "hello")], task_id="task-1")
+        events = [e.seq for e in store.events_after(None, 0, limit=1000)]
+    return {"ids": ids, "events": events}
+
+
+def test_every_table_is_carried_and_compared(tmp_path: Path, pg_url: str) -> None:
+    from memstream.integrations.langgraph import MemstreamSaver
+
+    src = tmp_path / "src.db"
+    seeded = seed_everything(src)
+    result = CliRunner().invoke(cli, ["--json", "migrate", str(src), pg_url])
+    assert result.exit_code == 0, result.output + str(result.exception)
+    report = json.loads(result.stdout)
+    assert report["ok"]
+    tables = report["tables"]
+    for table in ("events", "webhooks", "webhook_dead", "lg_checkpoints", "lg_writes"):
+        a, b = tables[table]
+        assert a == b > 0, (table, tables)
+    with Memory(pg_url, embedder="none") as mem:
+        store = mem.store
+        assert [e.seq for e in store.events_after(None, 0, limit=1000)] == seeded["events"]
+        (hook,) = store.webhooks("a")
+        assert (hook.secret, hook.cursor, hook.delivered, hook.dead) == ("s3cret", 5, 4, 1)
+        assert [seq for seq, _, _ in store.dead_letters("wh1")] == [5]
+        mem.add("after the move", namespace="a")  # numbered after the copied events
+        assert store.last_event_seq() > max(seeded["events"])
+        with MemstreamSaver(mem) as saver:
+            got = saver.get_tuple({"configurable": {"thread_id": "t1"}})
+            assert got is not None and got.pending_writes == [("task-1", "messages", "hello")]
+
+
+def test_a_damaged_carried_table_fails_verification(tmp_path: Path, pg_url: str) -> None:
+    src = tmp_path / "src.db"
+    seed_everything(src)
+    assert CliRunner().invoke(cli, ["migrate", str(src), pg_url]).exit_code == 0
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM lg_writes")
+        conn.execute("DELETE FROM webhook_dead")
+    a, b = open_store(src), open_store(pg_url)
+    try:
+        report = verify(a, b)
+        assert not report.ok
+        assert report.tables["lg_writes"][1] == 0 and report.tables["webhook_dead"][1] == 0
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_killed_migrate_is_marked_and_a_rerun_starts_over(tmp_path: Path,
+                                                            pg_url: str) -> None:
+    """SIGKILL midway: the target is marked unfinished, no memory opens it, and the same
+    command run again wipes it and copies everything, keys included."""
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from memstream.errors import Conflict
+
+    src = tmp_path / "big.db"
+    with Memory(src, embedder="none") as mem:
+        mem.add_many([{"content": f"note {i}", "embedding": np.eye(4, dtype=np.float32)[i % 4]}
+                      for i in range(4000)], namespace="a")
+        create_key(mem.store, name="ci", namespaces=["a"], role="read", now=T0)
+    exe = Path(sys.executable).parent / "memstream"
+    proc = subprocess.Popen([str(exe), "migrate", str(src), pg_url, "--batch", "20"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    copied = 0
+    deadline = time.monotonic() + 60
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        while time.monotonic() < deadline and copied < 200:
+            with contextlib.suppress(psycopg.errors.UndefinedTable):
+                copied = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+            time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        copied = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+        mark = conn.execute("SELECT value FROM meta WHERE key = 'migrating_from'").fetchone()
+    assert 0 < copied < 4000, copied  # killed midway
+    assert mark and "big.db" in mark[0]
+    with pytest.raises(Conflict, match="did not finish"):
+        Memory(pg_url, embedder="none")
+    again = CliRunner().invoke(cli, ["--json", "migrate", str(src), pg_url])
+    assert again.exit_code == 0, again.output + str(again.exception)
+    report = json.loads(again.stdout)
+    assert report["ok"] and report["namespaces"]["a"]["records"] == [4000, 4000]
+    assert report["keys"] == [1, 1]
+    with Memory(pg_url, embedder="none") as mem:  # finished: it opens
+        assert mem.count(namespace="a") == 4000
+
+
+def test_a_nul_character_is_refused_before_anything_is_copied(tmp_path: Path,
+                                                              pg_url: str) -> None:
+    src = tmp_path / "nul.db"
+    with Memory(src, embedder="none") as mem:
+        mem.add_many([f"fine {i}" for i in range(50)], namespace="a")
+        bad = mem.add("a stray \x00 byte", namespace="a")
+    result = CliRunner().invoke(cli, ["migrate", str(src), pg_url])
+    assert result.exit_code == 2, result.output
+    assert "NUL" in result.output and bad.id in result.output
+    assert "Nothing was copied" in result.output
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        tables = {r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+        if "records" in tables:
+            assert conn.execute("SELECT count(*) FROM records").fetchone()[0] == 0
+            assert conn.execute("SELECT count(*) FROM meta WHERE key = 'migrating_from' "
+                                "AND value <> ''").fetchone()[0] == 0
+    other = tmp_path / "copy.db"  # SQLite holds it: that migrate goes through
+    assert CliRunner().invoke(cli, ["migrate", str(src), str(other)]).exit_code == 0
+
+
+def test_every_table_of_a_store_is_carried_or_rebuilt(tmp_path: Path) -> None:
+    """A table a later change adds must be carried by migrate or named as rebuilt."""
+    import sqlite3
+
+    from memstream.migrate import CHECKPOINT_TABLES, DERIVED, OUTBOX_TABLES
+
+    src = tmp_path / "all.db"
+    seed_everything(src)
+    with sqlite3.connect(src) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    carried = {"records", "history", "api_keys", "meta", *OUTBOX_TABLES, *CHECKPOINT_TABLES}
+    rebuilt = {t for t in tables if t.startswith(DERIVED)} | {"sqlite_sequence"}
+    assert tables - carried - rebuilt == set()

@@ -30,9 +30,12 @@ from ._progress import Progress
 def migrate(st: _State, source: str, target: str, batch: int, sample: int) -> None:
     """Copy a whole memory between stores (e.g. SQLite -> PostgreSQL), then verify it.
 
-    SOURCE and TARGET are store URLs or paths; TARGET must hold no records. Records (with
-    embeddings), history, API keys and settings are copied; counts per namespace and a sample
-    of records are compared, and the command fails if anything differs."""
+    SOURCE and TARGET are store URLs or paths. TARGET must be empty, or the target of a migrate
+    that did not finish (it is wiped and the copy starts again). Every table is copied:
+    records with embeddings, history, API keys, settings, the event log, webhooks, dead
+    letters and LangGraph checkpoints; the counts of each and a sample of records are compared,
+    and the command fails if anything differs. Until then TARGET is marked unfinished and no
+    memory opens it."""
     from .. import migrate as mig
     from ..store import open_store
 
@@ -47,6 +50,7 @@ def migrate(st: _State, source: str, target: str, batch: int, sample: int) -> No
             mig.copy_store(src, dst, batch=batch, progress=progress)
             progress.summary("copied")
         report = mig.verify(src, dst, sample=sample)
+        mig.finish(dst, report)
     finally:
         src.close()
         dst.close()

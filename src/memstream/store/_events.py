@@ -20,6 +20,12 @@ from ..events import ChangeEvent, Webhook, current_cause, event_type
 _EVENT_COLUMNS = "namespace, type, record_ids, kind, user_id, agent_id, run_id, at, data"
 _HOOK_COLUMNS = ("id, namespace, url, secret, types, created_at, cursor, attempts, next_at, "
                  "last_error, delivered")
+#: the tables a migrate carries as they are: table -> (its order, its columns)
+OUTBOX_TABLES = {
+    "events": ("seq", "seq, " + _EVENT_COLUMNS),
+    "webhooks": ("id", _HOOK_COLUMNS),
+    "webhook_dead": ("webhook_id, seq", "webhook_id, seq, at, error"),
+}
 #: a prune deletes at most this many events per statement
 PRUNE_BATCH = 10_000
 #: events per INSERT statement (9 parameters each, under SQLite's limit of 32,766)
@@ -155,6 +161,38 @@ class EventLog:
                             record_ids=tuple(json.loads(r[3])), kind=r[4], user_id=r[5],
                             agent_id=r[6], run_id=r[7], at=r[8],
                             data=json.loads(r[9]) if r[9] else {}) for r in rows]
+
+    # --- transfer (memstream migrate) ---------------------------------------------------------
+
+    def _events_copied(self, db: Any) -> None:
+        """After events were written with their own numbers: later ones are numbered above."""
+
+    def outbox_rows(self, table: str, offset: int, limit: int) -> list[tuple[Any, ...]]:
+        """Rows of an ``OUTBOX_TABLES`` table in its order, as stored."""
+        order, columns = OUTBOX_TABLES[table]
+        ph = self.PLACEHOLDER
+        with self._session(False) as db:
+            return [tuple(r) for r in db.execute(
+                f"SELECT {columns} FROM {table} ORDER BY {order} LIMIT {ph} OFFSET {ph}",
+                (limit, offset)).fetchall()]
+
+    def put_outbox_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Store rows read by ``outbox_rows`` (of another store), in one transaction."""
+        if not rows:
+            return
+        columns = OUTBOX_TABLES[table][1]
+        marks = ", ".join([self.PLACEHOLDER] * (columns.count(",") + 1))
+        with self._session(True) as db:
+            db.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})",
+                           [tuple(r) for r in rows])
+            if table == "events":
+                self._events_copied(db)
+
+    def outbox_count(self, table: str) -> int:
+        if table not in OUTBOX_TABLES:
+            raise KeyError(table)
+        with self._session(False) as db:
+            return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
     def last_event_seq(self) -> int:
         """The highest sequence number written so far (0: none)."""

@@ -48,6 +48,8 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
 
     _ALL = _SELECT
     PLACEHOLDER = "%s"
+    #: PostgreSQL text and jsonb cannot hold a NUL character (migrate checks a source first)
+    holds_nul = False
 
     def __init__(self, url: str, *, busy_timeout: float = 30.0, synchronous: str = "NORMAL",
                  pool_size: int = 8, ann_threshold: int = 0) -> None:
@@ -177,6 +179,10 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
     def _serialise_events(self, db: Any) -> None:
         db.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK,))
 
+    def _events_copied(self, db: Any) -> None:
+        db.execute("SELECT setval(pg_get_serial_sequence('events', 'seq'), "
+                   "(SELECT max(seq) FROM events))")
+
     def _ensure_vector_index(self, dims: Collection[int]) -> None:
         """Make the HNSW index for each new dimension (once, under the advisory lock)."""
         for dim in set(dims) - self._indexed_dims:
@@ -305,6 +311,13 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
             cur.execute("TRUNCATE records, history, embedding_cache, events")
             cur.execute("DELETE FROM meta WHERE key <> 'schema_version'")
         self._stats.clear()
+
+    def wipe(self) -> None:
+        """Every row of every table gone, keys and webhooks too (an unfinished migrate's
+        target, before it starts again)."""
+        self.reset()
+        with self._conn(write=True) as cur:
+            cur.execute("TRUNCATE api_keys, webhooks, webhook_dead")
 
     # --- reads -------------------------------------------------------------------------------
 

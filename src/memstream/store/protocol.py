@@ -349,6 +349,21 @@ class Transfer(Protocol):
     def put_history(self, entries: Sequence[HistoryEntry]) -> None:
         """Append history entries as they are (a copy from another store), atomically."""
 
+    def outbox_rows(self, table: str, offset: int, limit: int) -> list[tuple[Any, ...]]:
+        """Rows of one of ``OUTBOX_TABLES`` (events, webhooks, dead letters) in their order,
+        as stored: events keep their numbers, webhooks their cursors and secrets."""
+
+    def put_outbox_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Store rows another store's ``outbox_rows`` gave, atomically; events numbered
+        later follow the copied ones."""
+
+    def outbox_count(self, table: str) -> int:
+        """How many rows one of ``OUTBOX_TABLES`` holds."""
+
+    def wipe(self) -> None:
+        """Every row of every table gone, API keys and webhooks too: only ``migrate`` calls
+        this, on the target of a migrate that did not finish, before it starts again."""
+
 
 @runtime_checkable
 class Store(RecordStore, SearchIndexes, WorkQueues, KeyValue, Transfer, EventStore,

@@ -420,6 +420,14 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
         self._vectors.clear()
 
+    def wipe(self) -> None:
+        """Every row of every table gone, keys and webhooks too (an unfinished migrate's
+        target, before it starts again)."""
+        self.reset()
+        with self._write() as db:
+            for table in ("api_keys", "webhooks", "webhook_dead"):
+                db.execute(f"DELETE FROM {table}")
+
     # --- reads -------------------------------------------------------------------------------
 
     def taken(self, ids: Sequence[str]) -> set[str]:

@@ -32,8 +32,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...errors import InvalidInput
 from ...memory import Memory
-from ...records import records_of
-from ._tables import Tables, open_tables
+from ...records import Tables, records_of
+from ...records import checkpoint_tables as open_tables
 
 __all__ = ["MemstreamSaver"]
 

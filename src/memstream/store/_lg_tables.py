@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from ...errors import BackendUnavailable, MissingDependency
+from ..errors import BackendUnavailable, MissingDependency
 
-__all__ = ["Tables", "open_tables"]
+__all__ = ["TABLES", "Tables", "existing_tables", "open_tables"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS lg_checkpoints (
@@ -36,6 +36,19 @@ CREATE TABLE IF NOT EXISTS lg_writes (
     blob {blob}, task_path TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))
 """
+
+
+#: each table, its key (the order a copy reads it in) and its columns
+TABLES: dict[str, tuple[str, str]] = {
+    "lg_checkpoints": ("thread_id, checkpoint_ns, checkpoint_id",
+                       "thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, "
+                       "checkpoint, metadata_type, metadata"),
+    "lg_blobs": ("thread_id, checkpoint_ns, channel, version",
+                 "thread_id, checkpoint_ns, channel, version, type, blob"),
+    "lg_writes": ("thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
+                  "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, "
+                  "task_path"),
+}
 
 
 class Cursor(Protocol):
@@ -151,3 +164,25 @@ def open_tables(url: str | Path) -> Tables:
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///"):]
     return _SQLite(text)
+
+
+def existing_tables(url: str | Path) -> Tables | None:
+    """The checkpoint tables of a store when it has them (a LangGraph checkpointer has used
+    it), else None; never creates them."""
+    text = str(url)
+    if text.startswith(("postgresql://", "postgres://")):
+        import psycopg
+
+        with psycopg.connect(text, autocommit=True) as db:
+            row = db.execute("SELECT to_regclass('lg_checkpoints')").fetchone()
+        return _Postgres(text) if row and row[0] else None
+    path = text[len("sqlite:///"):] if text.startswith("sqlite:///") else text
+    if path == ":memory:" or not Path(path).exists():
+        return None
+    lite = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        found = lite.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                           "name = 'lg_checkpoints'").fetchone()
+    finally:
+        lite.close()
+    return _SQLite(path) if found else None
