@@ -46,3 +46,20 @@ def test_a_long_record_is_embedded_by_its_window_and_found_by_any_word(tmp_path)
         assert mem.get(rec.id).text == text
         assert [t for t in emb.seen if t.startswith("Planning")] == [passage(text)]
         assert mem.search("cardamom", touch=False)[0].record.id == rec.id
+
+
+def test_stored_texts_embed_one_thread_per_call_on_every_core(e5) -> None:
+    """Each engine call for stored texts runs on one OpenMP thread, calls side by side on a
+    handle per usable core: a core another process keeps busy slows only its own calls, never
+    a parallel step of every call (docs/embedders.md)."""
+    import os
+
+    texts = [f"note {i}: the boiler in flat {i} was serviced on a Tuesday" for i in range(40)]
+    assert len(e5._calls(texts)) >= 2
+    before = e5.embed_documents(texts)
+    assert e5.document_workers == len(os.sched_getaffinity(0))
+    lib = e5._model._lib
+    threads = {e5._pool.submit(lib.omp_get_max_threads).result() for _ in range(8)}
+    assert threads == {1}
+    one_by_one = np.vstack([e5.embed_documents([t]) for t in texts])
+    assert np.array_equal(before, one_by_one)  # the same vectors however the calls go
