@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,36 @@ def test_the_first_search_embeds_the_background_without_holding_adds(tmp_path: P
         assert added, "an add waited for the first search's background embedding"
         release.set()
         searching.join(30)
+
+
+def test_many_first_searches_embed_the_background_once(tmp_path: Path, e5):
+    """Twenty searches arriving together on a fresh memory embed the background sentences one
+    time, not twenty (at 20 clients that was searches of over a minute, the load bench's
+    time-outs)."""
+    from memstream.retrieval.relevance import BACKGROUND
+
+    calls, gate = [], threading.Event()
+
+    class Counting:  # the real model, counting its embeddings of the background
+        dim, name = e5.dim, e5.name
+
+        def embed_documents(self, texts):
+            if list(texts)[:3] == list(BACKGROUND)[:3]:
+                calls.append(1)
+                assert gate.wait(30)  # every search is waiting by now
+            return e5.embed_documents(texts)
+
+        def embed_query(self, text):
+            return e5.embed_query(text)
+
+    with Memory(tmp_path / "cold.db", embedder=Counting(), llm=None,
+                config=Config(embed_mode="sync")) as mem:
+        mem.add("a first memory")
+        threads = [threading.Thread(target=lambda: mem.search("first")) for _ in range(20)]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)  # let them all reach the background
+        gate.set()
+        for t in threads:
+            t.join(60)
+        assert len(calls) == 1

@@ -97,6 +97,7 @@ class Memory(ChangeEvents):
             raise
         self._query_cache: dict[str, np.ndarray] = {}
         self._background_rows: np.ndarray | None = None
+        self._background_lock = threading.Lock()
         self._lock = threading.Lock()
         self._embedding_thread: ThreadPoolExecutor | None = None
         self.llm: ChatClient | None = chat_client_from_config(self.config) if llm is _AUTO \
@@ -436,10 +437,12 @@ class Memory(ChangeEvents):
         if self.embedder is None:
             return None
         rows = self._background_rows
-        if rows is None:  # embedded outside the engine's lock: adds never wait for it (two
-            # first searches at once may both embed it; the same rows either way)
-            rows = embed_documents_cached(self.store, self.embedder, list(BACKGROUND))
-            self._background_rows = rows
+        if rows is None:  # embedded outside the engine's lock, so adds never wait for it; once:
+            with self._background_lock:  # twenty first searches at once embed it one time
+                rows = self._background_rows
+                if rows is None:
+                    rows = embed_documents_cached(self.store, self.embedder, list(BACKGROUND))
+                    self._background_rows = rows
         return rows
 
     def _query_vector(self, query: str) -> np.ndarray | None:

@@ -144,3 +144,26 @@ def test_a_graph_killed_between_steps_resumes_from_its_last_checkpoint(tmp_path:
     # one and two ran once, before the kill; three ran again from the checkpoint after two
     assert steps == "one,two,three,four"
     assert keys == "four,one,three,two"
+
+
+def test_deleting_a_thread_leaves_none_of_its_bytes_in_the_file(tmp_path: Path):
+    """A thread's checkpoints hold the user's words; erase does not reach them (they belong to
+    threads), so delete_thread is how they are erased: nothing of them stays in the file or
+    its write-ahead log."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    db = tmp_path / "lg.db"
+    secret = "Priya's passport number is X9981-SECRET"
+    with Memory(db, embedder="none") as mem, MemstreamSaver(mem) as saver:
+        mem.add("a memory that stays", user_id="u")
+        config = {"configurable": {"thread_id": "t-erase", "checkpoint_ns": ""}}
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"messages": [secret] * 50}
+        cp["channel_versions"] = {"messages": "1"}
+        saved = saver.put(config, cp, {"source": "input", "step": 0}, {"messages": "1"})
+        saver.put_writes(saved, [("messages", secret)], task_id="t1")
+        saver.delete_thread("t-erase")
+        assert saver.get_tuple({"configurable": {"thread_id": "t-erase"}}) is None
+        files = [p for p in tmp_path.iterdir() if p.name.startswith("lg.db")]
+        for path in files:
+            assert b"X9981-SECRET" not in path.read_bytes(), path.name

@@ -39,6 +39,10 @@ class Server:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
 
+#: the operator's /metrics token of the servers the tests start
+SCRAPE = "test-scrape-token"
+
+
 def start(db: Path, *args: str, keys: dict[str, tuple[list[str], str]] | None = None,
           env: dict[str, str] | None = None) -> Server:
     """A ``memstream serve`` on a free port; its webhooks may post to loopback (the tests'
@@ -54,7 +58,8 @@ def start(db: Path, *args: str, keys: dict[str, tuple[list[str], str]] | None = 
         proc = subprocess.Popen([EXE, "--db", str(db), "--embedder", "none", "serve", "--port",
                                  str(port), *args], stdout=log, stderr=log,
                                 env={**os.environ, "MEMSTREAM_REFLECTION_THRESHOLD": "0",
-                                     "MEMSTREAM_WEBHOOKS_PRIVATE": "1", **(env or {})})
+                                     "MEMSTREAM_WEBHOOKS_PRIVATE": "1",
+                                     "MEMSTREAM_METRICS_TOKEN": SCRAPE, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -16,7 +16,7 @@ from memstream import InvalidInput, Memory
 from memstream._types import Record
 from memstream.server.app import create_app
 
-from .conftest import EXE, Server, start, stop
+from .conftest import EXE, SCRAPE, Server, start, stop
 
 NDJSON = {"content-type": "application/x-ndjson"}
 
@@ -167,7 +167,9 @@ def test_metrics_label_by_route_template_and_need_a_key(tmp_path: Path):
             http.get("/v1/agents/patient-john-doe/range", params={"start": 0, "end": 1})
             for n in range(20):  # made-up methods: one "other" label, not 20
                 http.request(f"BREW{n}", "/v1/stats")
-            text = http.get("/metrics").text
+            assert http.get("/metrics").status_code == 403  # a tenant's admin key: no
+        with srv.client() as http:  # the operator's scrape
+            text = http.get("/metrics", headers={"Authorization": f"Bearer {SCRAPE}"}).text
         assert "nope" not in text and "patient-john-doe" not in text
         assert "BREW" not in text and 'method="other"' in text
         assert 'route="unmatched"' in text and 'route="/v1/agents/{agent_id}/range"' in text
@@ -175,6 +177,24 @@ def test_metrics_label_by_route_template_and_need_a_key(tmp_path: Path):
             assert http.get("/metrics").status_code == 401
         with srv.client("reader") as http:
             assert http.get("/metrics").status_code == 403
+        with srv.client() as http:
+            assert http.get("/metrics", headers={"Authorization": "Bearer wrong"}
+                            ).status_code == 401
+    finally:
+        stop(srv)
+
+
+def test_failed_logins_on_mcp_are_rate_limited(tmp_path: Path):
+    """A wrong key on /mcp (an initialize or a tools/list) counts against the address, as on
+    /v1: a guesser is answered 429, and a good key still works."""
+    srv = start(tmp_path / "mcp.db", "--rate", "5", keys={"admin": (["ns"], "admin")})
+    try:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        head = {"Accept": "application/json, text/event-stream",
+                "Authorization": "Bearer ms_0000000000000000_wrong"}
+        with srv.client() as http:
+            codes = [http.post("/mcp", json=body, headers=head).status_code for _ in range(40)]
+        assert codes[0] == 401 and 429 in codes, codes
     finally:
         stop(srv)
 

@@ -9,7 +9,7 @@ import pytest
 from memstream import PROFILES, Client, NotFound, ScopeViolation, Unauthenticated
 from memstream.retrieval.scoring import PAST_RECENCY
 
-from .conftest import Server, start, stop
+from .conftest import SCRAPE, Server, start, stop
 
 NDJSON = {"content-type": "application/x-ndjson"}
 
@@ -20,9 +20,11 @@ def test_health_metrics_openapi(server: Server):
         spec = http.get("/openapi.json").json()
         assert "/v1/search" in spec["paths"] and "/v1/memories/{memory_id}" in spec["paths"]
         http.get("/v1/stats")  # a counted request (401 without a key)
-        assert http.get("/metrics").status_code == 401  # it needs an admin key
-    with server.client("admin") as http:
-        assert "memstream_requests_total" in http.get("/metrics").text
+        assert http.get("/metrics").status_code == 401  # it needs the operator's token
+        scrape = {"Authorization": f"Bearer {SCRAPE}"}
+        assert "memstream_requests_total" in http.get("/metrics", headers=scrape).text
+    with server.client("admin") as http:  # a tenant's key, even an admin one, may not
+        assert http.get("/metrics").status_code == 403
 
 
 def test_every_route_with_an_admin_key(server: Server):
@@ -286,3 +288,20 @@ def test_times_are_iso_8601_utc_in_answers_and_both_forms_are_read(server: Serve
         got = client.get(a["id"])
         assert got.created_at == to_timestamp("2024-05-08T13:56:00Z")  # Python keeps numbers
         assert isinstance(client.history(a["id"])[0].at, float)
+
+
+def test_the_inspector_opens_an_agents_record(server: Server):
+    """An agent's state is stored without history rows; the inspector still opens it, with its
+    tier (it answered 404 before)."""
+    with server.client("admin") as http:
+        made = http.post("/v1/agents/entries", json={
+            "agent_id": "npc-7", "memory_type": "state", "contents": {"hp": 30, "zone": "swamp"},
+            "step": 3})
+        assert made.status_code == 201, made.text
+        rid = made.json()["memory_id"]
+        got = http.get(f"/v1/inspect/records/{rid}")
+        assert got.status_code == 200, got.text
+        body = got.json()
+        assert body["record"]["space"] == "agents" and body["record"]["tier"] in (
+            "stm", "im", "ltm")
+        assert body["history"] == []

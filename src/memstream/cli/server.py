@@ -68,9 +68,12 @@ def migrate(st: _State, source: str, target: str, batch: int, sample: int) -> No
 @click.option("--redis", "redis_url", envvar="MEMSTREAM_REDIS_URL",
               help="Keep agents' short-term tiers in this Redis, and count rate limits there "
               "for every server that shares it. Env: MEMSTREAM_REDIS_URL.")
+@click.option("--metrics-token", envvar="MEMSTREAM_METRICS_TOKEN",
+              help="The bearer token that reads /metrics when keys are required (a tenant's "
+              "key may not). Env: MEMSTREAM_METRICS_TOKEN.")
 @click.pass_obj
 def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
-          log_level: str, redis_url: str | None) -> None:
+          log_level: str, redis_url: str | None, metrics_token: str | None) -> None:
     """Serve REST (/v1, OpenAPI at /docs), MCP (/mcp), /healthz and /metrics."""
     try:
         import uvicorn
@@ -94,7 +97,8 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
             click.echo("no API keys exist: serving 127.0.0.1 only, without authentication",
                        err=True)
     settings = ServerSettings(max_body_bytes=int(max_body_mb * 2**20), rate_per_key=rate,
-                              burst_per_key=max(1, int(rate * 2)))
+                              burst_per_key=max(1, int(rate * 2)),
+                              metrics_token=metrics_token or None)
     app = create_app(mem, settings, host=host, redis_url=redis_url)
     # force: the MCP SDK puts a Rich handler on the root logger, which wraps each JSON access
     # line over several; memstream logs plain lines, one per request

@@ -6,6 +6,7 @@ flushes background work."""
 from __future__ import annotations
 
 import contextlib
+import hmac
 import inspect
 import json
 import logging
@@ -42,7 +43,7 @@ from ..errors import (
 from ..memory import Memory
 from ..webhooks import Deliverer
 from .apidocs import install_api_docs
-from .auth import authenticate
+from .auth import OPEN, authenticate
 from .errors import error_body, status_for
 from .event_routes import router as event_router
 from .inspect import router as inspect_router
@@ -84,6 +85,10 @@ class ServerSettings:
     #: and the server in all: one more is answered 429
     streams_per_key: int = 4
     streams: int = 64
+    #: the bearer token a Prometheus scrape sends to read ``/metrics`` when keys are required
+    #: (a tenant's key, even an admin one, may not read the whole server's counts); None: only
+    #: an open loopback server answers ``/metrics``
+    metrics_token: str | None = None
 
 
 #: the HTTP methods /metrics counts by name; any other is counted as "other" (a made-up method
@@ -130,6 +135,14 @@ class TimesJSONResponse(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         return super().render(iso_times(content))
+
+
+def _scrape(header: str | None, token: str | None) -> bool:
+    """Whether a request carries the operator's metrics token."""
+    if not token or not header:
+        return False
+    given = header.removeprefix("Bearer ").strip()
+    return hmac.compare_digest(given.encode(), token.encode())
 
 
 def _error(exc: MemstreamError) -> JSONResponse:
@@ -201,7 +214,10 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
             header = headers.get("authorization") or headers.get("x-api-key")
             check_browser(headers, has_key=bool(header), allowed=allowed_hosts)
             address = f"ip:{request.client.host if request.client else '-'}"
-            if path.startswith("/v1/") or path == "/metrics":
+            mcp = path == "/mcp" or path.startswith("/mcp/")
+            if path == "/metrics" and _scrape(header, settings.metrics_token):
+                request.state.principal = OPEN  # the operator's scrape, nothing else
+            elif path.startswith("/v1/") or path == "/metrics" or (mcp and header):
                 try:
                     principal = authenticate(memory.store, header, required=policy.required)
                 except Unauthenticated:
@@ -209,9 +225,12 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
                     raise
                 key_id = principal.key_id
                 request.state.principal = principal
-                if path == "/metrics" and principal.role != "admin":
-                    raise ScopeViolation("/metrics needs a key with the admin role")
-            if key_id is not None or not (path == "/mcp" and header):  # MCP counts per tool
+                if path == "/metrics" and principal.key_id is not None:
+                    raise ScopeViolation(
+                        "/metrics counts every tenant's requests, so a tenant's key may not "
+                        "read it: scrape it with the operator's token (memstream serve "
+                        "--metrics-token, env MEMSTREAM_METRICS_TOKEN)")
+            if not (mcp and header):  # MCP counts each tool call against its key
                 limiter.check(key_id or address)
             check_content_type(request.method, path, headers)
             with tracing.server_span(request.method, path, dict(headers)) as span:

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
 from .._types import Record
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from ..filters import Selection
 from ..memory import Memory
 from ..records import records_of
@@ -128,8 +128,12 @@ def inspect_record(request: Request, record_id: str, namespace: str | None = Non
     evidence = records_of(mem).get(ns, list(rec.provenance))
     missing = [i for i in rec.provenance if i not in {e.id for e in evidence}]
     cited_by = [r for r in _newest(mem, ns, 20_000) if record_id in r.provenance]
+    try:
+        history = [h.to_dict() for h in mem.history(record_id, namespace=ns)]
+    except NotFound:  # an agent's state or action is written without history rows
+        history = []
     return {"record": dict(rec.to_dict(), tier=_tier_of(rec, sets)),
-            "history": [h.to_dict() for h in mem.history(record_id, namespace=ns)],
+            "history": history,
             "evidence": [_brief(r) for r in evidence], "missing_evidence": missing,
             "cited_by": [_brief(r) for r in cited_by[:100]]}
 

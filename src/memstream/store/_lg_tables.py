@@ -67,6 +67,10 @@ class Tables(Protocol):
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
+    def scrub(self) -> None:
+        """After a delete: no copy of the deleted rows stays in the database's files (SQLite:
+        the write-ahead log is folded in and truncated; PostgreSQL: VACUUM)."""
+
     def close(self) -> None: ...
 
 
@@ -80,6 +84,8 @@ class _SQLite:
                 self._db.execute("PRAGMA journal_mode=WAL")
             # a checkpoint acknowledged to LangGraph survives a crash of the process or machine
             self._db.execute("PRAGMA synchronous=FULL")
+            # a deleted thread leaves no bytes behind: freed pages are zeroed (see ``scrub``)
+            self._db.execute("PRAGMA secure_delete=ON")
             self._db.executescript(_SCHEMA.format(blob="BLOB"))
         except sqlite3.Error as exc:
             raise BackendUnavailable(f"cannot open the checkpoint tables in {path}: {exc}") \
@@ -101,6 +107,10 @@ class _SQLite:
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._db.execute(sql, tuple(params)).fetchall()
+
+    def scrub(self) -> None:
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         with self._lock:
@@ -150,6 +160,10 @@ class _Postgres:
             rows = self._db.execute(sql.replace("?", "%s"), tuple(params)).fetchall()
             return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
                     for row in rows]
+
+    def scrub(self) -> None:
+        with self._lock:
+            self._db.execute("VACUUM lg_checkpoints, lg_blobs, lg_writes")
 
     def close(self) -> None:
         with self._lock:

@@ -201,9 +201,13 @@ class MemstreamSaver(BaseCheckpointSaver[str]):
                     cur.executemany(insert + "NOTHING", regular)
 
     def delete_thread(self, thread_id: str) -> None:
+        """Every checkpoint, channel value and pending write of a thread, gone from the files
+        too: this is how a thread's state is erased (``memstream erase --user`` does not reach
+        checkpoints, which belong to threads, not users)."""
         with self._tables.transaction() as cur:
             for table in ("lg_checkpoints", "lg_blobs", "lg_writes"):
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (str(thread_id),))
+        self._tables.scrub()
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         runs = [str(r) for r in run_ids]
