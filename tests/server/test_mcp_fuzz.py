@@ -29,7 +29,8 @@ def _deep(levels: int) -> dict[str, Any]:
 
 HOSTILE: list[Any] = [
     None, True, False, -1, 0, 1, 2**63, -(2**63) - 1, 2**70, 1e308, -1e308, 0.5, "", " ",
-    "x", "a" * 5000, "nul\x00byte", "\ud800"[:0] + "é", "01AAAAAAAAAAAAAAAAAAAAAAAA",
+    "x", "a" * 5000, "nul\x00byte", "é", "lone \ud800 surrogate", 10**400, -(10**400),
+    "01AAAAAAAAAAAAAAAAAAAAAAAA",
     "../../etc/passwd", "1e400", "2024-13-45T99:00:00Z", [], [1, "a", None], ["fact"],
     {}, {"a": 1}, _deep(100), {"n": {"in": list(range(1000))}}, {"$or": []},
     {"x": {"bogus": 1}}, {"position": [1, 2], "health": 0.5},

@@ -89,6 +89,8 @@ class ServerSettings:
     #: (a tenant's key, even an admin one, may not read the whole server's counts); None: only
     #: an open loopback server answers ``/metrics``
     metrics_token: str | None = None
+    #: requests handled at once (each in a thread of its own); more wait for a free thread
+    threads: int = 128
 
 
 #: the HTTP methods /metrics counts by name; any other is counted as "other" (a made-up method
@@ -177,6 +179,9 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # requests run in threads; a search waiting for a query worker holds one, so the
+        # default 40 would leave quick adds queued behind searches at 50 clients
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
         deliverer = Deliverer(memory.store, allow_private=memory.config.webhooks_private).start() \
             if settings.deliver_webhooks else None
         async with mcp.session_manager.run():
