@@ -177,10 +177,15 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
                     tallies[profile].answer(q, [h.record.text for h in hits],
                                             [h.explain.relevance for h in hits])
                 sel = Selection(ns)
+                t0 = time.perf_counter()
                 found = {"keyword only": keyword_search(mem.store, sel, query_terms(q.text), 10)}
+                took = {"keyword only": time.perf_counter() - t0}
                 if vector is not None:
+                    t0 = time.perf_counter()
                     found["vector only"] = mem.store.vector_search(sel, vector, 10)
+                    took["vector only"] = time.perf_counter() - t0
                 for name, ranked in found.items():
+                    tallies[name].latency.append(took[name] * 1000)  # timed like the profiles
                     tallies[name].answer(q, [text_of[i] for i, _ in ranked], None)
             if progress:
                 progress(store, len(asked))
