@@ -283,26 +283,35 @@ def test_a_run_of_ids_is_encoded_as_each_one_alone():
                                               for n in range(50)]
 
 
+class _OnBackground:
+    """The real model, calling ``hook`` each time it embeds the background sentences."""
+
+    def __init__(self, e5, hook) -> None:
+        self.e5, self.hook = e5, hook
+        self.dim, self.name = e5.dim, e5.name
+
+    def embed_documents(self, texts):
+        from memstream.retrieval.relevance import BACKGROUND
+
+        if list(texts)[:3] == list(BACKGROUND)[:3]:
+            self.hook()
+        return self.e5.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.e5.embed_query(text)
+
+
 def test_the_first_search_embeds_the_background_without_holding_adds(tmp_path: Path, e5):
     """The background sentences are embedded on the first search outside the engine's lock:
     an add from another thread goes through while that embedding is still running."""
-    from memstream.retrieval.relevance import BACKGROUND
 
     started, release = threading.Event(), threading.Event()
 
-    class Gated:  # the real model; its first embedding of the background waits at a gate
-        dim, name = e5.dim, e5.name
+    def gate() -> None:  # its first embedding of the background waits at a gate
+        started.set()
+        assert release.wait(30)
 
-        def embed_documents(self, texts):
-            if list(texts)[:3] == list(BACKGROUND)[:3]:
-                started.set()
-                assert release.wait(30)
-            return e5.embed_documents(texts)
-
-        def embed_query(self, text):
-            return e5.embed_query(text)
-
-    with Memory(tmp_path / "gate.db", embedder=Gated(), llm=None,
+    with Memory(tmp_path / "gate.db", embedder=_OnBackground(e5, gate), llm=None,
                 config=Config(embed_mode="sync")) as mem:
         mem.add("a first memory")
         searching = threading.Thread(target=lambda: mem.search("first"))
@@ -321,23 +330,14 @@ def test_many_first_searches_embed_the_background_once(tmp_path: Path, e5):
     """Twenty searches arriving together on a fresh memory embed the background sentences one
     time, not twenty (at 20 clients that was searches of over a minute, the load bench's
     time-outs)."""
-    from memstream.retrieval.relevance import BACKGROUND
 
     calls, gate = [], threading.Event()
 
-    class Counting:  # the real model, counting its embeddings of the background
-        dim, name = e5.dim, e5.name
+    def count() -> None:
+        calls.append(1)
+        assert gate.wait(30)  # every search is waiting by now
 
-        def embed_documents(self, texts):
-            if list(texts)[:3] == list(BACKGROUND)[:3]:
-                calls.append(1)
-                assert gate.wait(30)  # every search is waiting by now
-            return e5.embed_documents(texts)
-
-        def embed_query(self, text):
-            return e5.embed_query(text)
-
-    with Memory(tmp_path / "cold.db", embedder=Counting(), llm=None,
+    with Memory(tmp_path / "cold.db", embedder=_OnBackground(e5, count), llm=None,
                 config=Config(embed_mode="sync")) as mem:
         mem.add("a first memory")
         threads = [threading.Thread(target=lambda: mem.search("first")) for _ in range(20)]

@@ -74,7 +74,25 @@ class Tables(Protocol):
     def close(self) -> None: ...
 
 
-class _SQLite:
+class _Connection:
+    """What both dialects share: one connection behind a lock, and how a delete is scrubbed."""
+
+    SCRUB = ""
+    _db: Any
+    _lock: threading.RLock
+
+    def scrub(self) -> None:
+        with self._lock:
+            self._db.execute(self.SCRUB)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class _SQLite(_Connection):
+    SCRUB = "PRAGMA wal_checkpoint(TRUNCATE)"
+
     def __init__(self, path: str) -> None:
         self.url = path
         try:
@@ -106,15 +124,8 @@ class _SQLite:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self._db.execute(sql, tuple(params)).fetchall()
+            return list(self._db.execute(sql, tuple(params)).fetchall())
 
-    def scrub(self) -> None:
-        with self._lock:
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 class _PgCursor:
@@ -131,7 +142,9 @@ class _PgCursor:
         return list(self._cur.fetchall())
 
 
-class _Postgres:
+class _Postgres(_Connection):
+    SCRUB = "VACUUM lg_checkpoints, lg_blobs, lg_writes"
+
     def __init__(self, url: str) -> None:
         try:
             import psycopg
@@ -161,13 +174,6 @@ class _Postgres:
             return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
                     for row in rows]
 
-    def scrub(self) -> None:
-        with self._lock:
-            self._db.execute("VACUUM lg_checkpoints, lg_blobs, lg_writes")
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 def open_tables(url: str | Path) -> Tables:
