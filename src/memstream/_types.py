@@ -126,7 +126,9 @@ class Explanation:
     "standing instruction or preference" (retrieval.standing). ``updates`` names the records
     this hit follows up and was placed above: a newer memory about the same thing, as
     relevant to the query (a changed fact, a moved event, the reply to a question); its
-    relevance is its own.
+    relevance is its own. ``recency_from`` says what the recency counts from: "write" (the
+    record was written then, and never used since) or "access" (a search that touched it, or
+    an add of the same text, used it since: python-api.md, "When a search counts as a use").
     """
 
     recency: float
@@ -145,6 +147,7 @@ class Explanation:
     rule: str = "weighted"
     lifted: str | None = None
     updates: tuple[str, ...] = ()
+    recency_from: str = "write"
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -50,6 +50,9 @@ async def _exercise(client: Client, namespace: str | None = None) -> dict[str, A
     assert "content" in listed["add_memory"].input_schema["properties"]
     rec = _result(await client.call_tool("add_memory", {"content": "Lena keeps bees", **ns}))
     rid = rec["id"]
+    assert rec["event"] == "add"
+    again = _result(await client.call_tool("add_memory", {"content": "Lena keeps bees", **ns}))
+    assert (again["id"], again["event"]) == (rid, "refresh")
     hits = _result(await client.call_tool("search_memories", {"query": "bees", **ns}))
     assert hits[0]["id"] == rid and hits[0]["text"] == "Lena keeps bees" and "score" in hits[0]
     assert _result(await client.call_tool("get_memory", {"memory_id": rid, **ns}))["text"] \

@@ -305,3 +305,19 @@ def test_the_inspector_opens_an_agents_record(server: Server):
         assert body["record"]["space"] == "agents" and body["record"]["tier"] in (
             "stm", "im", "ltm")
         assert body["history"] == []
+
+
+def test_an_add_says_what_it_did(server: Server):
+    """A new record comes back with event "add", the same text again with "refresh" (the
+    stored record), as python-api.md says of REST and MCP."""
+    with server.client("admin") as http:
+        first = http.post("/v1/memories", json={"content": "the heron nests by the old weir"})
+        again = http.post("/v1/memories", json={"content": "the heron nests by the old weir"})
+        assert first.status_code == again.status_code == 201
+        assert first.json()["event"] == "add" and again.json()["event"] == "refresh"
+        assert again.json()["id"] == first.json()["id"]
+        batch = http.post("/v1/memories/batch", json={"items": [
+            {"content": "the heron nests by the old weir"}, {"content": "a kingfisher too"}]})
+        assert [r["event"] for r in batch.json()] == ["refresh", "add"]
+        listed = http.post("/v1/memories/list", json={}).json()
+        assert all(r["event"] is None for r in listed)  # only an add says it

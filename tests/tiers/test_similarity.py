@@ -31,7 +31,8 @@ def test_distance_by_hand():
 def test_categories_missing_fields_and_types():
     states = [flatten(s) for s in ({"a": True}, {"a": 1}, {"a": "1"}, {}, {"a": True, "b": 0})]
     got = distances(flatten({"a": True}), states, scales(states))
-    assert list(got) == [0.0, 1.0, 1.0, 1.0, 1.0]
+    # a field the query lacks ("b") is no difference: the query asks only about "a"
+    assert list(got) == [0.0, 1.0, 1.0, 1.0, 0.0]
 
 
 def test_forms_per_tier():
@@ -80,7 +81,28 @@ def test_ties_go_to_the_most_recent_and_kind_filters(store_memory: Memory, backe
     tm.store("a", "action", {"zone": "north", "hp": 5}, step=11)
     hits = tm.similar("a", {"zone": "north", "hp": 5}, k=3, kind="state")
     assert [e["step_number"] for e, _ in hits] == [9, 5, 3]
-    assert [e["step_number"] for e, _ in tm.similar("a", {"zone": "north"}, k=1)] == [11]
+    # a state is compared with states unless a kind is named: the action needs kind="action"
+    assert [e["step_number"] for e, _ in tm.similar("a", {"zone": "north"}, k=1)] == [9]
+    assert [e["step_number"] for e, _ in tm.similar("a", {"zone": "north"}, k=1,
+                                                    kind="action")] == [11]
+
+
+def test_a_partial_state_compares_states_on_its_own_fields(store_memory: Memory, backend):
+    """similar("npc", {"health": 30, "zone": "swamp"}): the npc's states only (not its
+    actions), and only those two fields count, so partial queries no longer tie."""
+    tm = TieredMemory(store_memory, **backend)
+    zones = ["swamp", "forest", "swamp", "cave", "swamp", "forest"]
+    for step, zone in enumerate(zones):
+        tm.store("npc", "state", {"health": 10 * (step + 1), "zone": zone, "gold": 7 * step,
+                                  "pos": [step, 2 * step]}, step=step)
+        tm.store("npc", "action", {"health": 30, "zone": "swamp", "verb": "walk"},
+                 step=step)
+    hits = tm.similar("npc", {"health": 30, "zone": "swamp"}, k=3)
+    assert all(e["metadata"]["memory_type"] == "state" for e, _ in hits)
+    (best, first), (_, second), (_, third) = hits
+    assert best["step_number"] == 2 and first == 1.0  # health 30 in the swamp: a full match
+    assert first > second >= third > 1 / 3  # no tie at 0.333: fields it does not ask about
+    # do not count against the states (health 10 or 50 in the swamp, one scale away, next)
 
 
 def test_fields_count_in_their_own_units(store_memory: Memory):

@@ -219,7 +219,7 @@ def test_ttl_expires_cache_not_memory(store_memory: Memory, backend):
     entries = tm.step_range("a", 0, 10)
     assert [e["metadata"]["memory_type"] for e in entries] == ["action", "action"]
     assert [e["metadata"]["tier"] for e in entries] == ["ltm", "stm"]
-    hits = tm.similar("a", {"action_type": "dig"}, k=2)
+    hits = tm.similar("a", {"action_type": "dig"}, k=2, kind="action")
     assert [(e["contents"].get("action_type"), e["metadata"]["tier"]) for e, _ in hits] == [
         ("dig", "ltm"), ("rest", "stm")]
 

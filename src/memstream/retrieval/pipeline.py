@@ -570,7 +570,8 @@ def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: Searc
     return [Scored(items[i], scores[i], Explanation(
         recency=n_rec[i], importance=n_imp[i], relevance=n_rel[i], raw_recency=raw_rec[i],
         raw_importance=raw_imp[i], raw_relevance=relevance[i], weights=w,
-        hours_since_access=hours[i], fusion=p.fusion, rule=p.weights.rule))
+        hours_since_access=hours[i], fusion=p.fusion, rule=p.weights.rule,
+        recency_from="access" if items[i].last_accessed_at > items[i].created_at else "write"))
         for i in order[: p.k if limit is None else limit]]
 
 

@@ -65,7 +65,7 @@ def compact_record(r: Record) -> dict[str, Any]:
     out: dict[str, Any] = {"id": r.id, "text": r.text, "kind": r.kind,
                            "created_at": _iso(r.created_at),
                            "importance": round(r.importance, 3)}
-    for key in ("user_id", "agent_id", "run_id", "step", "superseded_by"):
+    for key in ("user_id", "agent_id", "run_id", "step", "superseded_by", "event"):
         if getattr(r, key) is not None:
             out[key] = getattr(r, key)
     for key in ("updated_at", "invalidated_at"):

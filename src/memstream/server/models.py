@@ -250,6 +250,9 @@ class RecordOut(BaseModel):
     metadata: dict[str, Any]
     space: str = Field("", description="The vector space of its embedding: \"\" for text, "
                        "\"agents\" for agents' states.")
+    event: str | None = Field(None, description="What an add did: \"add\" (a new record) or "
+                              "\"refresh\" (the same text was stored: that record, refreshed); "
+                              "absent elsewhere.")
 
 
 class HitOut(BaseModel):

@@ -38,8 +38,8 @@ def similar(tm: TieredMemory, agent_id: str, query: Mapping[str, Any] | Sequence
     wanted = list(tiers or _TIERS)
     if set(wanted) - set(_TIERS):
         raise InvalidInput("memory_tiers may name only 'stm', 'im' and 'ltm'")
-    if isinstance(query, Mapping):
-        ranked = _by_state(tm, agent_id, query, k, kind, wanted)
+    if isinstance(query, Mapping):  # a state is compared with states unless a kind is named
+        ranked = _by_state(tm, agent_id, query, k, kind or "state", wanted)
     else:
         ranked = _by_vector(tm, agent_id, v.vector(query, DIM, "query_embedding"), k, kind,
                             wanted)

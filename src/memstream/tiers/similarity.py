@@ -1,8 +1,9 @@
 """How alike two agent states are, in the states' own units.
 
 A state is flattened to its leaves: ``path -> value``, nested keys joined by dots and list items
-by their index (``position[0]``; the first 32 items of a list). Two states are compared field by
-field over the union of their paths:
+by their index (``position[0]``; the first 32 items of a list). A stored state is compared with
+the query field by field over the query's paths (a partial query asks only about the fields it
+names; what else a state holds is no difference):
 
 * a number in both: the difference divided by the field's *scale*, the standard deviation of
   that field over the agent's states being compared (so a position in metres and a health in
@@ -10,12 +11,14 @@ field over the union of their paths:
   1, as for a category;
 * any other value in both (a string, a bool, None, or a number against a string): 0 when equal,
   1 when not;
-* a field present in only one of the two: 1 (a missing field is a difference, never a match).
+* a field of the query that the state lacks: 1 (a missing field is a difference, never a
+  match).
 
-distance = sqrt(sum of the squared parts); similarity = 1 / (1 + distance). Identical states
-are at distance 0, so an exact match always ranks first; equal distances go to the most recent
-step. Each tier compares at its own resolution: STM the full state, IM its compressed form and
-LTM its long-term fields, each against the query cut to the same form.
+distance = sqrt(sum of the squared parts); similarity = 1 / (1 + distance). A state that
+matches every field of the query is at distance 0, so an exact match always ranks first; equal
+distances go to the most recent step. Each tier compares at its own resolution: STM the full
+state, IM its compressed form and LTM its long-term fields, each against the query cut to the
+same form.
 """
 
 from __future__ import annotations
@@ -97,10 +100,7 @@ def distances(query: Mapping[str, Any], states: Sequence[Mapping[str, Any]],
     squared = np.zeros(n)
     if not n:
         return squared
-    paths = set(query)
-    for state in states:
-        paths.update(state)
-    for path in paths:
+    for path in query:  # the query's fields only: a partial query asks about those
         want = query.get(path, _MISSING)
         column = [s.get(path, _MISSING) for s in states]
         spread = scale.get(path)
@@ -108,8 +108,6 @@ def distances(query: Mapping[str, Any], states: Sequence[Mapping[str, Any]],
             values = np.array([x if _is_number(x) else np.nan for x in column])
             parts = (values - want) / spread
             squared += np.where(np.isnan(parts), 1.0, parts * parts)
-        elif want is _MISSING:
-            squared += np.array([x is not _MISSING for x in column], dtype=float)
         else:
             squared += np.array([not _same(x, want) for x in column], dtype=float)
     result: np.ndarray = np.sqrt(squared)
