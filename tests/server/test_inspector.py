@@ -409,3 +409,45 @@ def test_a_memory_arrives_live(browser: Any, seeded: tuple[Server, dict[str, Any
         sync_api.expect(pg.locator("#records-count")).to_contain_text(f"of {before + 1}")
         pg.screenshot(path=ARTIFACTS / f"live-{width}.png", full_page=False)
         context.close()
+
+
+def test_search_by_user_status_per_tab_rows_open_and_no_empty_panels(
+        page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    """The newcomer's four: search has a user filter; the status line is the shown tab's;
+    any cell of a row opens the record; a plot with nothing to draw leaves no empty panel."""
+    srv, _ = seeded
+    open_namespace(page, srv.keys["inspector"], "team-a")
+    sync_api.expect(page.locator("#records tbody tr").first).to_be_visible()
+    records_status = page.locator("#status").inner_text()
+    assert records_status.startswith("Namespace team-a")
+    page.locator("#tab-search").click()
+    assert page.locator("#status").inner_text() == ""  # not the records tab's line
+    page.locator("#q").fill("Alice Bob")
+    page.locator("#q-user").fill("ana")
+    page.locator("#search-form button[type=submit]").click()
+    hits = page.locator("#hits li")
+    sync_api.expect(hits.first).to_be_visible()
+    users = hits.locator(".hit-user").all_inner_texts()
+    assert users and set(users) == {"user ana"} and hits.count() == len(users)
+    assert "of user ana" in page.locator("#status").inner_text()
+    page.locator("#tab-records").click()
+    assert page.locator("#status").inner_text() == records_status
+    row = page.locator("#records tbody tr").first
+    rid = row.get_attribute("data-id")
+    row.locator("td.c-kind").click()  # not the text: another cell of the row
+    sync_api.expect(page.locator("#detail")).to_be_visible()
+    sync_api.expect(page.locator("#detail-body")).to_contain_text(rid)
+    page.locator("#close-detail").click()
+    # team-c holds notes only: the episodes and heuristics panels are not shown empty
+    page.locator("#namespace").fill("team-c")
+    page.locator("#namespace").press("Enter")
+    sync_api.expect(page.locator("#status")).to_contain_text("team-c")
+    page.locator("#tab-plots").click()
+    sync_api.expect(page.locator("#plot-kind svg")).to_be_visible()
+    assert page.locator("#plot-episodes").is_hidden()
+    assert page.locator("#plot-heuristics").is_hidden()
+    assert "No episodes or heuristics" in page.locator("#plots-note").inner_text()
+    panel = page.locator("#view-plots .plots").bounding_box()
+    kind = page.locator("#plot-kind svg").bounding_box()
+    assert kind["width"] > 0.9 * panel["width"]  # the one plot takes the row, drawn at it
+    page.screenshot(path=ARTIFACTS / "plots-notes-only.png", full_page=True)

@@ -13,7 +13,7 @@ const SVG = "http://www.w3.org/2000/svg";
 const LIVE_EVERY = 2000;  // ms between two looks for new memories
 
 const state = { key: "", ns: "", offset: 0, filter: {}, overview: null, plotsFor: null,
-  newest: 0, seen: new Set(), total: null, polling: false };
+  newest: 0, seen: new Set(), total: null, polling: false, tab: "tab-records", statuses: {} };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -47,7 +47,11 @@ const when = (t) => (t ? new Date(secs(t) * 1000).toISOString()
   .replace("T", " ").slice(0, 19) : "");
 const pct = (x) => `${Math.round(Math.max(0, Math.min(1, x)) * 100)}%`;
 
-function status(text) { $("status").textContent = text; }
+// each tab keeps its own status line: switching tabs shows that tab's, never another's
+function status(text, tab = state.tab) {
+  state.statuses[tab] = text;
+  if (tab === state.tab) $("status").textContent = text;
+}
 
 function showError(message) {
   const box = $("error");
@@ -115,7 +119,10 @@ async function connect(event) {
     return;
   }
   const o = state.overview;
-  status(`Namespace ${o.namespace}: ${o.total} records.`);
+  status(`Namespace ${o.namespace}: ${o.total} records.`, "tab-records");
+  status(`Namespace ${o.namespace}: plots of ${o.total} records.`, "tab-plots");
+  status("", "tab-search");  // an earlier namespace's hits are gone
+  $("hits").replaceChildren();
   $("f-kind").replaceChildren(el("option", { value: "" }, "any"),
     ...Object.keys(o.kinds).sort().map((k) => el("option", { value: k }, k)));
   $("agent-list").replaceChildren(...o.agents.map((a) => el("option", { value: a })));
@@ -199,7 +206,7 @@ async function poll() {
       if (state.total !== null) state.total += fresh.length;
       showCount();
       status(`${fresh.length} new ${fresh.length === 1 ? "memory" : "memories"} at ` +
-        `${when(Date.now() / 1000)}.`);
+        `${when(Date.now() / 1000)}.`, "tab-records");
     }
   } catch (err) {
     // a failed look is retried at the next one; the error shows once
@@ -211,7 +218,10 @@ async function poll() {
 
 function recordRow(r) {
   const cls = r.invalidated_at ? "invalid" : null;
-  return el("tr", { "data-id": r.id },
+  // the whole row opens the record (the text is also a button, for the keyboard)
+  return el("tr", { "data-id": r.id, class: "opens", onclick: (e) => {
+    if (!e.target.closest("button")) openRecord(r.id);
+  } },
     el("td", { class: "c-when" }, when(r.created_at)),
     el("td", { class: "c-kind" }, el("span", { class: "tag" }, r.kind)),
     el("td", { class: "c-user" }, r.user_id || ""),
@@ -305,6 +315,7 @@ async function search(event) {
   const body = { namespace: state.ns, query: $("q").value, k: Number($("k").value) || 10,
     touch: false };
   if ($("profile").value) body.weights = $("profile").value;
+  if ($("q-user").value.trim()) body.user_id = $("q-user").value.trim();
   let hits;
   try {
     hits = await api("/v1/search", body);
@@ -329,7 +340,9 @@ async function search(event) {
         bar("relevance", x.relevance, x.weights.relevance)));
   });
   $("hits").replaceChildren(...items);
-  status(`${hits.length} hits for “${body.query}” (search does not count as an access).`);
+  const who = body.user_id ? ` of user ${body.user_id}` : "";
+  status(`${hits.length} hits${who} for “${body.query}” (search does not count as an access).`,
+    "tab-search");
 }
 
 // --- plots ------------------------------------------------------------------------------------
@@ -456,6 +469,16 @@ function drawPlots() {
   $("plots-note").textContent = o.covered < o.total
     ? `Plots cover the newest ${o.covered} of ${o.total} records.`
     : `Plots cover all ${o.total} records.`;
+  // (before drawing: each plot is drawn at its shown width)
+  // a panel with nothing to draw is not shown: the plots that have data take the room
+  const hasEpisodes = Object.keys(o.episodes).length > 0;
+  const hasHeuristics = o.heuristics.length > 0;
+  $("plot-episodes").closest("figure").hidden = !hasEpisodes;
+  $("plot-heuristics").closest("figure").hidden = !hasHeuristics;
+  if (!hasEpisodes || !hasHeuristics) {
+    const none = [!hasEpisodes && "episodes", !hasHeuristics && "heuristics"].filter(Boolean);
+    $("plots-note").textContent += ` No ${none.join(" or ")} in this namespace.`;
+  }
   stacked($("plot-kind"), o.by_kind, (n, i) => PALETTE[i % PALETTE.length]);
   stacked($("plot-tier"), o.by_tier, (n) => TIER_COLOURS[n] || "#888");
   const episodes = {};
@@ -479,6 +502,8 @@ function selectTab(tab) {
     $(t.getAttribute("aria-controls")).hidden = !on;
   }
   tab.focus();
+  state.tab = tab.id;
+  $("status").textContent = state.statuses[tab.id] || "";
   if (tab.id === "tab-plots") {
     if (state.overviewStale && state.ns) {
       state.overviewStale = false;
