@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from . import _validate as v
 from ._building import build_record
-from ._ids import new_id
+from ._ids import _ALPHABET, new_id
 from ._types import Record
 from .clock import iso_times, to_timestamp
 from .errors import Conflict, InvalidInput
@@ -70,7 +70,6 @@ def export_jsonl(mem: Memory, fp: IO[str], *, namespace: str | None = None,
 
 _ID = re.compile(r"^[0-9A-Za-z_\-]{1,64}$")
 _OURS = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "id": (str,), "namespace": (str,), "text": (str,), "kind": (str,),
     "access_count": (int,), "importance": (int, float), "created_at": (int, float, str),
@@ -301,7 +300,7 @@ def namespace_id(namespace: str, record_id: str) -> str:
     digest = int.from_bytes(hashlib.sha256(f"{namespace}\0{record_id}".encode()).digest()[:10],
                             "big")
     head = record_id[:10].upper() if _OURS.match(record_id) else "0" * 10
-    tail = "".join(_CROCKFORD[(digest >> (5 * i)) & 31] for i in reversed(range(16)))
+    tail = "".join(_ALPHABET[(digest >> (5 * i)) & 31] for i in reversed(range(16)))
     return head + tail
 
 
