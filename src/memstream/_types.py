@@ -7,6 +7,7 @@ datetimes and ISO strings too and converts them at the edge (see ``clock.to_time
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -129,6 +130,9 @@ class Explanation:
     relevance is its own. ``recency_from`` says what the recency counts from: "write" (the
     record was written then, and never used since) or "access" (a search that touched it, or
     an add of the same text, used it since: python-api.md, "When a search counts as a use").
+    ``adjustments`` names what the ordering of a store of notes added to the relevance logit
+    to rank the hit (retrieval.notes: "follows up the best match", "of the date the query
+    names", ...), in logits; ``raw_relevance`` includes them, ``relevance`` does not.
     """
 
     recency: float
@@ -148,9 +152,11 @@ class Explanation:
     lifted: str | None = None
     updates: tuple[str, ...] = ()
     recency_from: str = "write"
+    adjustments: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["adjustments"] = dict(self.adjustments)
         names = ("recency", "importance", "relevance")
         out["weights"] = dict(zip(names, self.weights, strict=True))
         return out

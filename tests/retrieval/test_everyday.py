@@ -136,6 +136,26 @@ def test_a_record_of_the_day_the_query_names_comes_first(notes: Memory):
               at=at(19))
     hits = notes.search("¿Dónde cenamos el 18 de abril?", namespace="es", k=3, touch=False)
     assert hits[0].record.text.startswith("Cenamos en la Sidrería El Texu")
-    assert hits[0].explain.lifted == "of the date the query names"
+    assert hits[0].explain.adjustments["of the date the query names"] > 1.0
     hits = notes.search("¿Dónde cenamos el 19 de abril?", namespace="es", k=3, touch=False)
     assert hits[0].record.text.startswith("Cenamos en La Panera")
+
+
+def test_the_reply_to_a_stored_question_comes_first_and_names_it(notes: Memory):
+    """A reported question ("asked whether...") matches the query best; the reply, written a
+    day later and about the same thing, answers it (a reply worded unlike the question, whose
+    own evidence is far below it, is not lifted that far: the stage adds at most a few
+    logits): the notes stage puts it first, names the
+    question in ``updates`` and its own addition in ``adjustments``; its relevance stays its
+    own."""
+    notes.add("Habe die Vermieterin gefragt, ob wir die Küche streichen dürfen.",
+              namespace="de", at=NOW - 30 * DAY)
+    notes.add("Die Vermieterin sagt, die Küche dürfen wir streichen, aber nur in hellen Farben.",
+              namespace="de", at=NOW - 29 * DAY)
+    hits = notes.search("Dürfen wir die Küche streichen?", namespace="de", k=3, touch=False)
+    asked = next(h for h in hits if h.record.text.startswith("Habe die Vermieterin"))
+    assert hits[0].record.text.startswith("Die Vermieterin sagt")
+    assert hits[0].explain.updates == (asked.record.id,)
+    assert hits[0].explain.adjustments["follows up the best match"] > 0
+    assert hits[0].explain.relevance < asked.explain.relevance  # its evidence, not lifted
+    assert "superseded by a newer record" in asked.explain.adjustments

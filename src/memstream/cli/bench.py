@@ -270,6 +270,37 @@ def bench_fit_rerank(st: _State, data: str, out: str, limit: int | None) -> None
     click.echo(f"weights written to {out}")
 
 
+@bench.command("fit-notes")
+@click.option("--data", "data", required=True, type=_data("everyday"),
+              help="An everyday suite (fit on the development suite only).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the weights (the shipped ones are "
+                   "src/memstream/retrieval/notes_weights.json).")
+@click.pass_obj
+def bench_fit_notes(st: _State, data: str, out: str) -> None:
+    """Fit the notes stage's weights; report each held-out store."""
+    from ..bench import fit_notes
+    from ..bench.everyday import load as load_everyday
+
+    total = len(load_everyday(data).memories)
+    with Progress("bench fit-notes") as progress:
+        report = fit_notes.run(data, out, embedder=st.embedder,
+                               progress=_each(progress, "stores", total))
+        progress.summary(f"fitted on {total} stores")
+    if st.as_json:
+        _emit(report)
+        return
+    fitted = report["fitted"]
+    click.echo(f"{report['questions']} questions; fitted on all: first {fitted['first']:.3f}, "
+               f"top 5 {fitted['top5']:.3f}")
+    click.echo(f"{'held out (each store by weights fitted on the others)':56s} "
+               "calibrated only -> with the stage (first / top 5)")
+    for key, h in report["held_out"].items():
+        click.echo(f"  {key:32s} {h['n']:4d}   {h['calibrated_first']:.2f} / "
+                   f"{h['calibrated_top5']:.2f} -> {h['first']:.2f} / {h['top5']:.2f}")
+    click.echo(f"weights written to {out}")
+
+
 @bench.command("agents")
 @click.option("--agents", default=1000, show_default=True)
 @click.option("--steps", default=1000, show_default=True)

@@ -25,7 +25,19 @@ from ..tracing import span
 from .context import smooth
 from .dates import spans
 from .keywords import keyword_search, query_terms
-from .relevance import CALIBRATION, UNRELATED, evidence, is_question, null_of, settle, sigmoid
+from .notes import FEATURES as NOTES_FEATURES
+from .notes import Pool as NotesPool
+from .notes import adjustments, total
+from .relevance import (
+    CALIBRATION,
+    UNRELATED,
+    Evidence,
+    evidence,
+    is_question,
+    null_of,
+    settle,
+    sigmoid,
+)
 from .rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
 from .scoring import (
     PAST_RECENCY,
@@ -108,12 +120,14 @@ def run_search(store: Store, sel: Selection, text: str,
                query_vector: np.ndarray | Callable[[], np.ndarray | None] | None, now: float,
                p: SearchParams, *,
                observe: Callable[[list[str], np.ndarray], object] | None = None,
-               background: np.ndarray | None = None) -> list[Hit]:
+               observe_notes: Callable[[list[str], np.ndarray, np.ndarray], object] | None
+               = None, background: np.ndarray | None = None) -> list[Hit]:
     """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
     scored on their signals alone; only the winners are read in full. ``query_vector`` may be
     a callable that waits for a vector being computed elsewhere: it is called after the
     keyword search. ``observe`` is given the learned stage's candidates and their features
-    (to fit its weights: bench.fit_rerank)."""
+    (to fit its weights: bench.fit_rerank); ``observe_notes`` the notes stage's candidates,
+    features and calibrated logits (bench.fit_notes)."""
     pool = max(p.candidates, p.k)
     with span("memstream.keyword_search"):
         keyword = keyword_search(store, sel, query_terms(text), pool)
@@ -160,8 +174,36 @@ def run_search(store: Store, sel: Selection, text: str,
     # and one index alone may hold the evidence)
     window = sorted(fused, key=lambda i: (-fused[i], i))[: 2 * pool if long_records
                                                           else max(POOL, p.k)]
-    calibrated, own = _calibrate(store, sel, text, vector, window, texts, cosine, learned, null)
-    if p.weights.rule == "relevance-first":
+    calibrated, own, evid = _calibrate(store, sel, text, vector, window, texts, cosine,
+                                        learned, null)
+    # a store of separate notes (not a conversation, short records): the notes stage
+    notes = vector is not None and null is not None and not conversation and not long_records
+    if p.weights.rule == "relevance-first" and notes and null is not None:
+        candidates = store.signals(sel.namespace, list(calibrated))
+        if not asks_about_now(text):
+            p = dataclasses.replace(p, weights=dataclasses.replace(
+                p.weights, recency=p.weights.recency * PAST_RECENCY))
+        kinds = {r.id: r.kind for r in store.get(sel.namespace, list(calibrated))}
+        stage = _notes_pool(store, sel, text, now, candidates, calibrated, evid, kw_rank, kinds,
+                           texts, null)
+        adds, x, best = adjustments(stage)
+        if observe_notes is not None:
+            observe_notes(list(stage.ids), x, stage.logits)
+        relevance = [calibrated[c.id] + total(a) for c, a in zip(candidates, adds, strict=True)]
+        ranked = rank(candidates, relevance=relevance, now=now, p=p, limit=max(p.k, FOLLOW_TOP),
+                      shown=[own[c.id] for c in candidates])
+        named = dict(zip(stage.ids, adds, strict=True))
+        best_id = stage.ids[best] if len(stage.ids) else ""
+        follows = {stage.ids[int(i)] for i in np.flatnonzero(x[:, FOLLOWS_BEST])} if len(x) \
+            else set()
+        placed = {s.item.id: n for n, s in enumerate(ranked)}
+        top = [s._replace(explain=dataclasses.replace(
+            s.explain, adjustments=named[s.item.id],
+            updates=(best_id,) if s.item.id in follows
+            and placed[s.item.id] < placed.get(best_id, len(ranked)) else ()))
+            for s in ranked][: p.k]
+        top = _lift_standing(top, candidates, calibrated, own, kinds, texts, text, now, p)
+    elif p.weights.rule == "relevance-first":
         candidates = store.signals(sel.namespace, list(calibrated))
         if not asks_about_now(text):  # a question over a long history: recency counts less
             p = dataclasses.replace(p, weights=dataclasses.replace(
@@ -190,17 +232,8 @@ def run_search(store: Store, sel: Selection, text: str,
         # subject is not an update (LoCoMo dev recall_any@5 0.801 without them, 0.799 with)
         if null is not None and not long_records and not learned:
             ranked = _newest_first(store, sel, ranked, calibrated, null, texts)
-        top = ranked[: p.k]
-        standing = [c for c in candidates if is_standing(texts.get(c.id, ""), kinds.get(c.id))]
-        best = rank(standing, relevance=[calibrated[c.id] for c in standing], now=now, p=p,
-                    limit=1, own=[own[c.id] for c in standing])
-        if best:
-            top = lift(top, best[0], query=text, key=lambda s: s.item.id,
-                       standing=lambda s: is_standing(texts.get(s.item.id, ""),
-                                                      kinds.get(s.item.id)),
-                       logit=lambda s: s.explain.raw_relevance,
-                       mark=lambda s: s._replace(explain=dataclasses.replace(
-                           s.explain, lifted="standing instruction or preference")))
+        top = _lift_standing(ranked[: p.k], candidates, calibrated, own, kinds, texts, text,
+                             now, p)
     else:
         candidates = store.signals(sel.namespace, ids)
         top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now,
@@ -219,13 +252,62 @@ def run_search(store: Store, sel: Selection, text: str,
     ]
 
 
+def _lift_standing(top: list[Scored[Signals]], candidates: Sequence[Signals],
+                   calibrated: Mapping[str, float], own: Mapping[str, float],
+                   kinds: Mapping[str, str], texts: Mapping[str, str], text: str, now: float,
+                   p: SearchParams) -> list[Scored[Signals]]:
+    """``top`` with a place kept for the most relevant standing memory (retrieval.standing)."""
+    standing = [c for c in candidates if is_standing(texts.get(c.id, ""), kinds.get(c.id))]
+    best = rank(standing, relevance=[calibrated[c.id] for c in standing], now=now, p=p,
+                limit=1, own=[own[c.id] for c in standing])
+    if not best:
+        return top
+    return lift(top, best[0], query=text, key=lambda s: s.item.id,
+                standing=lambda s: is_standing(texts.get(s.item.id, ""), kinds.get(s.item.id)),
+                logit=lambda s: s.explain.raw_relevance,
+                mark=lambda s: s._replace(explain=dataclasses.replace(
+                    s.explain, lifted="standing instruction or preference")))
+
+
+FOLLOWS_BEST = NOTES_FEATURES.index("follows_best")
+
+
+def _notes_pool(store: Store, sel: Selection, text: str, now: float,
+                candidates: Sequence[Signals], calibrated: Mapping[str, float],
+                found: Mapping[str, Evidence], kw_rank: Mapping[str, int],
+                kinds: Mapping[str, str], texts: Mapping[str, str], null: Null) -> NotesPool:
+    """What the notes stage reads of the candidates (retrieval.notes.Pool); the likeness of
+    two records is measured against the namespace's pairs (``Null``)."""
+    ids = [c.id for c in candidates]
+    vecs = store.embeddings(sel.namespace, ids)
+    dim = null.rows.shape[1]
+    mat = np.vstack([vecs[i] if i in vecs and vecs[i].shape[0] == dim
+                     else np.zeros(dim, dtype=np.float32) for i in ids]) if ids \
+        else np.zeros((0, dim), dtype=np.float32)
+    dated = spans(text, now)
+    day = [max((1.0 if one_day else 0.5 for start, end, one_day in dated
+                if start <= c.created_at < end), default=0.0) for c in candidates]
+    return NotesPool(
+        ids=ids, logits=np.array([calibrated[i] for i in ids], dtype=np.float64),
+        dense=np.array([found[i].dense or 0.0 for i in ids], dtype=np.float64),
+        keyword=np.array([found[i].keyword for i in ids], dtype=np.float64),
+        keyword_rank=np.array([kw_rank.get(i, 0) for i in ids], dtype=np.float64),
+        question=np.array([is_question(texts.get(i, "")) for i in ids]),
+        standing=np.array([kinds.get(i) in STANDING_KINDS for i in ids]),
+        dated=np.array(day, dtype=np.float64),
+        times=np.array([c.created_at for c in candidates], dtype=np.float64),
+        importance=np.array([c.importance for c in candidates], dtype=np.float64),
+        pair_z=(mat @ mat.T - null.pair_mean) / null.pair_std, request=not is_question(text))
+
+
 def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | None,
                window: Sequence[str], texts: dict[str, str], cosine: dict[str, float],
                learned: Mapping[str, float], null: Null | None
-               ) -> tuple[dict[str, float], dict[str, float]]:
+               ) -> tuple[dict[str, float], dict[str, float], dict[str, Evidence]]:
     """The calibrated relevance logit of each candidate of ``window`` (retrieval.relevance),
-    and the logit of its own evidence (the same where the learned stage did not run): reads
-    the texts and cosines it lacks; the query's null from the namespace's (``Null``)."""
+    the logit of its own evidence (the same where the learned stage did not run) and the
+    evidence itself: reads the texts and cosines it lacks; the query's null from the
+    namespace's (``Null``)."""
     missing = [i for i in window if i not in texts]
     if missing:
         texts.update(store.texts(sel.namespace, missing))
@@ -242,7 +324,7 @@ def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | Non
     found = evidence(text, {i: texts[i] for i in window if i in texts}, cosine, learned,
                      null=spread)
     return ({i: CALIBRATION.logit(e) for i, e in found.items()},
-            {i: CALIBRATION.absolute(e) for i, e in found.items()})
+            {i: CALIBRATION.absolute(e) for i, e in found.items()}, found)
 
 
 #: the query's null distribution is read from up to this many of the namespace's own records
@@ -537,7 +619,8 @@ class Scored(NamedTuple, Generic[S]):
 
 
 def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: SearchParams,
-         limit: int | None = None, own: Sequence[float] | None = None) -> list[Scored[S]]:
+         limit: int | None = None, own: Sequence[float] | None = None,
+         shown: Sequence[float] | None = None) -> list[Scored[S]]:
     """Score candidates whose raw relevance is known and return the best ``limit`` (default
     ``p.k``), best first.
 
@@ -545,7 +628,9 @@ def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: Searc
     candidates and every signal is min-max normalised over them; under "relevance-first" it is
     the calibrated relevance logit (retrieval.relevance) and recency and importance are used
     as they are (see ``scoring.Weights``); ``own``, the logits of the records' own evidence,
-    caps the relevance shown (the learned stage orders, it does not add evidence). Ties on the
+    caps the relevance shown (the learned stage orders, it does not add evidence); ``shown``,
+    where given, is the logit shown instead (the notes stage's additions order, the relevance
+    shown stays the record's own evidence). Ties on the
     score break on raw relevance, then on the newer record, then on the id.
     """
     hours = [(now - c.last_accessed_at) / 3600.0 for c in items]
@@ -556,7 +641,8 @@ def rank(items: Sequence[S], *, relevance: Sequence[float], now: float, p: Searc
         n_rec, n_imp = raw_rec, raw_imp
         # the relevance shown is never above the record's own evidence (``own``): the learned
         # stage may order a record higher, not make it look more relevant than it is
-        n_rel = [sigmoid(x if own is None else min(x, own[i])) for i, x in enumerate(relevance)]
+        n_rel = [sigmoid(shown[i] if shown is not None else x if own is None
+                         else min(x, own[i])) for i, x in enumerate(relevance)]
         scores = [sigmoid(w[2] * settle(relevance[i]) + w[0] * (raw_rec[i] - 0.5)
                           + w[1] * (raw_imp[i] - 0.5)) for i in range(len(items))]
     else:

@@ -1,0 +1,196 @@
+"""An ordering stage for stores of separate notes: what relevance alone does not see.
+
+A store of everyday notes (not a conversation, whose turns the learned stage of ``rerank``
+reads in their surroundings) holds facts that change, events that move, questions and their
+replies, preferences that govern requests. The calibrated relevance of a record
+(``relevance``) is evidence about the record alone; this stage adds, in logits, what the
+records say about one another and what the query asks of them. Each addition is named, and a
+hit's explanation lists them (``Explanation.adjustments``); the relevance a hit shows stays its
+own evidence.
+
+The signals, all of them structural (no word of any language is read here; the date and the
+question mark are read by ``dates`` and ``relevance.is_question``):
+
+- ``keyword_rank``: 1 / the record's place in the keyword ranking (0 outside it);
+- ``question``: the record is itself a question (a stored question answers nothing);
+- ``request``: the query is a request, not a question, and the record was stored as a
+  preference or an instruction (``standing.STANDING_KINDS``);
+- ``date``: the record was written on the day the query names (1; 0.5 for the month);
+- ``superseded``: a newer record is about the same thing (its vector stands ``SAME_Z`` pair
+  deviations above the namespace's chance likeness, ``Null``) and about as relevant (its dense
+  evidence at most ``SUPERSEDED_GAP`` below);
+- ``follows_any``: the record *follows up* an older one: it is newer and among the older one's
+  ``LINK_RANK`` nearest records of the pool, at least ``LINK_Z`` pair deviations alike;
+- ``follows_best`` and its four companions: the record follows up the *best* candidate (the
+  highest logit after the ``request`` and ``date`` additions), with how alike the two are
+  (``_pz``, in pair deviations), how much less relevant it looks (``_gap``, dense evidence), how
+  long after it came (``_days``, log of 1 + days) and the share of the query's words it holds
+  (``_keyword``). A changed fact, a moved event and the reply to a stored question all follow
+  up the record the query matches best, soon after and very alike; an unrelated later note is
+  less alike and holds fewer of the query's words.
+
+The weights (``notes_weights.json``) were fitted with a listwise objective on the everyday
+development suite's stores, the calibrated relevance logit as a fixed offset, each store held
+out in turn to report what the weights do on a store they never saw (``memstream bench
+fit-notes``; docs/benchmarks.md). Everything here is a function of arrays: the pipeline
+gathers them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from .relevance import UNRELATED
+
+__all__ = ["FEATURES", "LABELS", "Pool", "Weights", "adjustments", "features", "load_weights"]
+
+WEIGHTS_FILE = "notes_weights.json"
+FEATURES = ("keyword_rank", "question", "request", "date", "superseded", "follows_any",
+            "follows_best", "follows_best_pz", "follows_best_gap", "follows_best_days",
+            "follows_best_keyword")
+#: how an explanation names each signal's addition
+LABELS = {
+    "keyword_rank": "keyword rank", "question": "a stored question",
+    "request": "a preference or instruction, for a request",
+    "date": "of the date the query names", "superseded": "superseded by a newer record",
+    "follows_any": "follows up an older record", "follows_best": "follows up the best match",
+}
+#: a newer record this many pair deviations alike is about the same thing (``superseded``)
+SAME_Z = 2.0
+#: ... when its dense evidence is at most this far below the older one's
+SUPERSEDED_GAP = 1.5
+#: a newer record among an older one's this many nearest of the pool ...
+LINK_RANK = 2
+#: ... and at least this many pair deviations alike follows it up
+LINK_Z = 2.0
+_DAY = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """What the stage reads of a search's candidates (row ``i`` of each array is ``ids[i]``).
+
+    ``logits``: calibrated relevance logits; ``dense``: dense evidence (standard deviations
+    above the query's null); ``keyword``: share of the query's words held; ``keyword_rank``:
+    1-based place in the keyword ranking, 0 outside it; ``question``: the record is a question;
+    ``standing``: stored as a preference or instruction; ``dated``: 1 / 0.5 / 0 (``date``);
+    ``times``: written at (epoch seconds); ``importance``; ``pair_z``: how alike each two
+    records are, in standard deviations of the namespace's pairs (the diagonal is ignored);
+    ``request``: the query is a request.
+    """
+
+    ids: Sequence[str]
+    logits: np.ndarray
+    dense: np.ndarray
+    keyword: np.ndarray
+    keyword_rank: np.ndarray
+    question: np.ndarray
+    standing: np.ndarray
+    dated: np.ndarray
+    times: np.ndarray
+    importance: np.ndarray
+    pair_z: np.ndarray
+    request: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """One weight per feature (``FEATURES``), in logits per unit."""
+
+    values: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.values) != len(FEATURES):
+            raise ValueError(f"{len(self.values)} weights for {len(FEATURES)} features")
+
+    def of(self, name: str) -> float:
+        return self.values[FEATURES.index(name)]
+
+    def to_json(self, **about: object) -> str:
+        return json.dumps({"features": list(FEATURES), "weights": list(self.values), **about},
+                          indent=1)
+
+
+@lru_cache(maxsize=1)
+def load_weights() -> Weights:
+    raw = json.loads(resources.files(__package__).joinpath(WEIGHTS_FILE).read_text("utf-8"))
+    if raw["features"] != list(FEATURES):
+        raise ValueError(f"{WEIGHTS_FILE} was fitted for other features: refit it "
+                         "(memstream bench fit-notes)")
+    return Weights(tuple(float(v) for v in raw["weights"]))
+
+
+def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
+    """The candidates' features (n x ``FEATURES``) and the row of the best candidate, whose
+    follow-ups the ``follows_best`` features describe (see the module docstring)."""
+    n = len(pool.ids)
+    pz = np.array(pool.pair_z, dtype=np.float64, copy=True)
+    np.fill_diagonal(pz, -np.inf)
+    later = _after(pool)
+    nearest = np.argsort(np.argsort(-pz, axis=1, kind="stable"), axis=1, kind="stable") + 1
+    follows = (nearest <= LINK_RANK) & (pz >= LINK_Z) & later  # follows[a, b]: b follows up a
+    dense = pool.dense
+    superseded = (later & (pz >= SAME_Z)
+                  & (dense[None, :] >= dense[:, None] - SUPERSEDED_GAP)).any(axis=1)
+    request = pool.standing.astype(np.float64) * float(pool.request)
+    rank = pool.keyword_rank.astype(np.float64)
+    own = np.column_stack([np.where(rank > 0, 1.0 / np.maximum(rank, 1.0), 0.0),
+                           pool.question.astype(np.float64), request,
+                           pool.dated.astype(np.float64)]) if n else np.zeros((0, 4))
+    # the best candidate on its own signals: what a follow-up would update (none when even
+    # the best is unlikely to answer: following an unrelated record means nothing)
+    first = pool.logits + own @ np.array(weights.values[:4])
+    best = int(np.argmax(first)) if n else 0
+    plausible = n > 0 and pool.logits[best] >= UNRELATED
+    fb = follows[best].astype(np.float64) * plausible if n else np.zeros(0)
+    days = np.clip(pool.times - pool.times[best], 0.0, None) / _DAY if n else np.zeros(0)
+    x = np.column_stack([
+        own,
+        superseded.astype(np.float64),
+        follows.any(axis=0).astype(np.float64),
+        fb,
+        fb * np.where(np.isfinite(pz[best]), pz[best], 0.0) if n else fb,
+        fb * (dense[best] - dense) if n else fb,
+        fb * np.log1p(days),
+        fb * pool.keyword,
+    ]) if n else np.zeros((0, len(FEATURES)))
+    return x, best
+
+
+def _after(pool: Pool) -> np.ndarray:
+    """after[a, b]: b came after a: written later, or at the same second and weightier (more
+    important), or at the same second a statement where a is a question."""
+    t, imp, q = pool.times, pool.importance, pool.question.astype(bool)
+    same = np.abs(t[None, :] - t[:, None]) <= 1.0
+    after: np.ndarray = (t[None, :] > t[:, None] + 1.0) | (
+        same & ((imp[None, :] > imp[:, None]) | (q[:, None] & ~q[None, :])))
+    return after
+
+
+def adjustments(pool: Pool, weights: Weights | None = None
+                ) -> tuple[list[dict[str, float]], np.ndarray, int]:
+    """Per candidate, its named additions in logits (the five ``follows_best`` features are
+    one addition, "follows up the best match"; zero additions are left out); the features
+    (for fitting: ``bench.fit_notes``); the row of the best candidate."""
+    w = weights or load_weights()
+    x, best = features(pool, w)
+    out: list[dict[str, float]] = []
+    for row in x:
+        named: dict[str, float] = {}
+        for name, value, weight in zip(FEATURES, row, w.values, strict=True):
+            if value:
+                label = LABELS["follows_best" if name.startswith("follows_best") else name]
+                named[label] = named.get(label, 0.0) + float(value) * weight
+        out.append({k: round(v, 4) for k, v in named.items() if abs(v) >= 1e-4})
+    return out, x, best
+
+
+def total(named: Mapping[str, float]) -> float:
+    return math.fsum(named.values())
