@@ -7,10 +7,9 @@ keyword index); only those are scored here, so the cost does not grow with the n
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 import weakref
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
@@ -24,13 +23,14 @@ from ..store.protocol import Signals, Store
 from ..tracing import span
 from .context import smooth
 from .dates import spans
+from .follow_ups import FOLLOW_TOP, follow_ups, newest_first
 from .keywords import keyword_search, query_terms
 from .notes import FEATURES as NOTES_FEATURES
 from .notes import Pool as NotesPool
 from .notes import adjustments, total
+from .null import Null, null_rows
 from .relevance import (
     CALIBRATION,
-    UNRELATED,
     Evidence,
     evidence,
     is_question,
@@ -50,8 +50,7 @@ from .scoring import (
 )
 from .standing import STANDING_KINDS, is_standing, lift
 
-__all__ = ["FUSIONS", "Null", "Scorable", "Scored", "SearchParams", "follow_ups", "newest_first",
-           "null_rows", "rank", "run_search"]
+__all__ = ["FUSIONS", "Scorable", "Scored", "SearchParams", "rank", "run_search"]
 
 FUSIONS = ("rrf", "convex")
 #: Context smoothing applies to selections of at most this many records (see context.py).
@@ -327,171 +326,12 @@ def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | Non
             {i: CALIBRATION.absolute(e) for i, e in found.items()}, found)
 
 
-#: the query's null distribution is read from up to this many of the namespace's own records
-NULL_SAMPLE = 256
-#: a namespace with fewer vectors than this adds the background sentences to its own
-NULL_OWN_MIN = 32
-#: with at least this many vectors of its own, a namespace's pairs alone set how alike two of
-#: its records are by chance
-PAIRS_OWN_MIN = 8
-#: a large namespace's sample is kept this long (seconds) before it is drawn again
-NULL_TTL = 60.0
-#: a stream whose consecutive records are this much more alike than any two (``Null``) is a
-#: conversation
-CONVERSATION = 0.5
-_nulls: weakref.WeakKeyDictionary[Store, dict[tuple[str, str | None], Null]] = \
-    weakref.WeakKeyDictionary()
-
-
-@dataclass(frozen=True, slots=True)
-class Null:
-    """What unrelated text looks like in one namespace: the rows of a sample of its own records
-    (with the background sentences while it holds few), and the mean and standard deviation of
-    the cosines between two different rows. ``coherence``: how far, in those standard
-    deviations, consecutive records of the stream are more alike than any two; a
-    conversation's turns follow one another on a subject (LoCoMo's conversations 0.6-1.1), a
-    store of separate notes does not (the everyday suite's stores 0.1-0.4)."""
-
-    rows: np.ndarray
-    pair_mean: float
-    pair_std: float
-    size: int
-    until: float
-    coherence: float = 0.0
-
-    @property
-    def conversation(self) -> bool:
-        """Whether the stream reads as a conversation (``CONVERSATION``): then a record's
-        neighbours tell about it, and context smoothing and the learned stage apply."""
-        return self.coherence >= CONVERSATION
-
-
-def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Null | None:
-    """The namespace's null (see ``Null``): relevance is measured against the namespace's own
-    records, so that a store in another language or domain stands on the same scale as any
-    other. A namespace of at most ``NULL_SAMPLE`` records is read whole (again when it grows);
-    a larger one is sampled evenly along its stream, again after ``NULL_TTL`` seconds."""
-    dim = background.shape[1] if background is not None else None
-    whole = Selection(sel.namespace, space=sel.space)
-    size = store.count(whole, limit=NULL_SAMPLE)
-    seen = _nulls.setdefault(store, {})
-    key = (sel.namespace, sel.space)
-    cached = seen.get(key)
-    if cached is not None and (cached.size == size if size <= NULL_SAMPLE
-                               else cached.size > NULL_SAMPLE
-                               and cached.until > time.monotonic()):
-        return cached
-    if size <= NULL_SAMPLE:
-        runs = [store.select_ids(whole)]
-    else:
-        total, parts = store.count(whole), 8
-        runs = [store.select_ids(whole, limit=NULL_SAMPLE // parts, offset=n * total // parts)
-                for n in range(parts)]
-    found = store.embeddings(sel.namespace, [i for run in runs for i in run])
-    own = [[found[i] for i in run if i in found and (dim is None or found[i].shape[0] == dim)]
-           for run in runs]
-    vecs = [e for run in own for e in run]
-    mine = len(vecs)
-    if mine < NULL_OWN_MIN and background is not None:
-        vecs += list(background)
-    if len(vecs) < 2:
-        return None
-    rows = np.vstack(vecs).astype(np.float32)
-    # two records are compared with the namespace's own pairs where it has a few (the
-    # background's sentences, in English and on every subject, would make any two notes of
-    # one store in another language look alike)
-    paired = rows[:mine] if mine >= PAIRS_OWN_MIN else rows
-    pairs = paired @ paired.T
-    off = pairs[~np.eye(len(paired), dtype=bool)]
-    mean, std = float(off.mean()), max(float(off.std()), 1e-3)
-    nextdoor = [float(a @ b) for run in own for a, b in itertools.pairwise(run)]
-    coherence = (float(np.mean(nextdoor)) - mean) / std if len(nextdoor) >= NULL_OWN_MIN \
-        else 0.0
-    null = Null(rows, mean, std, size, time.monotonic() + NULL_TTL, coherence)
-    seen[key] = null
-    return null
-
-
 #: how much higher a memory recorded as a preference or instruction ranks for a request (a
 #: query that is not a question), in logits (on the everyday suite, its 26 requests: 5 of them
 #: answered first with none, 11 with 2, 14 with 3; no question changes)
 REQUEST_LIFT = 2.0
 #: how much higher a record of the day the query names ranks (half that for a month), in logits
 DATE_LIFT = 2.0
-
-#: how many of the best hits may be reordered by follow-ups
-FOLLOW_TOP = 10
-#: a newer record follows up an older one when their cosine stands this many standard
-#: deviations above the namespace's cosines between two records (``Null``)
-FOLLOW_Z = 2.25
-#: ... and its relevance logit is at most this far below the older one's
-FOLLOW_GAP = 2.0
-
-
-def follow_ups(store: Store, sel: Selection, order: Sequence[str], logits: Mapping[str, float],
-               times: Mapping[str, float], null: Null, *,
-               questions: Collection[str] = (), weight: Mapping[str, float] | None = None
-               ) -> dict[str, list[str]]:
-    """For each of the first ``FOLLOW_TOP`` ids of ``order`` that is plausibly relevant (its
-    logit at or above ``relevance.UNRELATED``), the others among them that follow it up: about
-    the same thing (``FOLLOW_Z``), about as relevant to the query (``FOLLOW_GAP``) and newer (or
-    as new and weightier by ``weight``, the importance). A fact and its correction, an event and
-    its new date, a question and its reply: the newest of such a chain states what holds now.
-    A stored question (one of ``questions``) is followed up by any statement about the same
-    thing: a question is not its own answer."""
-    top = list(order[:FOLLOW_TOP])
-    vecs = store.embeddings(sel.namespace, top)
-    ids = [i for i in top if i in vecs and vecs[i].shape[0] == null.rows.shape[1]]
-    if len(ids) < 2:
-        return {}
-    mat = np.vstack([vecs[i] for i in ids])
-    z = (mat @ mat.T - null.pair_mean) / null.pair_std
-    out: dict[str, list[str]] = {}
-    weight = weight or {}
-
-    def after(new: str, old: str) -> bool:
-        if old in questions and new not in questions:
-            return True
-        if abs(times[new] - times[old]) < 1.0:
-            return weight.get(new, 0.0) > weight.get(old, 0.0)
-        return times[new] > times[old] and (new not in questions or old in questions)
-
-    for a, old in enumerate(ids):
-        if logits[old] < UNRELATED:
-            continue
-        newer = [new for b, new in enumerate(ids) if new != old and after(new, old)
-                 and z[a, b] >= FOLLOW_Z and logits[new] >= logits[old] - FOLLOW_GAP]
-        if newer:
-            out[old] = newer
-    return out
-
-
-def newest_first(order: Sequence[str], follow: Mapping[str, Sequence[str]],
-                 times: Mapping[str, float]) -> list[str]:
-    """``order`` with each followed-up id preceded by the last record of its chain of
-    follow-ups (the best placed of those that follow it up, again and again; it keeps its own
-    place if it already came first)."""
-    place = {rid: n for n, rid in enumerate(order)}
-
-    def head(rid: str) -> str:
-        seen = {rid}
-        while follow.get(rid):
-            nxt = max(follow[rid], key=lambda r: (times[r], -place.get(r, 0)))
-            if nxt in seen:
-                break
-            seen.add(nxt)
-            rid = nxt
-        return rid
-
-    out: list[str] = []
-    placed: set[str] = set()
-    for rid in order:
-        for r in (head(rid), rid):
-            if r not in placed:
-                placed.add(r)
-                out.append(r)
-    return out
-
 
 def _newest_first(store: Store, sel: Selection, ranked: list[Scored[Signals]],
                   logits: Mapping[str, float], null: Null, texts: Mapping[str, str]

@@ -7,7 +7,7 @@ rests first on evidence that means the same everywhere (the record's **absolute 
 
 - ``dense``: how far the record's cosine stands above the query's cosines to the
   namespace's other records, in standard deviations: ``(cos - mean) / std`` of the query's
-  cosines to a sample of the namespace's own records (``pipeline.null_rows``: all of them up to
+  cosines to a sample of the namespace's own records (``null.null_rows``: all of them up to
   256, else 256 drawn along its stream; while it holds fewer than 32 vectors, with
   ``BACKGROUND``, about a hundred varied sentences (background.txt), beside them). Raw
   cosines do not mean the same for every query (a vague question such as "what was I doing?"
