@@ -12,7 +12,7 @@ from memstream import Memory
 from memstream.bench.fit_rerank import any_at, fit
 from memstream.config import Config
 from memstream.errors import InvalidInput
-from memstream.retrieval import pipeline, rerank
+from memstream.retrieval import null, rerank
 from memstream.retrieval.pipeline import reorder
 from memstream.retrieval.rerank import FEATURES, Pool, features, speaker_of
 
@@ -124,7 +124,7 @@ def test_the_answer_beats_the_question_that_names_its_words(tmp_path, e5, monkey
     follows a question and that Caroline, whom the question names, is the one answering.
     (The filler here is small talk on no subject: the stream is taken as a conversation, which
     test_pipeline's coherence test checks apart.)"""
-    monkeypatch.setattr(pipeline, "CONVERSATION", -1e9)
+    monkeypatch.setattr(null, "CONVERSATION", -1e9)
     exchange = ["Mel: Work is busy, I have a big deadline.",
                 "Mel: Caroline, what pets do you have? I always wanted pets.",
                 "Caroline: Two cats and a hamster.",
