@@ -83,7 +83,8 @@ SMALL = [(re.compile(r"--n \d+"), "--n 300"), (re.compile(r"--clients \d+"), "--
          (re.compile(r"--seconds \d+"), "--seconds 2"), (re.compile(r"--agents \d+"), "--agents 4"),
          (re.compile(r"--steps \d+"), "--steps 20"), (re.compile(r"--kill-after \d+"),
                                                         "--kill-after 1"),
-         (re.compile(r"--down \d+"), "--down 2")]
+         (re.compile(r"--down \d+"), "--down 2"), (re.compile(r"--queries \d+"), "--queries 20"),
+         (re.compile(r"bench scale(?![^\n]*--queries)"), "bench scale --queries 20")]
 PG_NAMED = re.compile(re.escape(PG_PLACEHOLDER.rsplit("/", 1)[0]) + r"/(\w+)")
 FOREGROUND_SERVE = re.compile(r"^(memstream serve [^&#\n]*?)\s*(#.*)?$", re.M)
 
