@@ -62,6 +62,9 @@ LABELS = {
     "date": "of the date the query names", "superseded": "superseded by a newer record",
     "follows_any": "follows up an older record", "follows_best": "follows up the best match",
 }
+_FIRST_FOLLOWS_BEST = FEATURES.index("follows_best")
+#: the label of each addition: one per feature, the ``follows_best`` group as one
+_GROUP_LABELS = [LABELS[f] for f in FEATURES[:_FIRST_FOLLOWS_BEST]] + [LABELS["follows_best"]]
 #: a newer record this many pair deviations alike is about the same thing (``superseded``)
 SAME_Z = 2.0
 #: ... when its dense evidence is at most this far below the older one's
@@ -134,8 +137,12 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
     pz = np.array(pool.pair_z, dtype=np.float64, copy=True)
     np.fill_diagonal(pz, -np.inf)
     later = _after(pool)
-    nearest = np.argsort(np.argsort(-pz, axis=1, kind="stable"), axis=1, kind="stable") + 1
-    follows = (nearest <= LINK_RANK) & (pz >= LINK_Z) & later  # follows[a, b]: b follows up a
+    nearest = np.zeros((n, n), dtype=bool)  # nearest[a, b]: b is among a's LINK_RANK nearest
+    if n > 1:
+        k = min(LINK_RANK, n - 1)
+        top = np.argpartition(-pz, k - 1, axis=1)[:, :k]
+        nearest[np.arange(n)[:, None], top] = True
+    follows = nearest & (pz >= LINK_Z) & later  # follows[a, b]: b follows up a
     dense = pool.dense
     superseded = (later & (pz >= SAME_Z)
                   & (dense[None, :] >= dense[:, None] - SUPERSEDED_GAP)).any(axis=1)
@@ -181,14 +188,12 @@ def adjustments(pool: Pool, weights: Weights | None = None
     (for fitting: ``bench.fit_notes``); the row of the best candidate."""
     w = weights or load_weights()
     x, best = features(pool, w)
-    out: list[dict[str, float]] = []
-    for row in x:
-        named: dict[str, float] = {}
-        for name, value, weight in zip(FEATURES, row, w.values, strict=True):
-            if value:
-                label = LABELS["follows_best" if name.startswith("follows_best") else name]
-                named[label] = named.get(label, 0.0) + float(value) * weight
-        out.append({k: round(v, 4) for k, v in named.items() if abs(v) >= 1e-4})
+    parts = x * np.array(w.values)
+    grouped = np.column_stack([parts[:, :_FIRST_FOLLOWS_BEST],
+                               parts[:, _FIRST_FOLLOWS_BEST:].sum(axis=1)])
+    out: list[dict[str, float]] = [{} for _ in range(len(x))]
+    for row, col in zip(*np.nonzero(np.abs(grouped) >= 1e-4), strict=True):
+        out[row][_GROUP_LABELS[col]] = round(float(grouped[row, col]), 4)
     return out, x, best
 
 
