@@ -269,6 +269,8 @@ def _lift_standing(top: list[Scored[Signals]], candidates: Sequence[Signals],
 
 
 FOLLOWS_BEST = NOTES_FEATURES.index("follows_best")
+#: the notes stage compares with one another the most relevant this many candidates
+NOTES_PAIRS = 50
 
 
 def _notes_pool(store: Store, sel: Selection, text: str, now: float,
@@ -278,11 +280,16 @@ def _notes_pool(store: Store, sel: Selection, text: str, now: float,
     """What the notes stage reads of the candidates (retrieval.notes.Pool); the likeness of
     two records is measured against the namespace's pairs (``Null``)."""
     ids = [c.id for c in candidates]
-    vecs = store.embeddings(sel.namespace, ids)
+    # how alike two records are matters among the most relevant (a follow-up of the best
+    # match, the record a newer one supersedes): the vectors of the best NOTES_PAIRS are read
+    paired = sorted(ids, key=lambda i: -calibrated[i])[:NOTES_PAIRS]
+    vecs = store.embeddings(sel.namespace, paired)
     dim = null.rows.shape[1]
-    mat = np.vstack([vecs[i] if i in vecs and vecs[i].shape[0] == dim
-                     else np.zeros(dim, dtype=np.float32) for i in ids]) if ids \
-        else np.zeros((0, dim), dtype=np.float32)
+    have = [n for n, i in enumerate(ids) if i in vecs and vecs[i].shape[0] == dim]
+    pair_z = np.full((len(ids), len(ids)), -np.inf)
+    if have:
+        mat = np.vstack([vecs[ids[n]] for n in have])
+        pair_z[np.ix_(have, have)] = (mat @ mat.T - null.pair_mean) / null.pair_std
     dated = spans(text, now)
     day = [max((1.0 if one_day else 0.5 for start, end, one_day in dated
                 if start <= c.created_at < end), default=0.0) for c in candidates]
@@ -296,7 +303,7 @@ def _notes_pool(store: Store, sel: Selection, text: str, now: float,
         dated=np.array(day, dtype=np.float64),
         times=np.array([c.created_at for c in candidates], dtype=np.float64),
         importance=np.array([c.importance for c in candidates], dtype=np.float64),
-        pair_z=(mat @ mat.T - null.pair_mean) / null.pair_std, request=not is_question(text))
+        pair_z=pair_z, request=not is_question(text))
 
 
 def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | None,
