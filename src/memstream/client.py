@@ -178,8 +178,11 @@ class Client:
     def update(self, record_id: str, *, text: str | None = None,
                data: Mapping[str, Any] | None = None, importance: float | None = None,
                metadata: Mapping[str, Any] | None = None,
-               namespace: str | None = None) -> Record:
-        changes = {"text": text, "data": data, "importance": importance, "metadata": metadata}
+               provenance: Sequence[str] | None = None, namespace: str | None = None,
+               at: Time | None = None) -> Record:
+        changes = {"text": text, "data": data, "importance": importance, "metadata": metadata,
+                   "provenance": None if provenance is None else list(provenance),
+                   "at": _time(at)}
         return _record(self._call("PATCH", f"/v1/memories/{record_id}", json=_clean(changes),
                                   params=_clean({"namespace": namespace})))
 

@@ -506,11 +506,9 @@ class Memory(ChangeEvents):
                                "search(Query(\"...\", ...))")
         text = v.text(which.text, max_bytes=self.config.max_text_bytes, field="query")
         sel = self._selection(whose, which, ranked=True)
-        params = SearchParams(
-            k=k, weights=resolve_weights(weights, self.config.weights), decay=self.config.decay,
-            fusion=fusion or self.config.fusion, rrf_k=self.config.rrf_k, alpha=self.config.alpha,
-            candidates=self.config.candidates, min_spread=self.config.min_spread,
-            context=self.config.context, rerank=self.config.rerank)
+        params = SearchParams.of(self.config, k=k,
+                                 weights=resolve_weights(weights, self.config.weights),
+                                 fusion=fusion or self.config.fusion)
         when = self._now(now)
         qvec: np.ndarray | Callable[[], np.ndarray | None] | None
         if vector is not None:

@@ -50,3 +50,24 @@ def test_bench_everyday_reports_groups_baselines_and_calibration(tmp_path: Path)
     for name in ("vector only", "keyword only"):  # timed like the profiles, not 0.0
         assert profiles[name]["latency_ms"]["p50"] > 0, name
     assert report["questions"] == 4 and report["stores"] == 2
+
+
+def test_bench_fit_notes_holds_each_store_out_and_writes_weights_the_stage_loads(
+        tmp_path: Path) -> None:
+    from memstream.retrieval.notes import FEATURES, WEIGHTS_FILE, load_weights
+
+    data, out = tmp_path / "suite.json", tmp_path / "weights.json"
+    data.write_text(json.dumps(SUITE), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["--json", "bench", "fit-notes", "--data", str(data),
+                                   "--out", str(out)])
+    assert res.exit_code == 0, res.output + str(res.exception)
+    report = json.loads(res.stdout)
+    assert report["questions"] == 3  # the answerable ones
+    assert {"overall", "store:mira", "store:tomas", "lang:es"} <= set(report["held_out"])
+    assert report["held_out"]["store:mira"]["n"] == 2
+    written = json.loads(out.read_text())
+    assert written["features"] == list(FEATURES) and len(written["weights"]) == len(FEATURES)
+    assert written["fitted_on"] == "suite.json"
+    # the shipped file has the same form
+    load_weights.cache_clear()
+    assert len(load_weights().values) == len(FEATURES) and WEIGHTS_FILE == "notes_weights.json"

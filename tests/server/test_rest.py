@@ -221,9 +221,15 @@ def test_python_client(server: Server):
             recency * PAST_RECENCY, importance, relevance)  # not a question about the present
         assert client.update(rec.id, namespace="team-b", importance=0.7).importance == 0.7
         assert [h.event for h in client.history(rec.id, namespace="team-b")] == ["add", "update"]
+        # update takes provenance and the change's time, as Memory.update does (ISO or epoch)
+        other = client.add("Kayak rental receipt", namespace="team-b")
+        changed = client.update(rec.id, namespace="team-b", provenance=[other.id],
+                                at="2030-01-02T03:04:05Z")
+        assert changed.provenance == (other.id,)
+        assert client.history(rec.id, namespace="team-b")[-1].at == 1893553445.0
         assert len(client.add_many(["one", {"content": "two"}], namespace="team-b")) == 2
         assert client.context("kayaks", namespace="team-b", budget=50).tokens > 0
-        assert client.stats(namespace="team-b")["records"] >= 3
+        assert client.stats(namespace="team-b")["records"] >= 4
         assert client.get_all(namespace="team-b", kinds="observation")
         client.delete(rec.id, namespace="team-b")
         with pytest.raises(NotFound):

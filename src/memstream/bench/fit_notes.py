@@ -52,10 +52,7 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
     with Memory(db, embedder=embedder, config=Config(reflection_threshold=0), llm=None) as mem:
         if mem.embedder is None:
             raise RuntimeError("fitting the notes stage needs the embedding model")
-        c = mem.config
-        params = SearchParams(k=10, weights=resolve_weights("default"), decay=c.decay,
-                              fusion=c.fusion, rrf_k=c.rrf_k, candidates=c.candidates,
-                              min_spread=c.min_spread, context=c.context, rerank=c.rerank)
+        params = SearchParams.of(mem.config, k=10, weights=resolve_weights("default"))
         background = embed_documents_cached(mem.store, mem.embedder, list(BACKGROUND))
         for store, memories in suite.memories.items():
             ns = "everyday-" + re.sub(r"[^A-Za-z0-9._-]", "-", store)

@@ -40,10 +40,8 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
     with Memory(db, embedder=embedder, config=Config(reflection_threshold=0), llm=None) as mem:
         if mem.embedder is None:
             raise RuntimeError("fitting the ranking stage needs the embedding model")
-        c = mem.config
-        params = SearchParams(k=10, weights=resolve_weights("recall"), decay=c.decay,
-                              fusion=c.fusion, rrf_k=c.rrf_k, candidates=c.candidates,
-                              min_spread=c.min_spread, context=c.context, rerank=False)
+        params = SearchParams.of(mem.config, k=10, weights=resolve_weights("recall"),
+                                 rerank=False)
         for conv in load(path)[:limit]:
             ns = "locomo-" + re.sub(r"[^A-Za-z0-9._-]", "-", conv.sample_id)
             mem.delete_all(namespace=ns)

@@ -214,13 +214,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
                     accumulate(sums[profile], counts[profile], CATEGORIES[q.category], ranked,
                                 q.evidence)
                 for name, drop, changes in ABLATIONS if ablate else []:
-                    c = mem.config
-                    params = SearchParams(
-                        k=max(KS), weights=resolve_weights("recall"), decay=c.decay,
-                        fusion=c.fusion, rrf_k=changes.get("rrf_k", c.rrf_k),
-                        candidates=c.candidates, min_spread=c.min_spread,
-                        context=changes.get("context", c.context),
-                        rerank=changes.get("rerank", c.rerank))
+                    params = SearchParams.of(mem.config, k=max(KS),
+                                             weights=resolve_weights("recall"), **changes)
                     store = mem.store if drop is None else _Only(mem.store, drop)
                     t1 = time.perf_counter()
                     hits = run_search(store, Selection(ns), q.text, vector, now, params)

@@ -240,12 +240,17 @@ def bench_webhooks(st: _State, n: int, down: float, max_delay: float) -> None:
     _emit(report) if st.as_json else click.echo(webhooks.render(report))
 
 
+def _weights_out(shipped: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``--out`` option of a fitting command whose shipped weights are ``shipped``."""
+    return click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+                        help="Where to write the weights (the shipped ones are "
+                             f"src/memstream/retrieval/{shipped}).")
+
+
 @bench.command("fit-rerank")
 @click.option("--data", "data", required=True, type=_data("locomo"),
               help="A LoCoMo JSON file (fit on the development split only).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the weights (the shipped ones are "
-                   "src/memstream/retrieval/rerank_weights.json).")
+@_weights_out("rerank_weights.json")
 @click.option("--limit", type=int, help="Only the first N conversations (5: the dev split).")
 @click.pass_obj
 def bench_fit_rerank(st: _State, data: str, out: str, limit: int | None) -> None:
@@ -273,9 +278,7 @@ def bench_fit_rerank(st: _State, data: str, out: str, limit: int | None) -> None
 @bench.command("fit-notes")
 @click.option("--data", "data", required=True, type=_data("everyday"),
               help="An everyday suite (fit on the development suite only).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the weights (the shipped ones are "
-                   "src/memstream/retrieval/notes_weights.json).")
+@_weights_out("notes_weights.json")
 @click.pass_obj
 def bench_fit_notes(st: _State, data: str, out: str) -> None:
     """Fit the notes stage's weights; report each held-out store."""

@@ -11,12 +11,12 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
 from .._types import Explanation, Hit
-from ..config import DEFAULTS
+from ..config import DEFAULTS, ResolvedConfig
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..store.protocol import Signals, Store
@@ -103,6 +103,17 @@ class SearchParams:
     min_spread: float = DEFAULTS["min_spread"]
     context: int = DEFAULTS["context"]
     rerank: bool = DEFAULTS["rerank"]
+
+    @classmethod
+    def of(cls, config: ResolvedConfig, *, k: int, weights: Weights, **changes: Any
+           ) -> SearchParams:
+        """The search settings of ``config``, with ``k`` and ``weights``; ``changes`` replace
+        any other (``rerank=False``)."""
+        settings: dict[str, Any] = {
+            "decay": config.decay, "fusion": config.fusion, "rrf_k": config.rrf_k,
+            "alpha": config.alpha, "candidates": config.candidates,
+            "min_spread": config.min_spread, "context": config.context, "rerank": config.rerank}
+        return cls(k=k, weights=weights, **(settings | changes))
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or isinstance(self.k, bool) or not 1 <= self.k <= 1000:

@@ -150,6 +150,9 @@ class UpdateRequest(_Body):
     data: dict[str, Any] | None = Field(None, description="The new payload (replaces it).")
     importance: Number | None = Field(None, description="The new importance, 0 to 1.")
     metadata: dict[str, Any] | None = Field(None, description="The new metadata (replaces it).")
+    provenance: list[str] | None = Field(
+        None, description="The ids of the memories it rests on (replaces them).")
+    at: Time | None = Field(None, description="When the change happened (default: now). " + TIME)
 
 
 class MemoryRef(_Body):
