@@ -9,13 +9,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from ._json import clip
 
-__all__ = ["KINDS", "Explanation", "HistoryEntry", "Hit", "MemoryChange", "Record"]
+__all__ = ["KINDS", "ORDERS", "Explanation", "HistoryEntry", "Hit", "MemoryChange", "Order",
+           "Record"]
+
+#: the orders of a listing: by creation (oldest first, or newest first with "-") or by step
+Order = Literal["created", "-created", "step", "-step"]
+ORDERS: tuple[str, ...] = get_args(Order)
 
 #: Kinds the product itself writes. Any other lowercase identifier is accepted too.
 KINDS = (

@@ -230,6 +230,13 @@ def test_python_client(server: Server):
         assert len(client.add_many(["one", {"content": "two"}], namespace="team-b")) == 2
         assert client.context("kayaks", namespace="team-b", budget=50).tokens > 0
         assert client.stats(namespace="team-b")["records"] >= 4
+        # every order the engine lists by, REST lists by (one definition: _types.Order)
+        for step in (3, 1, 2):
+            client.add(f"step {step} of the kayak trip", namespace="team-b", step=step,
+                       kind="action")
+        steps = [r.step for r in client.get_all(namespace="team-b", kinds="action",
+                                                 order="-step")]
+        assert steps == [3, 2, 1]
         assert client.get_all(namespace="team-b", kinds="observation")
         client.delete(rec.id, namespace="team-b")
         with pytest.raises(NotFound):

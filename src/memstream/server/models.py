@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from .._types import Order
 from ..clock import iso
 from ..config import CONTEXT_MIN_RELEVANCE
 from ..scope import Query, Scope
@@ -192,8 +193,9 @@ class ListRequest(QueryFields):
     include_invalid: bool = Field(False, description="Also memories invalidated (superseded).")
     limit: int = Field(100, ge=0, le=1000, description="At most this many.")
     offset: int = Field(0, ge=0, le=MAX_INT, description="Skip this many first.")
-    order: Literal["created", "-created", "step"] = Field(
-        "created", description="created: oldest first; -created: newest first; step.")
+    order: Order = Field(
+        "created", description="created: oldest first; -created: newest first; step: by step "
+        "(then by creation); -step: the highest step first.")
 
 
 class DeleteAllRequest(ScopeFields):
