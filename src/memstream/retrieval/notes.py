@@ -22,7 +22,8 @@ question mark are read by ``dates`` and ``relevance.is_question``):
 - ``follows_any``: the record *follows up* an older one: it is newer and among the older one's
   ``LINK_RANK`` nearest records of the pool, at least ``LINK_Z`` pair deviations alike;
 - ``follows_best`` and its four companions: the record follows up the *best* candidate (the
-  highest logit after the ``request`` and ``date`` additions), with how alike the two are
+  highest logit after the additions above; only when that logit is at least ``FOLLOW_FROM``),
+  with how alike the two are
   (``_pz``, in pair deviations), how much less relevant it looks (``_gap``, dense evidence), how
   long after it came (``_days``, log of 1 + days) and the share of the query's words it holds
   (``_keyword``). A changed fact, a moved event and the reply to a stored question all follow
@@ -46,8 +47,6 @@ from functools import lru_cache
 from importlib import resources
 
 import numpy as np
-
-from .relevance import UNRELATED
 
 __all__ = ["FEATURES", "LABELS", "Pool", "Weights", "adjustments", "features", "load_weights"]
 
@@ -73,6 +72,11 @@ SUPERSEDED_GAP = 1.5
 LINK_RANK = 2
 #: ... and at least this many pair deviations alike follows it up
 LINK_Z = 2.0
+#: the best candidate's follow-ups count when its logit is at least this (relevance 0.18):
+#: in a store where nothing matches well, a record alike to the best of poor matches is no
+#: update (on the everyday suite, held out by store: 0.53 first at -2.5, the relevance
+#: module's UNRELATED, and at -2.0; 0.56 at -1.5; 0.57 at -1.0)
+FOLLOW_FROM = -1.5
 _DAY = 86400.0
 
 
@@ -152,10 +156,11 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
                            pool.question.astype(np.float64), request,
                            pool.dated.astype(np.float64)]) if n else np.zeros((0, 4))
     # the best candidate on its own signals: what a follow-up would update (none when even
-    # the best is unlikely to answer: following an unrelated record means nothing)
+    # the best is not likely to answer: following a record the query hardly matches means
+    # nothing)
     first = pool.logits + own @ np.array(weights.values[:4])
     best = int(np.argmax(first)) if n else 0
-    plausible = n > 0 and pool.logits[best] >= UNRELATED
+    plausible = n > 0 and pool.logits[best] >= FOLLOW_FROM
     fb = follows[best].astype(np.float64) * plausible if n else np.zeros(0)
     days = np.clip(pool.times - pool.times[best], 0.0, None) / _DAY if n else np.zeros(0)
     x = np.column_stack([
