@@ -186,62 +186,25 @@ def run_search(store: Store, sel: Selection, text: str,
                                                           else max(POOL, p.k)]
     calibrated, own, evid = _calibrate(store, sel, text, vector, window, texts, cosine,
                                         learned, null)
-    # a store of separate notes (not a conversation, short records): the notes stage
-    notes = vector is not None and null is not None and not conversation and not long_records
-    if p.weights.rule == "relevance-first" and notes and null is not None:
-        candidates = store.signals(sel.namespace, list(calibrated))
-        if not asks_about_now(text):
-            p = dataclasses.replace(p, weights=dataclasses.replace(
-                p.weights, recency=p.weights.recency * PAST_RECENCY))
-        kinds = {r.id: r.kind for r in store.get(sel.namespace, list(calibrated))}
-        stage = _notes_pool(store, sel, text, now, candidates, calibrated, evid, kw_rank, kinds,
-                           texts, null)
-        adds, x, best = adjustments(stage)
-        if observe_notes is not None:
-            observe_notes(list(stage.ids), x, stage.logits)
-        relevance = [calibrated[c.id] + total(a) for c, a in zip(candidates, adds, strict=True)]
-        ranked = rank(candidates, relevance=relevance, now=now, p=p, limit=max(p.k, FOLLOW_TOP),
-                      shown=[own[c.id] for c in candidates])
-        named = dict(zip(stage.ids, adds, strict=True))
-        best_id = stage.ids[best] if len(stage.ids) else ""
-        follows = {stage.ids[int(i)] for i in np.flatnonzero(x[:, FOLLOWS_BEST])} if len(x) \
-            else set()
-        placed = {s.item.id: n for n, s in enumerate(ranked)}
-        top = [s._replace(explain=dataclasses.replace(
-            s.explain, adjustments=named[s.item.id],
-            updates=(best_id,) if s.item.id in follows
-            and placed[s.item.id] < placed.get(best_id, len(ranked)) else ()))
-            for s in ranked][: p.k]
-        top = _lift_standing(top, candidates, calibrated, own, kinds, texts, text, now, p)
-    elif p.weights.rule == "relevance-first":
+    if p.weights.rule == "relevance-first":
         candidates = store.signals(sel.namespace, list(calibrated))
         if not asks_about_now(text):  # a question over a long history: recency counts less
             p = dataclasses.replace(p, weights=dataclasses.replace(
                 p.weights, recency=p.weights.recency * PAST_RECENCY))
         kinds = {r.id: r.kind for r in store.get(sel.namespace, list(calibrated))}
-        # a request (not a question: "Email Ms. Delgado that...") is about how to act, and a
-        # memory recorded as a preference or an instruction says how: it ranks REQUEST_LIFT
-        # logits higher for it (its relevance shown stays its own)
-        request = not is_question(text)
-        dated = spans(text, now)  # a record of the day (or month) the query names ranks higher
-        lifts: dict[str, tuple[float, str]] = {}
-        for c in candidates:
-            if request and kinds.get(c.id) in STANDING_KINDS:
-                lifts[c.id] = (REQUEST_LIFT, "a preference or instruction, for a request")
-            day = max((DATE_LIFT if one_day else DATE_LIFT / 2 for start, end, one_day in dated
-                       if start <= c.created_at < end), default=0.0)
-            if day:
-                lifts[c.id] = (lifts.get(c.id, (0.0, ""))[0] + day, "of the date the query names")
-        relevance = [calibrated[c.id] + lifts.get(c.id, (0.0, ""))[0] for c in candidates]
-        ranked = rank(candidates, relevance=relevance, now=now, p=p,
-                      limit=max(p.k, FOLLOW_TOP), own=[own[c.id] for c in candidates])
-        ranked = [s._replace(explain=dataclasses.replace(s.explain, lifted=lifts[s.item.id][1]))
-                  if s.item.id in lifts else s for s in ranked]
-        # follow-ups among short records that the learned stage did not order: in a
-        # conversation the stage reads each turn's surroundings, and a later turn on the same
-        # subject is not an update (LoCoMo dev recall_any@5 0.801 without them, 0.799 with)
-        if null is not None and not long_records and not learned:
-            ranked = _newest_first(store, sel, ranked, calibrated, null, texts)
+        # a store of separate notes (not a conversation, short records): the notes stage
+        if vector is not None and null is not None and not conversation and not long_records:
+            stage = _notes_pool(store, sel, text, now, candidates, calibrated, evid, kw_rank,
+                                kinds, texts, null)
+            ranked = _notes_order(stage, candidates, calibrated, own, now, p, observe_notes)
+        else:
+            ranked = _lifted_order(text, candidates, calibrated, own, kinds, now, p)
+            # follow-ups among short records that the learned stage did not order: in a
+            # conversation the stage reads each turn's surroundings, and a later turn on the
+            # same subject is not an update (LoCoMo dev recall_any@5 0.801 without them, 0.799
+            # with)
+            if null is not None and not long_records and not learned:
+                ranked = _newest_first(store, sel, ranked, calibrated, null, texts)
         top = _lift_standing(ranked[: p.k], candidates, calibrated, own, kinds, texts, text,
                              now, p)
     else:
@@ -260,6 +223,63 @@ def run_search(store: Store, sel: Selection, text: str,
             vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id)))
         for s in top if s.item.id in records
     ]
+
+
+def _of_date(dated: Sequence[tuple[float, float, bool]], created_at: float) -> float:
+    """1 for a record of the day the query names (``dates.spans``), 0.5 of its month, else 0."""
+    return max((1.0 if one_day else 0.5 for start, end, one_day in dated
+                if start <= created_at < end), default=0.0)
+
+
+def _lifted_order(text: str, candidates: Sequence[Signals], calibrated: Mapping[str, float],
+                  own: Mapping[str, float], kinds: Mapping[str, str], now: float,
+                  p: SearchParams) -> list[Scored[Signals]]:
+    """The ranking of a conversation's or long records' candidates: a request (not a
+    question: "Email Ms. Delgado that...") is about how to act, and a memory recorded as a
+    preference or an instruction says how: it ranks REQUEST_LIFT logits higher for it; a
+    record of the day (or month) the query names DATE_LIFT (half); ``explain.lifted`` says so
+    and the relevance shown stays its own."""
+    request = not is_question(text)
+    dated = spans(text, now)
+    lifts: dict[str, tuple[float, str]] = {}
+    for c in candidates:
+        if request and kinds.get(c.id) in STANDING_KINDS:
+            lifts[c.id] = (REQUEST_LIFT, "a preference or instruction, for a request")
+        day = DATE_LIFT * _of_date(dated, c.created_at)
+        if day:
+            lifts[c.id] = (lifts.get(c.id, (0.0, ""))[0] + day, "of the date the query names")
+    relevance = [calibrated[c.id] + lifts.get(c.id, (0.0, ""))[0] for c in candidates]
+    ranked = rank(candidates, relevance=relevance, now=now, p=p, limit=max(p.k, FOLLOW_TOP),
+                  own=[own[c.id] for c in candidates])
+    return [s._replace(explain=dataclasses.replace(s.explain, lifted=lifts[s.item.id][1]))
+            if s.item.id in lifts else s for s in ranked]
+
+
+def _notes_order(stage: NotesPool, candidates: Sequence[Signals],
+                 calibrated: Mapping[str, float], own: Mapping[str, float], now: float,
+                 p: SearchParams,
+                 observe: Callable[[list[str], np.ndarray, np.ndarray], object] | None
+                 ) -> list[Scored[Signals]]:
+    """The ranking of a store of notes' candidates (``stage`` holds them in their order):
+    each logit plus the notes stage's additions, named in ``explain.adjustments``; a
+    follow-up of the best match placed above it names it in ``explain.updates``; the
+    relevance shown stays the record's own."""
+    adds, x, best = adjustments(stage)
+    if observe is not None:
+        observe(list(stage.ids), x, stage.logits)
+    relevance = [calibrated[c.id] + total(a) for c, a in zip(candidates, adds, strict=True)]
+    ranked = rank(candidates, relevance=relevance, now=now, p=p, limit=max(p.k, FOLLOW_TOP),
+                  shown=[own[c.id] for c in candidates])
+    named = dict(zip(stage.ids, adds, strict=True))
+    best_id = stage.ids[best] if stage.ids else ""
+    follows = {stage.ids[int(i)] for i in np.flatnonzero(x[:, FOLLOWS_BEST])} if len(x) \
+        else set()
+    placed = {s.item.id: n for n, s in enumerate(ranked)}
+    return [s._replace(explain=dataclasses.replace(
+        s.explain, adjustments=named[s.item.id],
+        updates=(best_id,) if s.item.id in follows
+        and placed[s.item.id] < placed.get(best_id, len(ranked)) else ()))
+        for s in ranked]
 
 
 def _lift_standing(top: list[Scored[Signals]], candidates: Sequence[Signals],
@@ -302,8 +322,7 @@ def _notes_pool(store: Store, sel: Selection, text: str, now: float,
         mat = np.vstack([vecs[ids[n]] for n in have])
         pair_z[np.ix_(have, have)] = (mat @ mat.T - null.pair_mean) / null.pair_std
     dated = spans(text, now)
-    day = [max((1.0 if one_day else 0.5 for start, end, one_day in dated
-                if start <= c.created_at < end), default=0.0) for c in candidates]
+    day = [_of_date(dated, c.created_at) for c in candidates]
     return NotesPool(
         ids=ids, logits=np.array([calibrated[i] for i in ids], dtype=np.float64),
         dense=np.array([found[i].dense or 0.0 for i in ids], dtype=np.float64),
