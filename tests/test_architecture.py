@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("storage", {"store"}),
     ("providers", {"embed", "llm", "tokens"}),
     ("retrieval and cognition", {"retrieval", "cognition"}),
-    ("engine", {"memory", "memory_async", "_shared", "records", "_cognitive", "_worker",
+    ("engine", {"engine", "memory", "memory_async", "_shared", "records", "_cognitive", "_worker",
                 "subscribers", "webhooks",
                 "migrate", "transfer", "progress", "_building"}),
     ("capabilities", {"tiers", "learning", "episodes"}),
@@ -81,6 +81,38 @@ def test_imports_point_down():
             if here in CAPABILITIES and there == "store":
                 upward.append(f"{path.relative_to(SRC)}:{line}: a capability imports the store")
     assert upward == []
+
+
+#: the units that are pure functions over values: they never import the store (the engine reads
+#: it and hands them what it read)
+PURE = {"retrieval", "embed"}
+
+
+def _store_imports(unit: str, sources: list[tuple[Path, str]]) -> list[str]:
+    """Where a module of ``unit`` (given as (path, source) pairs) imports the store."""
+    found = []
+    for path, source in sources:
+        module = ".".join(path.relative_to(SRC.parent).with_suffix("").parts)
+        for line, target in _imports_of(module.rsplit(".", 1)[0], source):
+            if _unit(target) == "store":
+                found.append(f"{path.relative_to(SRC)}:{line} ({unit}) imports {target}")
+    return found
+
+
+def test_retrieval_and_embed_import_nothing_of_the_store():
+    found = [f for unit in sorted(PURE) for f in _store_imports(
+        unit, [(p, p.read_text(encoding="utf-8")) for p in _sources()
+               if p.relative_to(SRC).parts[0] == unit])]
+    assert found == [], "read the store in the engine (engine/) and pass values down"
+
+
+def test_the_purity_rule_can_fail():
+    """A retrieval module that imports the store, even for a type only, is seen."""
+    path = SRC / "retrieval" / "example.py"
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n" \
+             "    from ..store.protocol import Store\n"
+    assert _store_imports("retrieval", [(path, source)]) == [
+        "retrieval/example.py:3 (retrieval) imports memstream.store.protocol"]
 
 
 def test_capabilities_and_the_inspector_go_through_the_engine():

@@ -9,14 +9,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
 from ._json import clip
 
 __all__ = ["KINDS", "ORDERS", "Explanation", "HistoryEntry", "Hit", "MemoryChange", "Order",
-           "Record"]
+           "Record", "Signals", "TermStats"]
 
 #: the orders of a listing: by creation (oldest first, or newest first with "-") or by step
 Order = Literal["created", "-created", "step", "-step"]
@@ -211,3 +211,22 @@ class MemoryChange:
     event: Literal["add", "update", "supersede", "noop"]
     record: Record
     previous: Record | None = None
+
+
+class Signals(NamedTuple):
+    """The fields of a record that scoring reads (``Store.signals``)."""
+
+    id: str
+    importance: float
+    created_at: float
+    last_accessed_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TermStats:
+    """Keyword statistics (``SearchIndexes.term_stats``): ``records`` described, and per term
+    how many of them hold it (up to the cap asked, plus one)."""
+
+    records: int
+    matches: dict[str, int]
+    of_selection: bool

@@ -32,13 +32,14 @@ from .cognition.extraction import check_messages
 from .config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
 from .embed import Embedder, load_embedder
 from .embed.cache import content_hash, embed_documents_cached, passage
+from .engine.search import run_search
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection
 from .llm import ChatClient, chat_client_from_config
 from .migrate import refuse_unfinished
 from .progress import ProgressFn
 from .retrieval.packing import pack
-from .retrieval.pipeline import SearchParams, run_search
+from .retrieval.pipeline import SearchParams
 from .retrieval.relevance import BACKGROUND
 from .retrieval.scoring import Weights, resolve_weights
 from .scope import Query, Scope, resolve, selection, split

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from memstream import Config, FixedClock, Memory
+from memstream.engine.nulls import null_rows
 from memstream.errors import InvalidInput
 from memstream.filters import Selection
-from memstream.retrieval import pipeline
 
 from .conftest import NOW
 
@@ -97,7 +97,7 @@ def test_notes_are_not_a_conversation_and_turns_are(notes: Memory, e5):
     """Context smoothing and the learned stage read a record's neighbours: they apply to a
     stream whose consecutive records are about the same thing, not to separate notes."""
     bg = notes._background()
-    assert not pipeline.null_rows(notes.store, Selection("de"), bg).conversation
+    assert not null_rows(notes.store, Selection("de"), bg).conversation
     talk = []
     for subject in ("the garden", "the new job", "the trip to Rome", "the cat", "the concert",
                     "the flat", "the marathon", "the wedding"):
@@ -107,7 +107,7 @@ def test_notes_are_not_a_conversation_and_turns_are(notes: Memory, e5):
                  f"Ana: I am glad {subject} worked out."]
     notes.add_many([{"content": t, "at": NOW - 1000 + i} for i, t in enumerate(talk)],
                    namespace="talk")
-    assert pipeline.null_rows(notes.store, Selection("talk"), bg).conversation
+    assert null_rows(notes.store, Selection("talk"), bg).conversation
 
 
 def test_the_window_seat_note_answers_where_ana_likes_to_sit(e5, tmp_path: Path):

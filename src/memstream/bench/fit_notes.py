@@ -43,7 +43,8 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
             progress: Callable[[str], Any] | None = None) -> dict[str, list[Group]]:
     """Per store, per answerable question that reached the notes stage: its ``Group``."""
     from ..embed.cache import embed_documents_cached
-    from ..retrieval.pipeline import SearchParams, run_search
+    from ..engine.search import run_search
+    from ..retrieval.pipeline import SearchParams
     from ..retrieval.relevance import BACKGROUND
     from ..retrieval.scoring import resolve_weights
 

@@ -33,7 +33,8 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
             progress: Callable[[str], Any] | None = None, limit: int | None = None
             ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
     """Per conversation, per question: its candidates' (features, labels)."""
-    from ..retrieval.pipeline import SearchParams, run_search
+    from ..engine.search import run_search
+    from ..retrieval.pipeline import SearchParams
     from ..retrieval.scoring import resolve_weights
 
     out = []

@@ -163,7 +163,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
     ``ablate``, under each stage of ``ABLATIONS``), and return the figures. With ``pad``, the
     conversations are ``user_id``s of one namespace holding ``pad`` records in all (the rest
     from ``pad_namespace``), and each question is searched with its conversation's user."""
-    from ..retrieval.pipeline import SearchParams, run_search
+    from ..engine.search import run_search
+    from ..retrieval.pipeline import SearchParams
     from ..retrieval.scoring import resolve_weights
 
     conversations = load(path)[:limit]

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
-from ..store.protocol import Store
 from .protocol import Embedder
 
 #: how many characters of a record's text its vector reads (see the module docstring)
@@ -32,11 +32,19 @@ def passage(text: str, limit: int = PASSAGE_CHARS) -> str:
     return cut[:space] if space > 0 else cut
 
 
+class VectorCache(Protocol):
+    """Where vectors are kept by model and content hash (a store's key-value part)."""
+
+    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None: ...
+
+
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def embed_documents_cached(store: Store, embedder: Embedder, texts: Sequence[str]
+def embed_documents_cached(store: VectorCache, embedder: Embedder, texts: Sequence[str]
                            ) -> np.ndarray:
     """Rows for the passages of ``texts``: from the cache where present, from the embedder
     otherwise."""

@@ -8,8 +8,6 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
-from ..filters import Selection
-from ..store.protocol import Store
 from .null import Null
 from .relevance import UNRELATED
 
@@ -24,7 +22,7 @@ FOLLOW_Z = 2.25
 FOLLOW_GAP = 2.0
 
 
-def follow_ups(store: Store, sel: Selection, order: Sequence[str], logits: Mapping[str, float],
+def follow_ups(order: Sequence[str], vecs: Mapping[str, np.ndarray], logits: Mapping[str, float],
                times: Mapping[str, float], null: Null, *,
                questions: Collection[str] = (), weight: Mapping[str, float] | None = None
                ) -> dict[str, list[str]]:
@@ -34,9 +32,8 @@ def follow_ups(store: Store, sel: Selection, order: Sequence[str], logits: Mappi
     as new and weightier by ``weight``, the importance). A fact and its correction, an event and
     its new date, a question and its reply: the newest of such a chain states what holds now.
     A stored question (one of ``questions``) is followed up by any statement about the same
-    thing: a question is not its own answer."""
+    thing: a question is not its own answer. ``vecs``: the stored vectors of those ids."""
     top = list(order[:FOLLOW_TOP])
-    vecs = store.embeddings(sel.namespace, top)
     ids = [i for i in top if i in vecs and vecs[i].shape[0] == null.rows.shape[1]]
     if len(ids) < 2:
         return {}

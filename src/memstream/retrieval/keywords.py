@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from .._types import TermStats
 from ..filters import Selection
-from ..store.protocol import TermStats
 
 __all__ = ["MAX_DF_FLOOR", "MAX_DF_RATIO", "SELECTION_STATS", "STOPWORDS", "idf",
            "keyword_search", "query_terms", "weigh"]

@@ -1,19 +1,16 @@
 """What unrelated text looks like in one namespace: the null against which relevance and the
-likeness of two records are measured (see ``relevance`` and ``Null``)."""
+likeness of two records are measured (see ``relevance`` and ``Null``). The engine samples the
+namespace's vectors (``engine.nulls``); ``measure`` makes the null of them."""
 
 from __future__ import annotations
 
 import itertools
-import time
-import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..filters import Selection
-from ..store.protocol import Store
-
-__all__ = ["CONVERSATION", "NULL_SAMPLE", "Null", "null_rows"]
+__all__ = ["CONVERSATION", "NULL_SAMPLE", "NULL_TTL", "Null", "measure"]
 
 #: the query's null distribution is read from up to this many of the namespace's own records
 NULL_SAMPLE = 256
@@ -27,8 +24,6 @@ NULL_TTL = 60.0
 #: a stream whose consecutive records are this much more alike than any two (``Null``) is a
 #: conversation
 CONVERSATION = 0.5
-_nulls: weakref.WeakKeyDictionary[Store, dict[tuple[str, str | None], Null]] = \
-    weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,31 +49,12 @@ class Null:
         return self.coherence >= CONVERSATION
 
 
-def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Null | None:
-    """The namespace's null (see ``Null``): relevance is measured against the namespace's own
-    records, so that a store in another language or domain stands on the same scale as any
-    other. A namespace of at most ``NULL_SAMPLE`` records is read whole (again when it grows);
-    a larger one is sampled evenly along its stream, again after ``NULL_TTL`` seconds."""
-    dim = background.shape[1] if background is not None else None
-    whole = Selection(sel.namespace, space=sel.space)
-    size = store.count(whole, limit=NULL_SAMPLE)
-    seen = _nulls.setdefault(store, {})
-    key = (sel.namespace, sel.space)
-    cached = seen.get(key)
-    if cached is not None and (cached.size == size if size <= NULL_SAMPLE
-                               else cached.size > NULL_SAMPLE
-                               and cached.until > time.monotonic()):
-        return cached
-    if size <= NULL_SAMPLE:
-        runs = [store.select_ids(whole)]
-    else:
-        total, parts = store.count(whole), 8
-        runs = [store.select_ids(whole, limit=NULL_SAMPLE // parts, offset=n * total // parts)
-                for n in range(parts)]
-    found = store.embeddings(sel.namespace, [i for run in runs for i in run])
-    own = [[found[i] for i in run if i in found and (dim is None or found[i].shape[0] == dim)]
-           for run in runs]
-    vecs = [e for run in own for e in run]
+def measure(runs: Sequence[Sequence[np.ndarray]], background: np.ndarray | None, size: int,
+            until: float) -> Null | None:
+    """The null of a namespace from the vectors of its sampled records (``runs``: stretches of
+    its stream, in order), with the ``background`` sentences while it holds fewer than
+    ``NULL_OWN_MIN``; ``size``: how many records it holds; ``until``: when to draw it again."""
+    vecs = [e for run in runs for e in run]
     mine = len(vecs)
     if mine < NULL_OWN_MIN and background is not None:
         vecs += list(background)
@@ -92,9 +68,7 @@ def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Nu
     pairs = paired @ paired.T
     off = pairs[~np.eye(len(paired), dtype=bool)]
     mean, std = float(off.mean()), max(float(off.std()), 1e-3)
-    nextdoor = [float(a @ b) for run in own for a, b in itertools.pairwise(run)]
+    nextdoor = [float(a @ b) for run in runs for a, b in itertools.pairwise(run)]
     coherence = (float(np.mean(nextdoor)) - mean) / std if len(nextdoor) >= NULL_OWN_MIN \
         else 0.0
-    null = Null(rows, mean, std, size, time.monotonic() + NULL_TTL, coherence)
-    seen[key] = null
-    return null
+    return Null(rows, mean, std, size, until, coherence)

@@ -12,26 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._types import HistoryEntry, Record
+from .._types import HistoryEntry, Record, Signals, TermStats
 from ..errors import BackendUnavailable
 from ..events import ChangeEvent, Webhook
 from ..filters import Selection
 
 __all__ = ["ApiKey", "EventStore", "KeyStore", "KeyValue", "Patch", "RecordStore", "SearchIndexes",
            "Signals", "Store", "StoreStats", "TermStats", "Transfer", "WorkQueues", "keys_of"]
-
-
-class Signals(NamedTuple):
-    """The fields of a record that scoring reads."""
-
-    id: str
-    importance: float
-    created_at: float
-    last_accessed_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +50,6 @@ class ApiKey:
     role: str
     created_at: float
     revoked_at: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TermStats:
-    """Keyword statistics (``SearchIndexes.term_stats``): ``records`` described, and per term
-    how many of them hold it (up to the cap asked, plus one)."""
-
-    records: int
-    matches: dict[str, int]
-    of_selection: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,51 @@
+"""A namespace's null (``retrieval.null.Null``), sampled from the store and kept per store.
+
+A namespace of at most ``NULL_SAMPLE`` records is read whole (again when it grows); a larger
+one is sampled evenly along its stream, again after ``NULL_TTL`` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+
+import numpy as np
+
+from ..filters import Selection
+from ..retrieval.null import NULL_SAMPLE, NULL_TTL, Null, measure
+from ..store.protocol import Store
+
+__all__ = ["null_rows"]
+
+#: the parts a large namespace's sample is drawn from, evenly along its stream
+PARTS = 8
+_nulls: weakref.WeakKeyDictionary[Store, dict[tuple[str, str | None], Null]] = \
+    weakref.WeakKeyDictionary()
+
+
+def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Null | None:
+    """The namespace's null: relevance is measured against the namespace's own records, so that
+    a store in another language or domain stands on the same scale as any other."""
+    dim = background.shape[1] if background is not None else None
+    whole = Selection(sel.namespace, space=sel.space)
+    size = store.count(whole, limit=NULL_SAMPLE)
+    seen = _nulls.setdefault(store, {})
+    key = (sel.namespace, sel.space)
+    cached = seen.get(key)
+    if cached is not None and (cached.size == size if size <= NULL_SAMPLE
+                               else cached.size > NULL_SAMPLE
+                               and cached.until > time.monotonic()):
+        return cached
+    if size <= NULL_SAMPLE:
+        runs = [store.select_ids(whole)]
+    else:
+        total = store.count(whole)
+        runs = [store.select_ids(whole, limit=NULL_SAMPLE // PARTS, offset=n * total // PARTS)
+                for n in range(PARTS)]
+    found = store.embeddings(sel.namespace, [i for run in runs for i in run])
+    own = [[found[i] for i in run if i in found and (dim is None or found[i].shape[0] == dim)]
+           for run in runs]
+    null = measure(own, background, size, time.monotonic() + NULL_TTL)
+    if null is not None:
+        seen[key] = null
+    return null
