@@ -115,6 +115,47 @@ def test_the_purity_rule_can_fail():
         "retrieval/example.py:3 (retrieval) imports memstream.store.protocol"]
 
 
+#: the engine's objects, by the module that defines them
+ENGINE_CLASSES = {"memory.py": ("Memory",), "memory_async.py": ("AsyncMemory",)}
+#: how code outside the engine names an engine object
+_ENGINE_NAME = re.compile(r"(^|\.)_?(mem|memory|engine)$")
+
+
+def _privates() -> set[str]:
+    """The private attributes and methods of the engine's objects."""
+    names: set[str] = set()
+    for module, classes in ENGINE_CLASSES.items():
+        for node in ast.walk(ast.parse((SRC / module).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name in classes:
+                for inner in ast.walk(node):
+                    name = inner.name if isinstance(inner, ast.FunctionDef) else \
+                        inner.attr if isinstance(inner, ast.Attribute) and isinstance(
+                            inner.value, ast.Name) and inner.value.id == "self" else ""
+                    if name.startswith("_") and not name.startswith("__"):
+                        names.add(name)
+    return names
+
+
+def _reaches(source: str, privates: set[str]) -> list[int]:
+    """The lines of ``source`` that read a private attribute of an engine object."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and node.attr in privates
+            and _ENGINE_NAME.search(ast.unparse(node.value))]
+
+
+def test_nothing_outside_the_engine_reaches_its_privates():
+    privates = _privates()
+    assert {"_ns", "_selection"} <= privates
+    found = [f"{p.relative_to(SRC)}:{n}" for p in _sources() if p.name not in ENGINE_CLASSES
+             or p.parent != SRC for n in _reaches(p.read_text(encoding="utf-8"), privates)]
+    assert found == [], "use the engine's public surface (or pass the value down)"
+
+
+def test_the_private_reach_rule_can_fail():
+    assert _reaches("ns = mem._ns(namespace)\nself._memory._remove(ns, ids)\n"
+                    "receiver._lock\n", {"_ns", "_remove", "_lock"}) == [1, 2]
+
+
 def test_capabilities_and_the_inspector_go_through_the_engine():
     """They read and write through ``records_of(memory)`` (records.py), never ``memory.store``."""
     clients = [p for p in _sources() if p.relative_to(SRC).parts[0] in CAPABILITIES]

@@ -36,7 +36,7 @@ def build_record(mem: Memory, content: str | bytes, *, namespace: str | None,
     imp = v.importance(importance)
     limit = mem.config.max_text_bytes
     record = Record(
-        id=new_id(created), namespace=mem._ns(namespace), text=text, kind=kind,
+        id=new_id(created), namespace=mem.config.namespace_of(namespace), text=text, kind=kind,
         data=v.json_object(data, "data", max_bytes=limit),
         user_id=v.scope_id(user_id, "user_id"), agent_id=v.scope_id(agent_id, "agent_id"),
         run_id=v.scope_id(run_id, "run_id"),

@@ -41,7 +41,7 @@ def rate(mem: Memory, text: str, kind: str) -> float:
 def reflect(mem: Memory, *, namespace: str | None = None, agent_id: str | None = None,
             user_id: str | None = None) -> list[Record]:
     """Synthesise reflection records from the most recent memories (see cognition.reflection)."""
-    ns = mem._ns(namespace)
+    ns = mem.config.namespace_of(namespace)
     recent = mem.get_all(namespace=ns, agent_id=agent_id, user_id=user_id, order="-created",
                          limit=RECENT_FOR_REFLECTION)
     if len(recent) < 2:
@@ -51,7 +51,7 @@ def reflect(mem: Memory, *, namespace: str | None = None, agent_id: str | None =
         return [h.record for h in mem.search(question, k=8, namespace=ns, agent_id=agent_id,
                                              user_id=user_id, weights="recall", touch=False)]
 
-    vectors = mem.store.embeddings(ns, [r.id for r in recent])
+    vectors = mem.store.indexes.embeddings(ns, [r.id for r in recent])
     insights, method = reflect_insights(mem.llm, recent, search, vectors, mem.embedder)
     by_id = {r.id: r for r in recent}
     out = []
@@ -62,7 +62,7 @@ def reflect(mem: Memory, *, namespace: str | None = None, agent_id: str | None =
                            user_id=user_id, provenance=insight.evidence, importance=importance,
                            metadata={"reflection": method}))
     newest = max(r.created_at for r in recent)
-    mem.store.set_meta(f"reflected_through:{ns}", repr(newest))
+    mem.store.kv.set_meta(f"reflected_through:{ns}", repr(newest))
     return out
 
 
@@ -75,7 +75,7 @@ def maybe_reflect(mem: Memory, namespace: str) -> list[Record]:
     threshold = mem.config.reflection_threshold
     if threshold <= 0 or mem.llm is None:
         return []
-    since = float(mem.store.get_meta(f"reflected_through:{namespace}") or 0.0)
+    since = float(mem.store.kv.get_meta(f"reflected_through:{namespace}") or 0.0)
     fresh = [r for r in mem.get_all(namespace=namespace, since=since, limit=None)
              if r.kind != "reflection" and r.created_at > since]
     if sum(r.importance for r in fresh) < threshold:
@@ -141,9 +141,9 @@ def consolidate(mem: Memory, *, namespace: str | None = None, threshold: float |
 
 def _consolidate(mem: Memory, namespace: str | None, threshold: float | None,
                  progress: ProgressFn | None) -> list[MemoryChange]:
-    ns = mem._ns(namespace)
+    ns = mem.config.namespace_of(namespace)
     records = mem.get_all(namespace=ns, order="-created", limit=CONSOLIDATION_WINDOW)
-    vectors = mem.store.embeddings(ns, [r.id for r in records])
+    vectors = mem.store.indexes.embeddings(ns, [r.id for r in records])
     limit = mem.config.consolidation_threshold if threshold is None else threshold
     changes = []
     groups = near_duplicate_groups(records, vectors, mem.embedder, limit)
@@ -169,14 +169,14 @@ def maybe_consolidate(mem: Memory, namespace: str) -> list[MemoryChange]:
     if every <= 0:
         return []
     key = f"consolidated_through:{namespace}"
-    since = float(mem.store.get_meta(key) or 0.0)
+    since = float(mem.store.kv.get_meta(key) or 0.0)
     fresh = mem.count(namespace=namespace, since=since)
     if fresh < every:
         return []
     newest = mem.get_all(namespace=namespace, order="-created", limit=1, include_invalid=True)
     changes = consolidate(mem, namespace=namespace)
     if newest:
-        mem.store.set_meta(key, repr(newest[0].created_at))
+        mem.store.kv.set_meta(key, repr(newest[0].created_at))
     return changes
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from ._validate import namespace as _namespace
 from .errors import InvalidInput
 
 __all__ = ["DEFAULTS", "Config", "ResolvedConfig"]
@@ -241,6 +242,10 @@ class ResolvedConfig:
     tracing: bool
     webhooks_private: bool
     webhooks_per_namespace: int
+
+    def namespace_of(self, given: str | None) -> str:
+        """The namespace a call means: the one it names (checked), else ``namespace``."""
+        return _namespace(given if given is not None else self.namespace)
 
     def public(self) -> dict[str, Any]:
         """The settings to save beside the data (no secrets)."""

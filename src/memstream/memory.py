@@ -7,11 +7,9 @@ first, so a bad call changes nothing. ``AsyncMemory`` (memory_async.py) awaits t
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import logging
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,7 +29,8 @@ from .clock import Clock, TimeLike, WallClock, to_timestamp
 from .cognition.extraction import check_messages
 from .config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
 from .embed import Embedder, load_embedder
-from .embed.cache import content_hash, embed_documents_cached, passage
+from .embed.cache import embed_documents_cached
+from .engine.deletions import Deletions
 from .engine.search import run_search
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection
@@ -105,15 +104,16 @@ class Memory(ChangeEvents):
             else llm
         self._touched: set[str] = set()
         self.capabilities = Shared()  # one tiered memory, learner, ... per scope (_shared.py)
-        self._delete_listeners: list[Callable[[], Callable[[str, list[str]], None] | None]] = []
+        #: every delete and erasure goes through here, then to the listeners (``on_delete``)
+        self.deletions = Deletions(self.store.records)
         background = self.embedder if self.config.embed_mode == "background" else None
         self._worker: EnrichmentWorker | None = None
         if background is not None or self.llm is not None:
             self._worker = EnrichmentWorker(
                 self.store, background, rater=self._rate if self.llm else None,
                 after=self._after_enrichment, clock=self.clock.now)
-        self.store.configure_events(enabled=self.config.events, text=self.config.events_text,
-                                    touch=self.config.events_touch)
+        self.store.events.configure_events(enabled=self.config.events, text=self.config.events_text,
+                                           touch=self.config.events_touch)
         self._closed = False
 
     # --- setup -------------------------------------------------------------------------------
@@ -133,32 +133,32 @@ class Memory(ChangeEvents):
         """Vectors of two models are never mixed: the store remembers which model made its.
         The resolved configuration is saved beside the data."""
         if self.embedder is not None:
-            saved = self.store.get_meta("embedder")
+            saved = self.store.kv.get_meta("embedder")
             current = json.dumps({"name": self.embedder.name, "dim": self.embedder.dim})
             if saved is None:
-                self.store.set_meta("embedder", current)
+                self.store.kv.set_meta("embedder", current)
             elif saved != current:
                 raise Conflict(
                     f"this store's vectors were made by {json.loads(saved)['name']}, not by "
                     f"{self.embedder.name}; open it with that embedder, or call reindex() "
                     "(memstream reindex) to embed everything again with the new one"
                 )
-        self.store.set_meta("config", json.dumps(self.config.public(), sort_keys=True))
+        self.store.kv.set_meta("config", json.dumps(self.config.public(), sort_keys=True))
 
     def reindex(self) -> int:
         """Embed every record again with the current embedder (after changing models)."""
         if self.embedder is None:
             raise InvalidInput("reindex needs an embedder; this Memory has none")
-        count = self.store.clear_embeddings()
-        self.store.set_meta("embedder", json.dumps({"name": self.embedder.name,
-                                                    "dim": self.embedder.dim}))
+        count = self.store.queues.clear_embeddings()
+        self.store.kv.set_meta("embedder", json.dumps({"name": self.embedder.name,
+                                                       "dim": self.embedder.dim}))
         self._kick()
         return count
 
     # --- helpers -----------------------------------------------------------------------------
 
     def _ns(self, namespace: str | None) -> str:
-        return v.namespace(namespace if namespace is not None else self.config.namespace)
+        return self.config.namespace_of(namespace)
 
     def _now(self, now: TimeLike | None) -> float:
         return self.clock.now() if now is None else to_timestamp(now)
@@ -178,22 +178,25 @@ class Memory(ChangeEvents):
     def _selection(self, scope: Scope, query: Query, *, ranked: bool = False) -> Selection:
         return selection(scope, query, default_namespace=self.config.namespace, ranked=ranked)
 
-    def _store_records(self, records: list[Record], *, event: str = "add",
-                       rate: Sequence[str] = (), refresh: bool = False) -> list[Record]:
-        """Insert validated records in one transaction (embedding them first in sync mode);
-        ``rate`` names those whose importance the LLM should rate in the background. With
-        ``refresh`` a repeat of a stored memory refreshes it instead (Store.insert). Returns
-        what each record became, in order."""
+    def write_records(self, records: list[Record], *, event: str = "add",
+                      rate: Sequence[str] = (), refresh: bool = False) -> list[Record]:
+        """Store records already built and validated (``add`` builds its own; an import reads
+        them from a file: ``transfer.import_jsonl``) in one transaction, embedding them first
+        in sync mode; ``event`` names their change events; ``rate`` names those whose
+        importance the LLM should rate in the background. With ``refresh`` a repeat of a stored
+        memory refreshes it instead (Store.insert). Returns what each record became, in
+        order."""
         if self.embedder is not None and self.config.embed_mode == "sync":
             todo = [r for r in records if r.embedding is None]
             if todo:
-                vectors = embed_documents_cached(self.store, self.embedder, [r.text for r in todo])
+                vectors = embed_documents_cached(self.store.kv, self.embedder,
+                                                 [r.text for r in todo])
                 for rec, vec in zip(todo, vectors, strict=True):
                     rec.embedding = vec
         model = self.embedder.name if self.embedder is not None else "caller"
         to_rate = set(rate) if self.llm is not None else set()
-        found = self.store.insert(records, event=event, model=model, rate=to_rate,
-                                  refresh=refresh)
+        found = self.store.records.insert(records, event=event, model=model, rate=to_rate,
+                                          refresh=refresh)
         with self._lock:
             self._touched.update(r.namespace for r in records if r.id not in found)
         if to_rate or any(r.embedding is None for r in records) or self._worker is not None:
@@ -269,7 +272,7 @@ class Memory(ChangeEvents):
         record = build_record(self, content, **whose, kind=kind, data=data,  # type: ignore[arg-type]
                              importance=importance, step=step, at=at, metadata=metadata,
                              provenance=provenance, embedding=embedding)
-        return self._store_records([record], rate=[record.id] if importance is None else [],
+        return self.write_records([record], rate=[record.id] if importance is None else [],
                                    refresh=self._refresh(duplicates))[0]
 
     @tracing.traced("memstream.add_many")
@@ -282,7 +285,7 @@ class Memory(ChangeEvents):
         scope of items that name none of their own."""
         records, rate = build_records(self, items, dataclasses.asdict(
             resolve(Scope, scope, namespace=namespace)))
-        return self._store_records(records, rate=rate, refresh=self._refresh(duplicates))
+        return self.write_records(records, rate=rate, refresh=self._refresh(duplicates))
 
     def _refresh(self, duplicates: str | None) -> bool:
         mode = self.config.duplicates if duplicates is None else duplicates
@@ -302,7 +305,7 @@ class Memory(ChangeEvents):
             importance=v.importance(importance),
             metadata=v.json_object(metadata, "metadata", max_bytes=self.config.max_text_bytes),
             provenance=None if provenance is None else v.ids(provenance))
-        record = self.store.update(self._ns(namespace), record_id, patch, at=self._now(at))
+        record = self.store.records.update(self._ns(namespace), record_id, patch, at=self._now(at))
         if text is not None:
             self._kick()
         return record
@@ -311,8 +314,9 @@ class Memory(ChangeEvents):
                    namespace: str | None = None, at: TimeLike | None = None) -> Record:
         """Mark a record as no longer valid (it stays in history and in as-of reads)."""
         when = self._now(at)
-        return self.store.update(self._ns(namespace), record_id,
-                                 Patch(invalidated_at=when, superseded_by=superseded_by), at=when)
+        return self.store.records.update(
+            self._ns(namespace), record_id,
+            Patch(invalidated_at=when, superseded_by=superseded_by), at=when)
 
     def delete(self, record_id: str, *, namespace: str | None = None,
                at: TimeLike | None = None, erase: bool = False) -> None:
@@ -323,7 +327,7 @@ class Memory(ChangeEvents):
         only an ``erase`` entry with the id and the time (see docs/server.md, "Erasure").
         A record deleted earlier can be erased later."""
         ns = self._ns(namespace)
-        if not self._remove(ns, [record_id], at=self._now(at), erase=erase):
+        if not self.deletions.remove(ns, [record_id], at=self._now(at), erase=erase):
             raise NotFound(f"no record {record_id!r} in namespace {ns!r}")
 
     def delete_all(self, *, namespace: str | None = None, user_id: str | None = None,
@@ -341,55 +345,36 @@ class Memory(ChangeEvents):
         # every vector space: erasing an agent's data takes its tier records too
         sel = dataclasses.replace(
             self._selection(whose, dataclasses.replace(which, include_invalid=True)), space=None)
-        ids = self.store.select_ids(sel)
+        ids = self.store.records.select_ids(sel)
         count = len(ids)
         if erase and which == Query():
             of = {k: val for k, val in (("user_id", sel.user_id), ("agent_id", sel.agent_id),
                                         ("run_id", sel.run_id)) if val is not None}
-            ids += [i for i in self.store.history_ids(sel.namespace, of) if i not in set(ids)]
-        removed = self._remove(sel.namespace, ids, at=self.clock.now(), erase=erase)
+            ids += [i for i in self.store.records.history_ids(sel.namespace, of)
+                    if i not in set(ids)]
+        removed = self.deletions.remove(sel.namespace, ids, at=self.clock.now(), erase=erase)
         return count if erase else removed
 
     def on_delete(self, listener: Callable[[str, list[str]], None]) -> None:
         """Call ``listener(namespace, ids)`` after records are deleted or erased through this
         Memory, so that caches over it (the agents' tiers) drop them. A listener that raises
         is logged; the delete stands. A bound method is held weakly (its object may go)."""
-        self._delete_listeners.append(weakref.WeakMethod(listener) if inspect.ismethod(listener)
-                                      else lambda: listener)
-
-    def _remove(self, namespace: str, ids: list[str], *, at: float, erase: bool) -> int:
-        if not ids:
-            return 0
-        if erase:
-            keys = [content_hash(passage(r.text)) for r in self.store.get(namespace, ids)]
-            removed = self.store.erase(namespace, ids, at=at, cache_keys=keys)
-        else:
-            removed = self.store.delete(namespace, ids, at=at)
-        for ref in list(self._delete_listeners):
-            listener = ref()
-            if listener is None:
-                self._delete_listeners.remove(ref)
-                continue
-            try:
-                listener(namespace, ids)
-            except Exception:  # a cache's failure never undoes a committed delete
-                log.exception("a delete listener failed")
-        return removed
+        self.deletions.listen(listener)
 
     def reset(self) -> None:
         """Erase every namespace, record, history entry and cached vector in this store."""
         self.store.reset()
         self._query_cache.clear()
         if self.embedder is not None:
-            self.store.set_meta("embedder", json.dumps({"name": self.embedder.name,
-                                                        "dim": self.embedder.dim}))
+            self.store.kv.set_meta("embedder", json.dumps({"name": self.embedder.name,
+                                                           "dim": self.embedder.dim}))
 
     # --- reads -------------------------------------------------------------------------------
 
     def get(self, record_id: str, *, namespace: str | None = None) -> Record:
         """One record by id (also when invalidated). Raises NotFound."""
         ns = self._ns(namespace)
-        found = self.store.get(ns, [record_id])
+        found = self.store.records.get(ns, [record_id])
         if not found:
             raise NotFound(f"no record {record_id!r} in namespace {ns!r}")
         return found[0]
@@ -411,7 +396,7 @@ class Memory(ChangeEvents):
             include_invalid=include_invalid, as_of=as_of))
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit must be a whole number >= 0 or None")
-        return self.store.select(sel, limit=limit, offset=offset, order=order)
+        return self.store.records.select(sel, limit=limit, offset=offset, order=order)
 
     def count(self, *, namespace: str | None = None, user_id: str | None = None,
               agent_id: str | None = None, run_id: str | None = None,
@@ -421,14 +406,14 @@ class Memory(ChangeEvents):
               include_invalid: bool = False, as_of: TimeLike | None = None,
               scope: Scope | None = None, query: Query | None = None) -> int:
         """How many records ``get_all`` with the same arguments would see without a limit."""
-        return self.store.count(self._selection(*split(
+        return self.store.records.count(self._selection(*split(
             scope, query, namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
             kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
             include_invalid=include_invalid, as_of=as_of)))
 
     def history(self, record_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
         """Every change to a record, oldest first, also after it was deleted."""
-        entries = self.store.history(self._ns(namespace), record_id)
+        entries = self.store.records.history(self._ns(namespace), record_id)
         if not entries:
             raise NotFound(f"no history for {record_id!r}; check the id and the namespace")
         return entries
@@ -442,7 +427,7 @@ class Memory(ChangeEvents):
             with self._background_lock:  # twenty first searches at once embed it one time
                 rows = self._background_rows
                 if rows is None:
-                    rows = embed_documents_cached(self.store, self.embedder, list(BACKGROUND))
+                    rows = embed_documents_cached(self.store.kv, self.embedder, list(BACKGROUND))
                     self._background_rows = rows
         return rows
 
@@ -521,7 +506,7 @@ class Memory(ChangeEvents):
         if floor is not None:
             hits = [h for h in hits if h.explain.relevance >= floor]
         if touch and hits:
-            self.store.touch(sel.namespace, [h.record.id for h in hits], at=when)
+            self.store.records.touch(sel.namespace, [h.record.id for h in hits], at=when)
         return hits
 
     def context(self, /, query: str | Query, *, budget: int = 512, k: int = 50,
@@ -541,8 +526,8 @@ class Memory(ChangeEvents):
             kwargs["render"] = render
         kept, text, tokens = pack(hits, budget, **kwargs)
         if touch and kept:
-            self.store.touch(kept[0].record.namespace, [h.record.id for h in kept],
-                             at=self._now(search_args.get("now")))
+            self.store.records.touch(kept[0].record.namespace, [h.record.id for h in kept],
+                                     at=self._now(search_args.get("now")))
         return Context(text=text, hits=kept, tokens=tokens)
 
     # --- cognition -----------------------------------------------------------------------------

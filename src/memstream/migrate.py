@@ -78,7 +78,7 @@ class MigrationReport:
 
 def _history_length(store: Store) -> int:
     n, after = 0, 0
-    while page := store.history_page(after, 10_000):
+    while page := store.transfer.history_page(after, 10_000):
         n += len(page)
         after = page[-1][0]
     return n
@@ -89,12 +89,12 @@ def _where(store: Store) -> str:
 
 
 def _settings(store: Store) -> dict[str, str]:
-    return {k: v for k, v in store.meta_items().items() if k not in OWN_SETTINGS}
+    return {k: v for k, v in store.kv.meta_items().items() if k not in OWN_SETTINGS}
 
 
 def unfinished(store: Store) -> str | None:
     """Where a migrate into this store came from, when it has not finished (else None)."""
-    return store.get_meta(MARK) or None
+    return store.kv.get_meta(MARK) or None
 
 
 def refuse_unfinished(store: Store) -> None:
@@ -111,11 +111,11 @@ def refuse_unfinished(store: Store) -> None:
 def _held(store: Store) -> list[str]:
     """What a store already holds, by kind (empty: nothing)."""
     held = [f"records in {', '.join(store.namespaces()[:5])}"] if store.namespaces() else []
-    if store.history_page(0, 1):
+    if store.transfer.history_page(0, 1):
         held.append("history")
     if keys_of(store).list_keys():
         held.append("API keys")
-    held += [table for table in OUTBOX_TABLES if store.outbox_count(table)]
+    held += [table for table in OUTBOX_TABLES if store.transfer.outbox_count(table)]
     return held
 
 
@@ -129,12 +129,12 @@ def _prepare(source: Store, target: Store, progress: ProgressFn) -> None:
                        "migrate into an empty store")
     _refuse_nul(source, target, progress)
     if came_from is not None:  # a migrate was killed midway: start again from nothing
-        target.wipe()
+        target.transfer.wipe()
         tables = existing_tables(target.url)
         if tables is not None:
             _clear(tables)
-    target.set_meta(MARK, json.dumps({"source": _where(source), "started": time.time()}))
-    target.configure_events(enabled=False)  # the source's own events are copied as they are
+    target.kv.set_meta(MARK, json.dumps({"source": _where(source), "started": time.time()}))
+    target.events.configure_events(enabled=False)  # the source's own events are copied as they are
 
 
 def _has_nul(value: Any) -> bool:
@@ -155,16 +155,16 @@ def _refuse_nul(source: Store, target: Store, progress: ProgressFn) -> None:
     found: list[str] = []
     for ns in source.namespaces():
         after: str | None = None
-        while page := source.records_page(ns, after, BATCH):
+        while page := source.transfer.records_page(ns, after, BATCH):
             found += [f"{ns}/{rec.id}" for rec, _ in page if _has_nul(rec.to_dict())]
             after = page[-1][0].id
     progress("check", len(found), None)
     position, history = 0, 0
-    while entries := source.history_page(position, BATCH * 5):
+    while entries := source.transfer.history_page(position, BATCH * 5):
         history += sum(_has_nul(e.to_dict()) for _, e in entries)
         position = entries[-1][0]
     offset, events = 0, 0
-    while rows := source.outbox_rows("events", offset, BATCH * 5):
+    while rows := source.transfer.outbox_rows("events", offset, BATCH * 5):
         events += sum(_has_nul(list(r)) for r in rows)
         offset += len(rows)
     if found or history or events:
@@ -193,29 +193,29 @@ def copy_store(source: Store, target: Store, *, batch: int = BATCH,
     done = 0
     for ns in source.namespaces():
         after: str | None = None
-        while page := source.records_page(ns, after, batch):
+        while page := source.transfer.records_page(ns, after, batch):
             by_model: dict[str | None, list[Any]] = {}
             for rec, model in page:
                 by_model.setdefault(model, []).append(rec)
             for model, recs in by_model.items():
-                target.insert(recs, model=model, history=False)
+                target.records.insert(recs, model=model, history=False)
             after = page[-1][0].id
             done += len(page)
             tick("records", done, records)
     position, copied = 0, 0
-    while entries := source.history_page(position, batch * 5):
-        target.put_history([e for _, e in entries])
+    while entries := source.transfer.history_page(position, batch * 5):
+        target.transfer.put_history([e for _, e in entries])
         position = entries[-1][0]
         copied += len(entries)
         tick("history", copied, None)
     for key in keys_of(source).list_keys():
         keys_of(target).put_key(key)
     for name, value in _settings(source).items():
-        target.set_meta(name, value)
+        target.kv.set_meta(name, value)
     for table in OUTBOX_TABLES:
         offset = 0
-        while rows := source.outbox_rows(table, offset, batch * 5):
-            target.put_outbox_rows(table, rows)
+        while rows := source.transfer.outbox_rows(table, offset, batch * 5):
+            target.transfer.put_outbox_rows(table, rows)
             offset += len(rows)
             tick(table, offset, None)
     _copy_checkpoints(source, target, batch, tick)
@@ -265,16 +265,17 @@ def verify(source: Store, target: Store, *, sample: int = SAMPLE, seed: int = 0
                                  "embedded": (a.with_embedding, b.with_embedding)}
         ids: list[str] = []
         after: str | None = None
-        while page := source.records_page(ns, after, 10_000):
+        while page := source.transfer.records_page(ns, after, 10_000):
             ids.extend(r.id for r, _ in page)
             after = page[-1][0].id
         for rid in rng.sample(ids, min(len(ids), sample)):
             report.sampled += 1
-            xs, ys = source.get(ns, [rid]), target.get(ns, [rid])
+            xs, ys = source.records.get(ns, [rid]), target.records.get(ns, [rid])
             if not xs or not ys or xs[0].to_dict() != ys[0].to_dict():
                 report.sample_mismatches.append(f"{ns}/{rid}: fields differ")
                 continue
-            ex, ey = source.embeddings(ns, [rid]).get(rid), target.embeddings(ns, [rid]).get(rid)
+            ex = source.indexes.embeddings(ns, [rid]).get(rid)
+            ey = target.indexes.embeddings(ns, [rid]).get(rid)
             if (ex is None) != (ey is None) or (ex is not None and ey is not None
                                                and not np.allclose(ex, ey, atol=1e-6)):
                 report.sample_mismatches.append(f"{ns}/{rid}: embedding differs")
@@ -285,7 +286,8 @@ def verify(source: Store, target: Store, *, sample: int = SAMPLE, seed: int = 0
     report.settings_differ = sorted(k for k in set(theirs) | set(ours)
                                     if theirs.get(k) != ours.get(k))
     for table in OUTBOX_TABLES:
-        report.tables[table] = (source.outbox_count(table), target.outbox_count(table))
+        report.tables[table] = (source.transfer.outbox_count(table),
+                                target.transfer.outbox_count(table))
     ckpt_a, ckpt_b = _checkpoint_counts(source), _checkpoint_counts(target)
     for table in CHECKPOINT_TABLES:
         report.tables[table] = (ckpt_a[table], ckpt_b[table])
@@ -295,7 +297,7 @@ def verify(source: Store, target: Store, *, sample: int = SAMPLE, seed: int = 0
 def finish(target: Store, report: MigrationReport) -> None:
     """Take the mark off a target whose copy verified; a failed one stays marked."""
     if report.ok:
-        target.set_meta(MARK, "")
+        target.kv.set_meta(MARK, "")
 
 
 def render(report: MigrationReport) -> str:

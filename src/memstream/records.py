@@ -91,51 +91,51 @@ class _EngineRecords:
         self._store = memory.store
 
     def insert(self, records: Sequence[Record], *, model: str) -> None:
-        self._store.insert(records, model=model, history=False, ann=False)
+        self._store.records.insert(records, model=model, history=False, ann=False)
 
     def define_space(self, name: str, model: str, dim: int) -> None:
-        self._store.define_space(name, model, dim)
+        self._store.indexes.define_space(name, model, dim)
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Record]:
-        return self._store.get(namespace, ids) if ids else []
+        return self._store.records.get(namespace, ids) if ids else []
 
     def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
                order: str = "created") -> list[Record]:
-        return self._store.select(sel, limit=limit, offset=offset, order=order)
+        return self._store.records.select(sel, limit=limit, offset=offset, order=order)
 
     def select_ids(self, sel: Selection, *, limit: int | None = None,
                    order: str = "created") -> list[str]:
-        return self._store.select_ids(sel, limit=limit, order=order)
+        return self._store.records.select_ids(sel, limit=limit, order=order)
 
     def count(self, sel: Selection) -> int:
-        return self._store.count(sel)
+        return self._store.records.count(sel)
 
     def alive(self, namespace: str, ids: Sequence[str]) -> set[str]:
-        return {s.id for s in self._store.signals(namespace, ids)} if ids else set()
+        return {s.id for s in self._store.records.signals(namespace, ids)} if ids else set()
 
     def vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
-        return self._store.selection_vectors(sel)
+        return self._store.indexes.selection_vectors(sel)
 
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._store.embeddings(namespace, ids) if ids else {}
+        return self._store.indexes.embeddings(namespace, ids) if ids else {}
 
     def keyword_search(self, sel: Selection, terms: Sequence[str], limit: int
                        ) -> list[tuple[str, float]]:
-        return keyword_search(self._store, sel, terms, limit)
+        return keyword_search(self._store.indexes, sel, terms, limit)
 
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
-        return self._memory._remove(namespace, list(ids), at=self._memory.clock.now(),
-                                    erase=False)
+        return self._memory.deletions.remove(namespace, ids, at=self._memory.clock.now(),
+                                             erase=False)
 
     def namespaces(self) -> list[str]:
         return self._store.namespaces()
 
     def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
-        self._store.touch(namespace, list(ids), at=at)
+        self._store.records.touch(namespace, list(ids), at=at)
 
     def emit(self, namespace: str, type_: str, ids: Sequence[str], *,
              agent_id: str | None = None, data: dict[str, Any] | None = None) -> None:
-        self._store.append_events(namespace, type_, ids, agent_id=agent_id, data=data)
+        self._store.events.append_events(namespace, type_, ids, agent_id=agent_id, data=data)
 
     @property
     def url(self) -> str:

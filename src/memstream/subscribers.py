@@ -75,7 +75,7 @@ class Dispatcher:
         self._thread: threading.Thread | None = None
 
     def store_last(self) -> int:
-        return self._store.last_event_seq()
+        return self._store.events.last_event_seq()
 
     def on(self, types: str | Sequence[str], fn: Callable[[ChangeEvent], object], *,
            namespace: str | None = None) -> Subscription:
@@ -123,7 +123,7 @@ class Dispatcher:
         last = self.store_last()  # first: an event committed after it waits for the next round
         namespaces = None if any(s.namespace is None for s in subs) else \
             sorted({s.namespace for s in subs if s.namespace is not None})
-        events = self._store.events_after(namespaces, start, limit=BATCH, upto=last)
+        events = self._store.events.events_after(namespaces, start, limit=BATCH, upto=last)
         if len(events) == BATCH:
             last = events[-1].seq
         for event in events:
@@ -176,7 +176,7 @@ def prune(memory: Memory, *, before: float | None = None) -> int:
     total = 0
     try:
         while True:
-            gone = memory.store.prune_events(before=cutoff)
+            gone = memory.store.events.prune_events(before=cutoff)
             total += gone
             if gone == 0:
                 return total
@@ -204,7 +204,8 @@ class ChangeEvents:
                types: Sequence[str] = ()) -> list[ChangeEvent]:
         """The namespace's change events numbered above ``after``, oldest first (resume a
         reader from the last number it saw)."""
-        return self.store.events_after([self._ns(namespace)], after, limit=limit, types=types)
+        return self.store.events.events_after([self._ns(namespace)], after, limit=limit,
+                                              types=types)
 
     @property
     def webhooks(self) -> Webhooks:

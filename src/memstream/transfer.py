@@ -40,7 +40,7 @@ def iter_export(mem: Memory, *, namespace: str | None = None,
             if not batch:
                 break
             if with_embeddings:
-                vectors = mem.store.embeddings(ns, [r.id for r in batch])
+                vectors = mem.store.indexes.embeddings(ns, [r.id for r in batch])
                 for rec in batch:
                     rec.embedding = vectors.get(rec.id)
             yield from batch
@@ -261,16 +261,17 @@ def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
     by_ns: dict[str, set[str]] = {}
     for rec in records:
         by_ns.setdefault(rec.namespace, set()).add(rec.id)
-    existing = {(ns, r.id) for ns, ids in by_ns.items() for r in mem.store.get(ns, list(ids))}
+    existing = {(ns, r.id) for ns, ids in by_ns.items()
+                for r in mem.store.records.get(ns, list(ids))}
     if existing and on_conflict == "error":
         some = sorted(i for _, i in existing)[:3]
         raise Conflict(f"{len(existing)} record id(s) already exist (e.g. {some}); import with "
                        "on_conflict='skip' (--skip-existing) to keep the stored ones")
     fresh = [r for r in records if (r.namespace, r.id) not in existing]
-    elsewhere = mem.store.taken([r.id for r in fresh])
+    elsewhere = mem.store.records.taken([r.id for r in fresh])
     if elsewhere:
         _renumber(fresh, elsewhere)
-    mem._store_records(fresh, event="import", rate=rate)
+    mem.write_records(fresh, event="import", rate=rate)
     if progress is not None:
         progress("store", len(fresh), len(fresh))
     return len(fresh)
@@ -287,7 +288,7 @@ def own_ids(mem: Memory, records: list[Record], made: set[str]) -> dict[str, str
     for rec in records:
         if rec.id not in made:
             by_ns.setdefault(rec.namespace, set()).add(rec.id)
-    held = {(ns, r.id) for ns, ids in by_ns.items() for r in mem.store.get(ns, sorted(ids))}
+    held = {(ns, r.id) for ns, ids in by_ns.items() for r in mem.store.records.get(ns, sorted(ids))}
     new = {r.id: namespace_id(r.namespace, r.id) for r in records
            if r.id not in made and (r.namespace, r.id) not in held}
     _rename(records, new)

@@ -129,13 +129,16 @@ class Webhooks:
         self._memory = memory
         self._store: Store = memory.store
 
+    def _ns(self, namespace: str | None) -> str:
+        return self._memory.config.namespace_of(namespace)
+
     def add(self, url: str, *, namespace: str | None = None, types: Sequence[str] = (),
             secret: str | None = None, from_start: bool = False) -> Webhook:
         """Register a webhook for a namespace's events (``types``: all when empty). The
         returned webhook carries its ``secret`` (made when not given): keep it to check
         signatures; it is not shown again. Events written from now on are sent
         (``from_start``: every event still kept)."""
-        ns = self._memory._ns(namespace)
+        ns = self._ns(namespace)
         unknown = set(types) - set(EVENT_TYPES)
         if unknown:
             raise InvalidInput(f"unknown event type(s) {sorted(unknown)}; use some of "
@@ -143,20 +146,20 @@ class Webhooks:
         if secret is not None and len(secret) < 16:
             raise InvalidInput("a webhook secret needs at least 16 characters")
         cap = self._memory.config.webhooks_per_namespace
-        if len(self._store.webhooks(ns)) >= cap:
+        if len(self._store.events.webhooks(ns)) >= cap:
             raise InvalidInput(f"namespace {ns!r} has {cap} webhooks, the most it may hold "
                                "(Config.webhooks_per_namespace); remove one first")
         url = _check_url(url, allow_private=self._memory.config.webhooks_private)
         hook = Webhook(id="wh_" + secrets.token_hex(8), namespace=ns, url=url,
                        secret=secret or "whsec_" + secrets.token_urlsafe(24),
                        types=tuple(dict.fromkeys(types)), created_at=time.time(),
-                       cursor=0 if from_start else self._store.last_event_seq())
-        self._store.put_webhook(hook)
+                       cursor=0 if from_start else self._store.events.last_event_seq())
+        self._store.events.put_webhook(hook)
         return hook
 
     def list(self, *, namespace: str | None = None) -> list[Webhook]:
         """The namespace's webhooks, oldest first, with their delivery state."""
-        return self._store.webhooks(self._memory._ns(namespace))
+        return self._store.events.webhooks(self._ns(namespace))
 
     def get(self, hook_id: str, *, namespace: str | None = None) -> Webhook:
         for hook in self.list(namespace=namespace):
@@ -166,7 +169,7 @@ class Webhooks:
                        "`memstream webhooks list`")
 
     def remove(self, hook_id: str, *, namespace: str | None = None) -> None:
-        if not self._store.remove_webhook(self._memory._ns(namespace), hook_id):
+        if not self._store.events.remove_webhook(self._ns(namespace), hook_id):
             raise NotFound(f"no webhook {hook_id!r} in this namespace")
 
     def dead_letters(self, hook_id: str, *, namespace: str | None = None
@@ -174,12 +177,12 @@ class Webhooks:
         """The events a webhook gave up on: their numbers, when, and the last error."""
         self.get(hook_id, namespace=namespace)
         return [{"seq": seq, "at": at, "error": error}
-                for seq, at, error in self._store.dead_letters(hook_id)]
+                for seq, at, error in self._store.events.dead_letters(hook_id)]
 
     def redeliver(self, hook_id: str, *, namespace: str | None = None) -> int:
         """Send a webhook's dead letters again (and what came after them); how many."""
         self.get(hook_id, namespace=namespace)
-        return self._store.redeliver_dead(self._memory._ns(namespace), hook_id)
+        return self._store.events.redeliver_dead(self._ns(namespace), hook_id)
 
     def deliver(self, *, until_idle: bool = True, timeout: float | None = None) -> int:
         """Deliver in this thread: until nothing is due (``until_idle``) or for ``timeout``
@@ -252,12 +255,12 @@ class Deliverer:
         for. Returns (events delivered, whether any webhook still has events waiting, a retry
         pending or a post under way)."""
         sent, pending = self._collect()
-        if not self._store.webhooks():
+        if not self._store.events.webhooks():
             return sent, pending
         if not self._released:
             self._released = True
-            self._store.release_webhooks(_stale)
-        claimed = self._store.claim_webhooks(self.owner, lease=self.lease, now=time.time())
+            self._store.events.release_webhooks(_stale)
+        claimed = self._store.events.claim_webhooks(self.owner, lease=self.lease, now=time.time())
         started = []
         for hook in _in_turn(claimed):
             if self._stop.is_set():
@@ -276,7 +279,7 @@ class Deliverer:
         more_sent, more = self._collect()
         sent, pending = sent + more_sent, pending or more or bool(self._busy)
         if not pending:  # a webhook waiting out a retry counts as pending too
-            pending = any(h.attempts for h in self._store.webhooks())
+            pending = any(h.attempts for h in self._store.events.webhooks())
         return sent, pending
 
     def _collect(self) -> tuple[int, bool]:
@@ -293,12 +296,12 @@ class Deliverer:
         return sent, pending
 
     def _deliver(self, hook: Webhook) -> tuple[int, bool]:
-        last = self._store.last_event_seq()
-        events = self._store.events_after([hook.namespace], hook.cursor, limit=self.batch,
-                                          types=hook.types, upto=last)
+        last = self._store.events.last_event_seq()
+        events = self._store.events.events_after([hook.namespace], hook.cursor, limit=self.batch,
+                                                 types=hook.types, upto=last)
         if not events:
             if last > hook.cursor:  # only events of other types: skip past them
-                self._store.webhook_progress(hook.id, self.owner, cursor=last)
+                self._store.events.webhook_progress(hook.id, self.owner, cursor=last)
             return 0, False
         full = len(events) == self.batch
         cursor = events[-1].seq if full else last
@@ -306,20 +309,21 @@ class Deliverer:
                            "events": [e.to_dict() for e in events]}).encode()
         error = self._post(hook, body, f"{hook.id}:{events[0].seq}-{events[-1].seq}")
         if error is None:
-            self._store.webhook_progress(hook.id, self.owner, cursor=cursor,
-                                         delivered=len(events))
+            self._store.events.webhook_progress(hook.id, self.owner, cursor=cursor,
+                                                delivered=len(events))
             return len(events), full
         attempts = hook.attempts + 1
         if attempts >= self.max_attempts:
             log.warning("webhook %s gave up on events %s-%s after %s tries: %s", hook.id,
                         events[0].seq, events[-1].seq, attempts, error)
-            self._store.webhook_progress(hook.id, self.owner, cursor=cursor, error=error,
-                                         dead=[e.seq for e in events])
+            self._store.events.webhook_progress(hook.id, self.owner, cursor=cursor, error=error,
+                                                dead=[e.seq for e in events])
             return 0, True
         delay = min(self.max_delay, self.base_delay * 2 ** (attempts - 1))
         delay *= random.uniform(0.8, 1.2)
-        self._store.webhook_progress(hook.id, self.owner, cursor=hook.cursor, attempts=attempts,
-                                     next_at=time.time() + delay, error=error)
+        self._store.events.webhook_progress(hook.id, self.owner, cursor=hook.cursor,
+                                            attempts=attempts, next_at=time.time() + delay,
+                                            error=error)
         return 0, True
 
     def _post(self, hook: Webhook, body: bytes, delivery: str) -> str | None:
@@ -389,7 +393,7 @@ class Deliverer:
 
     def release(self) -> None:
         """Give up this deliverer's leases, so another can go on at once."""
-        self._store.release_webhooks(lambda owner: owner == self.owner)
+        self._store.events.release_webhooks(lambda owner: owner == self.owner)
 
     def close(self) -> None:
         """Wait for the posts under way (each ends by its deadline), then release."""

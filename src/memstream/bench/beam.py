@@ -186,11 +186,11 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
                                 [key_of[h.record.id] for h in hits], q.evidence)
                 terms, sel = query_terms(q.text), Selection(ns)
                 t1 = time.perf_counter()
-                baselines = {"keyword only": keyword_search(mem.store, sel, terms, max(KS))}
+                baselines = {"keyword only": keyword_search(mem.store.indexes, sel, terms, max(KS))}
                 latencies["keyword only"].append((time.perf_counter() - t1) * 1000)
                 if vector is not None:
                     t1 = time.perf_counter()
-                    baselines["vector only"] = mem.store.vector_search(sel, vector, max(KS))
+                    baselines["vector only"] = mem.store.indexes.vector_search(sel, vector, max(KS))
                     latencies["vector only"].append((time.perf_counter() - t1) * 1000)
                 for name, found in baselines.items():
                     accumulate(sums[name], counts[name], q.category,

@@ -178,11 +178,12 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
                                             [h.explain.relevance for h in hits])
                 sel = Selection(ns)
                 t0 = time.perf_counter()
-                found = {"keyword only": keyword_search(mem.store, sel, query_terms(q.text), 10)}
+                found = {"keyword only": keyword_search(mem.store.indexes, sel,
+                                                        query_terms(q.text), 10)}
                 took = {"keyword only": time.perf_counter() - t0}
                 if vector is not None:
                     t0 = time.perf_counter()
-                    found["vector only"] = mem.store.vector_search(sel, vector, 10)
+                    found["vector only"] = mem.store.indexes.vector_search(sel, vector, 10)
                     took["vector only"] = time.perf_counter() - t0
                 for name, ranked in found.items():
                     tallies[name].latency.append(took[name] * 1000)  # timed like the profiles

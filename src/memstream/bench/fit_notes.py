@@ -54,7 +54,7 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
         if mem.embedder is None:
             raise RuntimeError("fitting the notes stage needs the embedding model")
         params = SearchParams.of(mem.config, k=10, weights=resolve_weights("default"))
-        background = embed_documents_cached(mem.store, mem.embedder, list(BACKGROUND))
+        background = embed_documents_cached(mem.store.kv, mem.embedder, list(BACKGROUND))
         for store, memories in suite.memories.items():
             ns = "everyday-" + re.sub(r"[^A-Za-z0-9._-]", "-", store)
             mem.delete_all(namespace=ns)

@@ -98,7 +98,7 @@ def _ann_recall(mem: Memory, qvecs: np.ndarray) -> float:
     try:
         hits = 0
         for vec in qvecs:
-            got = {i for i, _ in mem.store.vector_search(Selection("scale"), vec, 10)}
+            got = {i for i, _ in mem.store.indexes.vector_search(Selection("scale"), vec, 10)}
             want = {i for i, _ in exact.vector_search(Selection("scale"), vec, 10)}
             hits += len(got & want)
     finally:
@@ -163,7 +163,7 @@ def run(*, n: int = 100_000, queries: int = 200, path: str | None = None,
     try:
         with Memory(path, embedder="none") as mem:
             if searches_only:
-                held = mem.store.count(Selection("scale"))
+                held = mem.store.records.count(Selection("scale"))
                 if held < n:
                     raise InvalidInput(f"{path} holds {held:,} records in namespace 'scale', "
                                        f"not {n:,}: fill it with a full run first")

@@ -28,7 +28,7 @@ def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Nu
     a store in another language or domain stands on the same scale as any other."""
     dim = background.shape[1] if background is not None else None
     whole = Selection(sel.namespace, space=sel.space)
-    size = store.count(whole, limit=NULL_SAMPLE)
+    size = store.records.count(whole, limit=NULL_SAMPLE)
     seen = _nulls.setdefault(store, {})
     key = (sel.namespace, sel.space)
     cached = seen.get(key)
@@ -37,12 +37,12 @@ def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Nu
                                and cached.until > time.monotonic()):
         return cached
     if size <= NULL_SAMPLE:
-        runs = [store.select_ids(whole)]
+        runs = [store.records.select_ids(whole)]
     else:
-        total = store.count(whole)
-        runs = [store.select_ids(whole, limit=NULL_SAMPLE // PARTS, offset=n * total // PARTS)
-                for n in range(PARTS)]
-    found = store.embeddings(sel.namespace, [i for run in runs for i in run])
+        total = store.records.count(whole)
+        runs = [store.records.select_ids(whole, limit=NULL_SAMPLE // PARTS,
+                                         offset=n * total // PARTS) for n in range(PARTS)]
+    found = store.indexes.embeddings(sel.namespace, [i for run in runs for i in run])
     own = [[found[i] for i in run if i in found and (dim is None or found[i].shape[0] == dim)]
            for run in runs]
     null = measure(own, background, size, time.monotonic() + NULL_TTL)

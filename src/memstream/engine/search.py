@@ -71,16 +71,16 @@ def _small(store: Store, sel: Selection) -> bool:
     everything = Selection(sel.namespace, include_invalid=True)
     seen = _large.setdefault(store, {})
     if seen.get(sel.namespace, 0.0) < time.monotonic():
-        if store.count(everything, limit=LARGE_STREAM) <= LARGE_STREAM:
+        if store.records.count(everything, limit=LARGE_STREAM) <= LARGE_STREAM:
             return True
         seen[sel.namespace] = time.monotonic() + LARGE_TTL
     narrower = dataclasses.replace(sel, include_invalid=True, as_of=None) != everything
-    return narrower and store.count(sel, limit=LARGE_STREAM) <= LARGE_STREAM
+    return narrower and store.records.count(sel, limit=LARGE_STREAM) <= LARGE_STREAM
 
 
 def _long(store: Store, sel: Selection, ids: Sequence[str], texts: dict[str, str]) -> bool:
     """Whether the records of ``ids`` are long at the median (their texts join ``texts``)."""
-    texts.update(store.texts(sel.namespace, list(ids)))
+    texts.update(store.records.texts(sel.namespace, list(ids)))
     lengths = sorted(len(texts[i]) for i in ids if i in texts)
     return bool(lengths) and lengths[len(lengths) // 2] > LONG_TEXT
 
@@ -99,9 +99,9 @@ def run_search(store: Store, sel: Selection, text: str,
     features and calibrated logits (bench.fit_notes)."""
     pool = max(p.candidates, p.k)
     with span("memstream.keyword_search"):
-        keyword = keyword_search(store, sel, query_terms(text), pool)
+        keyword = keyword_search(store.indexes, sel, query_terms(text), pool)
     vector = query_vector() if callable(query_vector) else query_vector
-    dense = store.vector_search(sel, vector, pool) if vector is not None else []
+    dense = store.indexes.vector_search(sel, vector, pool) if vector is not None else []
     if not dense and not keyword:
         return []
     kw_score = dict(keyword)
@@ -146,11 +146,11 @@ def run_search(store: Store, sel: Selection, text: str,
     calibrated, own, evid = _calibrate(store, sel, text, vector, window, texts, cosine,
                                         learned, null)
     if p.weights.rule == "relevance-first":
-        candidates = store.signals(sel.namespace, list(calibrated))
+        candidates = store.records.signals(sel.namespace, list(calibrated))
         if not asks_about_now(text):  # a question over a long history: recency counts less
             p = dataclasses.replace(p, weights=dataclasses.replace(
                 p.weights, recency=p.weights.recency * PAST_RECENCY))
-        kinds = {r.id: r.kind for r in store.get(sel.namespace, list(calibrated))}
+        kinds = {r.id: r.kind for r in store.records.get(sel.namespace, list(calibrated))}
         # a store of separate notes (not a conversation, short records): the notes stage
         if vector is not None and null is not None and not conversation and not long_records:
             stage = _notes_pool(store, sel, text, now, candidates, calibrated, evid, kw_rank,
@@ -167,15 +167,15 @@ def run_search(store: Store, sel: Selection, text: str,
         top = lift_standing(ranked[: p.k], candidates, calibrated, own, kinds, texts, text,
                              now, p)
     else:
-        candidates = store.signals(sel.namespace, ids)
+        candidates = store.records.signals(sel.namespace, ids)
         top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now,
                    p=p)
     if vector is not None:  # exact cosine of keyword-only winners, for the explanation
         missing = [s.item.id for s in top if s.item.id not in cosine]
-        for rid, emb in store.embeddings(sel.namespace, missing).items():
+        for rid, emb in store.indexes.embeddings(sel.namespace, missing).items():
             if emb.shape == vector.shape:
                 cosine[rid] = float(emb @ vector)
-    records = {r.id: r for r in store.get(sel.namespace, [s.item.id for s in top])}
+    records = {r.id: r for r in store.records.get(sel.namespace, [s.item.id for s in top])}
     return [
         Hit(records[s.item.id], s.score, dataclasses.replace(
             s.explain, cosine=cosine.get(s.item.id), keyword=kw_score.get(s.item.id),
@@ -198,7 +198,7 @@ def _notes_pool(store: Store, sel: Selection, text: str, now: float,
     # how alike two records are matters among the most relevant (a follow-up of the best
     # match, the record a newer one supersedes): the vectors of the best NOTES_PAIRS are read
     paired = sorted(ids, key=lambda i: -calibrated[i])[:NOTES_PAIRS]
-    vecs = store.embeddings(sel.namespace, paired)
+    vecs = store.indexes.embeddings(sel.namespace, paired)
     dim = null.rows.shape[1]
     have = [n for n, i in enumerate(ids) if i in vecs and vecs[i].shape[0] == dim]
     pair_z = np.full((len(ids), len(ids)), -np.inf)
@@ -230,10 +230,10 @@ def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | Non
     namespace's (``Null``)."""
     missing = [i for i in window if i not in texts]
     if missing:
-        texts.update(store.texts(sel.namespace, missing))
+        texts.update(store.records.texts(sel.namespace, missing))
     if vector is not None:
         unknown = [i for i in window if i not in cosine]
-        for rid, emb in store.embeddings(sel.namespace, unknown).items():
+        for rid, emb in store.indexes.embeddings(sel.namespace, unknown).items():
             if emb.shape == vector.shape:
                 cosine[rid] = float(emb @ vector)
     if vector is not None and null is not None and null.rows.shape[1:] == vector.shape:
@@ -254,7 +254,7 @@ def _newest_first(store: Store, sel: Selection, ranked: list[Scored[Signals]],
     follows up names it in ``explain.updates``."""
     order = [s.item.id for s in ranked]
     times = {s.item.id: s.item.created_at for s in ranked}
-    vecs = store.embeddings(sel.namespace, order[:FOLLOW_TOP])
+    vecs = store.indexes.embeddings(sel.namespace, order[:FOLLOW_TOP])
     follow = follow_ups(order, vecs, logits, times, null, questions={
         rid for rid in order if is_question(texts.get(rid, ""))},
         weight={s.item.id: s.item.importance for s in ranked})
@@ -278,18 +278,18 @@ def gather(store: Store, sel: Selection, vector: np.ndarray, fused: Mapping[str,
     top = sorted(fused, key=lambda i: (-fused[i], i))[:POOL]
     missing = [i for i in top if i not in nb]
     if missing:
-        nb.update(store.neighbours(sel, missing, before=2, after=1))
+        nb.update(store.indexes.neighbours(sel, missing, before=2, after=1))
     around = {r for i in top if i in nb for r in (*nb[i][0], *nb[i][1])}
     known = sorted(set(top) | around)
     unknown = [i for i in known if i not in cosine]
-    for rid, emb in store.embeddings(sel.namespace, unknown).items():
+    for rid, emb in store.indexes.embeddings(sel.namespace, unknown).items():
         if emb.shape == vector.shape:
             cosine[rid] = float(emb @ vector)
-    records = store.get(sel.namespace, top)
+    records = store.records.get(sel.namespace, top)
     return Pool(
         ids=[r.id for r in records], texts={r.id: r.text for r in records},
         speakers={r.id: speaker_of(r.text, r.metadata) for r in records},
-        times={s.id: s.created_at for s in store.signals(sel.namespace, known)},
+        times={s.id: s.created_at for s in store.records.signals(sel.namespace, known)},
         fused=fused, cosine=cosine, keyword=keyword, vector_rank=vector_rank,
         keyword_rank=keyword_rank, neighbours=nb)
 
@@ -302,11 +302,11 @@ def _with_context(store: Store, sel: Selection, vector: np.ndarray | None,
     read; ``cosine`` gains the cosines of the neighbours it had to read."""
     seeds = list(dict.fromkeys([i for i, _ in dense[: p.context]] +
                                [i for i, _ in keyword[: p.context]]))
-    nb = two_rings(store.neighbours(sel, seeds, before=4, after=2))
+    nb = two_rings(store.indexes.neighbours(sel, seeds, before=4, after=2))
     everyone = set(nb) | {n for prev, nxt in nb.values() for n in prev + nxt}
     if vector is not None:
         missing = [i for i in everyone if i not in cosine]
-        for rid, emb in store.embeddings(sel.namespace, missing).items():
+        for rid, emb in store.indexes.embeddings(sel.namespace, missing).items():
             if emb.shape == vector.shape:
                 cosine[rid] = float(emb @ vector)
     centre = float(np.mean([s for _, s in dense])) if dense else 0.0

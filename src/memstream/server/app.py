@@ -283,7 +283,7 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
 
     @app.get("/healthz", tags=["operations"])
     def healthz() -> dict[str, Any]:
-        memory.store.get_meta("schema_version")  # the store answers
+        memory.store.kv.get_meta("schema_version")  # the store answers
         return {"status": "ok", "version": __version__}
 
     @app.get("/metrics", tags=["operations"], response_class=Response)

@@ -22,6 +22,7 @@ from ..errors import InvalidInput, NotFound
 from ..filters import Selection
 from ..memory import Memory
 from ..records import records_of
+from ..scope import selection
 from ..tiers import TieredMemory
 from ..tiers.tiered import SPACE
 from .models import ListRequest
@@ -79,7 +80,8 @@ def _tier_of(rec: Record, sets: tuple[set[str], set[str]] | None) -> str | None:
 
 def _selection(mem: Memory, ns: str, body: ListRequest) -> Selection:
     """The records an inspector lists: those of every vector space (the agents' too)."""
-    return dataclasses.replace(mem._selection(body.scope(ns), body.as_query()), space=None)
+    return dataclasses.replace(selection(body.scope(ns), body.as_query(),
+                                           default_namespace=mem.config.namespace), space=None)
 
 
 @router.post("/inspect/records", tags=["inspect"])

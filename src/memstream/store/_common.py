@@ -7,12 +7,22 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .._types import HistoryEntry, Record
 from ..errors import Conflict, InvalidInput, NotFound
 from ..filters import And, Cond, Expr, Not, Or, Selection
-from .protocol import ApiKey, Patch, VectorSpace
+from .protocol import (
+    ApiKey,
+    EventStore,
+    KeyValue,
+    Patch,
+    RecordStore,
+    SearchIndexes,
+    Transfer,
+    VectorSpace,
+    WorkQueues,
+)
 
 PATCHABLE = ("text", "data", "importance", "metadata", "invalidated_at", "superseded_by",
              "provenance")
@@ -296,3 +306,31 @@ class SpaceRegistry:
     def spaces(self) -> dict[str, VectorSpace]:
         return {key[len(_SPACE):]: VectorSpace(**json.loads(value))
                 for key, value in self.meta_items().items() if key.startswith(_SPACE)}
+
+
+class Bundle:
+    """The parts of a store (``protocol.Store``), each a view of the backend."""
+
+    @property
+    def records(self) -> RecordStore:
+        return cast("RecordStore", self)
+
+    @property
+    def indexes(self) -> SearchIndexes:
+        return cast("SearchIndexes", self)
+
+    @property
+    def queues(self) -> WorkQueues:
+        return cast("WorkQueues", self)
+
+    @property
+    def kv(self) -> KeyValue:
+        return cast("KeyValue", self)
+
+    @property
+    def transfer(self) -> Transfer:
+        return cast("Transfer", self)
+
+    @property
+    def events(self) -> EventStore:
+        return cast("EventStore", self)

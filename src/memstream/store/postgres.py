@@ -25,7 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput
 from ..filters import Selection
-from ._common import Selecting, SpaceRegistry, order_sql
+from ._common import Bundle, Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
 from ._pg_admin import PgAdmin
 from ._pg_rows import SELECT as _SELECT
@@ -43,7 +43,7 @@ from .protocol import TermStats
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
-class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry):
+class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry, Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT

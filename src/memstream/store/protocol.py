@@ -347,12 +347,30 @@ class Transfer(Protocol):
 
 
 @runtime_checkable
-class Store(RecordStore, SearchIndexes, WorkQueues, KeyValue, Transfer, EventStore,
-            Protocol):
-    """A durable home for records, their history, a keyword index and a vector index: the
-    parts above, and what concerns the whole store."""
+class Store(Protocol):
+    """A durable home for records, their history, a keyword index and a vector index: a
+    bundle of the parts above, each over the same database, and what concerns the whole
+    store. A consumer takes the part it uses (``store.records``, ``store.indexes``, ...)."""
 
     url: str
+
+    @property
+    def records(self) -> RecordStore: ...
+
+    @property
+    def indexes(self) -> SearchIndexes: ...
+
+    @property
+    def queues(self) -> WorkQueues: ...
+
+    @property
+    def kv(self) -> KeyValue: ...
+
+    @property
+    def transfer(self) -> Transfer: ...
+
+    @property
+    def events(self) -> EventStore: ...
 
     def stats(self, namespace: str) -> StoreStats:
         """Counts for one namespace."""

@@ -26,7 +26,7 @@ from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ..filters import Selection
 from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import Selecting, SpaceRegistry, order_sql
+from ._common import Bundle, Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
 from ._sql_records import SQLRecords
 from ._sqlite_admin import SQLiteAdmin
@@ -57,7 +57,7 @@ _dumps = _json.dumps
 
 
 class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog,
-                  Selecting, SpaceRegistry):
+                  Selecting, SpaceRegistry, Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
