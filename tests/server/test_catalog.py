@@ -74,6 +74,16 @@ def test_mcp_has_every_operation_with_its_parameters(app: Any):
             assert prop.get("description"), f"{op.name}.{name} has no description"
 
 
+def test_every_mcp_tool_describes_every_parameter(app: Any):
+    """The catalog's tools and those declared beside it (``forget_user``) alike."""
+    async def tools() -> list[Any]:
+        return list(await build_mcp(app.state.memory).list_tools())
+
+    bare = [f"{t.name}.{name}" for t in anyio.run(tools)
+            for name, prop in t.input_schema["properties"].items() if not prop.get("description")]
+    assert bare == []
+
+
 def test_client_has_every_operation_with_its_parameters():
     for op in OPERATIONS:
         method = getattr(Client, CLIENT.get(op.name, op.name), None)

@@ -161,8 +161,13 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
     @server.tool(description="Erase everything of one user (admin): every memory's text, "
                  "payload, vectors and history, also of memories deleted earlier.")
     @_tool_errors
-    async def forget_user(user_id: str, ctx: Context,
-                          namespace: str | None = None) -> dict[str, Any]:
+    async def forget_user(
+            user_id: Annotated[str, Field(description="The user whose memories to erase.")],
+            ctx: Context,
+            namespace: Annotated[str | None, Field(
+                description="The namespace to erase them from (default: the key's first "
+                            "one, or the server's default namespace).")] = None
+    ) -> dict[str, Any]:
         ns = scope(ctx, namespace, "admin")
         count = await call(lambda: memory.delete_all(namespace=ns, user_id=user_id, erase=True))
         return {"erased": count}
