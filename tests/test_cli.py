@@ -44,6 +44,29 @@ def test_add_search_get_list_history_delete(run):
     assert stats["records"] == 1
 
 
+def test_update_context_and_list_order(run):
+    """The verbs the API has and the CLI had not: update (its old values in the history),
+    context (a prompt block within a budget) and list's order; add takes provenance."""
+    first = run("add", "Ana likes the window seat", "--step", "2").output.strip()
+    second = run("add", "Ana is vegetarian", "--step", "1", "--provenance", first).output.strip()
+    assert json.loads(run("--json", "get", second).output)["provenance"] == [first]
+    changed = json.loads(run("--json", "update", first, "--text", "Ana likes the aisle seat",
+                             "--importance", "0.9", "--metadata", '{"src": "chat"}').output)
+    assert changed["text"] == "Ana likes the aisle seat" and changed["importance"] == 0.9
+    history = json.loads(run("--json", "history", first).output)
+    assert [e["event"] for e in history] == ["add", "update"]
+    assert history[1]["old"]["text"] == "Ana likes the window seat"
+    nothing = run("update", first, ok=False)
+    assert nothing.exit_code == 2 and "name what to change" in nothing.output
+    block = json.loads(run("--json", "context", "aisle seat", "--budget", "50").output)
+    assert "aisle seat" in block["text"] and 0 < block["tokens"] <= 50
+    assert "vegetarian" not in block["text"]  # unrelated: not padded in
+    by_step = [r["id"] for r in json.loads(run("--json", "list", "--order", "step").output)]
+    assert by_step == [second, first]
+    assert [r["id"] for r in json.loads(run("--json", "list", "--order", "-step").output)] \
+        == [first, second]
+
+
 def test_errors_are_one_line_with_exit_codes(run):
     missing = run("get", "01NOPE", "--create", ok=False)
     assert missing.exit_code == 3

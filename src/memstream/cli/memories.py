@@ -1,5 +1,5 @@
-"""Commands on memories: add, search, get, list, delete, erase, history, stats, export,
-import, reindex, reflect, consolidate, check, demo."""
+"""Commands on memories: add, search, context, get, list, update, delete, erase, history,
+stats, export, import, reindex, reflect, consolidate, check, demo."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from .. import transfer
-from .._types import Hit, Record
+from .._types import ORDERS, Hit, Record
 from ..errors import (
     CorruptStore,
     InvalidInput,
@@ -51,18 +51,20 @@ def _stdin_text(what: str) -> str:
 @click.option("--importance", type=float, help="In [0, 1]; default: the offline heuristic.")
 @click.option("--step", type=int)
 @click.option("--at", help="When it happened (ISO 8601); default now.")
+@click.option("--provenance", multiple=True,
+              help="The id of a record it derives from (repeatable).")
 @click.pass_obj
 def add(st: _State, content: str | None, lines: bool, user_id: str | None,
         agent_id: str | None, run_id: str | None, kind: str, data: str | None,
         metadata: str | None, importance: float | None, step: int | None,
-        at: str | None) -> None:
+        at: str | None, provenance: tuple[str, ...]) -> None:
     """Store a memory and print its id. CONTENT '-' or left out reads standard input;
     with --lines, each line is a memory (stored together: all or none)."""
     text = _stdin_text("text") if content in (None, "-") else content
     assert text is not None
     common = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id, "kind": kind,
               "data": _json_arg(data, "data"), "metadata": _json_arg(metadata, "metadata"),
-              "importance": importance, "at": at}
+              "importance": importance, "at": at, "provenance": list(provenance) or None}
     if lines:
         items = [{"content": line, **common} for line in text.splitlines() if line.strip()]
         if not items:
@@ -130,6 +132,40 @@ def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | 
                           _hit_rows(hits)))
 
 
+@cli.command()
+@click.argument("query")
+@click.option("--budget", default=512, show_default=True,
+              help="At most this many tokens (cl100k) of memories.")
+@click.option("-k", default=50, show_default=True, help="How many hits to choose from.")
+@_scope_options
+@_time_options
+@click.option("--weights", type=click.Choice(sorted(PROFILES)), help="A weight profile.")
+@click.option("--now", help="Score as of this time (ISO 8601).")
+@click.option("--min-relevance", type=float,
+              help="Leave out memories whose relevance is below this (0-1; default: "
+                   "unrelated memories are left out).")
+@click.pass_obj
+def context(st: _State, query: str, budget: int, k: int, user_id: str | None,
+            agent_id: str | None, run_id: str | None, kinds: tuple[str, ...],
+            filters: str | None, since: str | None, until: str | None, as_of: str | None,
+            weights: str | None, now: str | None, min_relevance: float | None) -> None:
+    """Print the best memories for QUERY that fit a token budget, one per line: a block to
+    put in a prompt. QUERY '-' reads it from standard input."""
+    if query == "-":
+        query = _stdin_text("query").strip()
+    relevance: dict[str, Any] = {} if min_relevance is None else {
+        "min_relevance": min_relevance}
+    with st.memory() as mem:
+        ctx = mem.context(query, budget=budget, k=k, user_id=user_id, agent_id=agent_id,
+                          run_id=run_id, kinds=kinds or None,
+                          filters=_json_arg(filters, "filter"), since=since, until=until,
+                          as_of=as_of, weights=weights, now=now, touch=False, **relevance)
+    if st.as_json:
+        _emit({"text": ctx.text, "tokens": ctx.tokens, "hits": [h.to_dict() for h in ctx.hits]})
+    else:
+        click.echo(ctx.text if ctx.text else "no memory relevant enough")
+
+
 def _record_lines(rec: Record) -> str:
     d = rec.to_dict()
     for key in ("created_at", "updated_at", "last_accessed_at", "invalidated_at"):
@@ -154,19 +190,21 @@ def get(st: _State, record_id: str) -> None:
 @_time_options
 @click.option("--limit", default=50, show_default=True)
 @click.option("--offset", default=0)
-@click.option("--newest-first", is_flag=True)
+@click.option("--order", type=click.Choice(ORDERS), default="created", show_default=True,
+              help="By creation (oldest first; '-created': newest first) or by step.")
+@click.option("--newest-first", is_flag=True, help="The same as --order -created.")
 @click.option("--all", "include_invalid", is_flag=True, help="Include invalidated records.")
 @click.pass_obj
 def list_(st: _State, user_id: str | None, agent_id: str | None, run_id: str | None,
           kinds: tuple[str, ...], filters: str | None, since: str | None, until: str | None,
-          as_of: str | None, limit: int, offset: int, newest_first: bool,
+          as_of: str | None, limit: int, offset: int, order: str, newest_first: bool,
           include_invalid: bool) -> None:
-    """List records, oldest first."""
+    """List records, oldest first (see --order)."""
     with st.memory() as mem:
         recs = mem.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id,
                            kinds=kinds or None, filters=_json_arg(filters, "filter"),
                            since=since, until=until, as_of=as_of, limit=limit,
-                           offset=offset, order="-created" if newest_first else "created",
+                           offset=offset, order="-created" if newest_first else order,
                            include_invalid=include_invalid)
     if st.as_json:
         _emit([r.to_dict() for r in recs])
@@ -174,6 +212,32 @@ def list_(st: _State, user_id: str | None, agent_id: str | None, run_id: str | N
         click.echo(_table(["id", "created", "kind", "imp", "text"],
                           [[r.id, _fmt_time(r.created_at), r.kind, f"{r.importance:.2f}",
                             _short(r.text)] for r in recs]))
+
+
+@cli.command()
+@click.argument("record_id")
+@click.option("--text", help="The new text (embedded again).")
+@click.option("--data", help="A new JSON object payload.")
+@click.option("--metadata", help="A new JSON object of metadata.")
+@click.option("--importance", type=float, help="In [0, 1].")
+@click.option("--provenance", multiple=True,
+              help="The id of a record it derives from (repeatable; replaces the list).")
+@click.option("--at", help="When the change happened (ISO 8601); default now.")
+@click.pass_obj
+def update(st: _State, record_id: str, text: str | None, data: str | None,
+           metadata: str | None, importance: float | None, provenance: tuple[str, ...],
+           at: str | None) -> None:
+    """Change a record; the old values go to its history (see `history`)."""
+    if text is None and data is None and metadata is None and importance is None \
+            and not provenance:
+        raise InvalidInput("name what to change: --text, --data, --metadata, --importance or "
+                           "--provenance")
+    with st.memory() as mem:
+        rec = mem.update(record_id, text=text, data=_json_arg(data, "data"),
+                         metadata=_json_arg(metadata, "metadata"), importance=importance,
+                         provenance=list(provenance) or None, at=at)
+        mem.flush()
+    _emit(rec.to_dict()) if st.as_json else click.echo(_record_lines(rec))
 
 
 @cli.command()

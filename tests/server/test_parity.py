@@ -1,0 +1,136 @@
+"""Every operation of the catalog in Python and on the command line, with every one of its
+parameters (REST, MCP and ``Client`` are held to the catalog in ``test_catalog.py``): one name
+per concept, and where Python or the CLI names it otherwise, the table below says so. A
+parameter added to an operation and forgotten in one interface fails here."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import click
+import pytest
+
+from memstream import Memory
+from memstream.cli import cli
+from memstream.episodes import EpisodeMemory
+from memstream.learning import Learner
+from memstream.server.catalog import OPERATIONS, Operation
+from memstream.subscribers import ChangeEvents
+from memstream.tiers import TieredMemory
+from memstream.webhooks import Webhooks
+
+#: the Python call of each operation; a capability's instance is made for a scope (its
+#: ``of``: namespace, and the agent of the episode operations), so those fields are its
+PYTHON: dict[str, tuple[Callable[..., Any], set[str]]] = {
+    "add_memory": (Memory.add, set()),
+    "search_memories": (Memory.search, set()),
+    "list_memories": (Memory.get_all, set()),
+    "get_memory": (Memory.get, set()),
+    "update_memory": (Memory.update, set()),
+    "delete_memory": (Memory.delete, set()),
+    "memory_history": (Memory.history, set()),
+    "memory_context": (Memory.context, set()),
+    "record_episode": (EpisodeMemory.record, {"namespace", "agent_id"}),
+    "episode_context": (EpisodeMemory.context, {"namespace", "agent_id"}),
+    "learn_outcome": (Learner.learn, {"namespace"}),
+    "task_advice": (Learner.retrieve, {"namespace"}),
+    "store_agent_memory": (TieredMemory.store, {"namespace"}),
+    "similar_agent_states": (TieredMemory.similar, {"namespace"}),
+    "list_events": (ChangeEvents.events, set()),
+    "register_webhook": (Webhooks.add, set()),
+    "list_webhooks": (Webhooks.list, set()),
+    "delete_webhook": (Webhooks.remove, set()),
+    "webhook_dead_letters": (Webhooks.dead_letters, set()),
+    "redeliver_webhook": (Webhooks.redeliver, set()),
+}
+#: what Python names otherwise (REST name -> Python name), by operation
+PYTHON_NAMES: dict[str, dict[str, str]] = {
+    "similar_agent_states": {"state": "query", "memory_type": "kind"},
+    **{op: {"memory_id": "record_id"} for op in (
+        "get_memory", "update_memory", "delete_memory", "memory_history")},
+    **{op: {"webhook_id": "hook_id"} for op in (
+        "delete_webhook", "webhook_dead_letters", "redeliver_webhook")},
+}
+
+#: the command of each operation, what it names otherwise, and what it does not take (the
+#: namespace is the global --namespace of every command)
+CLI: dict[str, tuple[str, dict[str, str], set[str]]] = {
+    "add_memory": ("add", {}, set()),
+    "search_memories": ("search", {"touch": "no_touch"}, {"fusion", "step_range"}),
+    "list_memories": ("list", {}, {"step_range"}),
+    "get_memory": ("get", {"memory_id": "record_id"}, set()),
+    "update_memory": ("update", {"memory_id": "record_id"}, set()),
+    "delete_memory": ("delete", {"memory_id": "record_id"}, set()),
+    "memory_history": ("history", {"memory_id": "record_id"}, set()),
+    "memory_context": ("context", {}, {"fusion", "step_range", "touch"}),
+    "list_events": ("events", {}, set()),
+    "register_webhook": ("webhooks add", {}, set()),
+    "list_webhooks": ("webhooks list", {}, set()),
+    "delete_webhook": ("webhooks remove", {}, set()),
+    "webhook_dead_letters": ("webhooks dead-letters", {}, set()),
+    "redeliver_webhook": ("webhooks redeliver", {}, set()),
+}
+#: operations with no command, and why
+NOT_IN_CLI = {
+    "record_episode": "a training loop records episodes from Python; `episodes record` takes "
+                      "an episode's fields flat",
+    "episode_context": "`episodes context` (the agent is the group's --agent)",
+    "learn_outcome": "`learn` (the seed's flags: --success, --strategy)",
+    "task_advice": "an agent asks for advice at run time, from Python, REST or MCP",
+    "store_agent_memory": "agents' states are written by running agents, not from a shell",
+    "similar_agent_states": "agents' states are read by running agents, not from a shell",
+}
+
+
+def _fields(op: Operation) -> set[str]:
+    return set(op.request.model_fields)
+
+
+def _python_params(fn: Callable[..., Any]) -> set[str]:
+    params = set(inspect.signature(fn).parameters) - {"self"}
+    if fn is Memory.context:  # its other arguments are the search's
+        params |= _python_params(Memory.search)
+    return params
+
+
+def _command(path: str) -> click.Command:
+    command: click.Command = cli
+    for name in path.split():
+        assert isinstance(command, click.Group)
+        command = command.commands[name]
+    return command
+
+
+def test_every_operation_has_a_python_call_and_a_command_or_a_reason():
+    names = {op.name for op in OPERATIONS}
+    assert set(PYTHON) == names
+    assert set(CLI) | set(NOT_IN_CLI) == names and not set(CLI) & set(NOT_IN_CLI)
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.name)
+def test_python_takes_every_parameter(op: Operation):
+    fn, by_scope = PYTHON[op.name]
+    names = PYTHON_NAMES.get(op.name, {})
+    wanted = {names.get(f, f) for f in _fields(op) - by_scope}
+    missing = wanted - _python_params(fn)
+    assert missing == set(), f"{fn.__qualname__} lacks {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(CLI))
+def test_the_command_takes_every_parameter(name: str):
+    op = next(o for o in OPERATIONS if o.name == name)
+    path, names, left_out = CLI[name]
+    taken = {p.name for p in _command(path).params}
+    wanted = {names.get(f, f) for f in _fields(op) - left_out - {"namespace"}}
+    assert wanted - taken == set(), f"memstream {path} lacks {wanted - taken}"
+
+
+def test_the_parity_check_can_fail():
+    """A parameter the Python call lacks is reported (update without provenance)."""
+    def update(self: Any, record_id: str, *, text: str | None = None) -> None: ...
+
+    op = next(o for o in OPERATIONS if o.name == "update_memory")
+    wanted = {PYTHON_NAMES["update_memory"].get(f, f) for f in _fields(op)}
+    assert "provenance" in wanted - _python_params(update)
