@@ -12,6 +12,7 @@ SRC = Path(__file__).parents[1] / "src" / "memstream"
 #: lowest first; a module may import its own layer and the layers below it
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundations", {"errors", "_json", "_types", "_ids", "_validate", "clock", "config",
+                     "_routes",
                      "filters", "scope", "_groups", "_http", "events", "tracing",
                      "__version__"}),
     ("storage", {"store"}),
@@ -154,6 +155,36 @@ def test_nothing_outside_the_engine_reaches_its_privates():
 def test_the_private_reach_rule_can_fail():
     assert _reaches("ns = mem._ns(namespace)\nself._memory._remove(ns, ids)\n"
                     "receiver._lock\n", {"_ns", "_remove", "_lock"}) == [1, 2]
+
+
+def _route_strings(source: str, paths: set[str]) -> list[int]:
+    """The lines of ``source`` whose string constants (docstrings aside) name a route: the
+    version prefix (not another service's URL), or a route's path."""
+    tree = ast.parse(source)
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)}
+    return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                   and isinstance(n.value, str) and id(n) not in docs
+                   and (("/v1" in n.value and "://" not in n.value) or n.value in paths)})
+
+
+def test_every_route_is_declared_once():
+    """Paths live in ``_routes.ROUTES``: the server's routes, the catalog and ``Client`` take
+    them from there."""
+    from memstream._routes import ROUTES
+
+    paths = {r.path for r in ROUTES.values()}
+    found = [f"{p.relative_to(SRC)}:{n}" for p in _sources() if p.name != "_routes.py"
+             for n in _route_strings(p.read_text(encoding="utf-8"), paths)]
+    assert found == [], "name the route in memstream/_routes.py and look it up there"
+
+
+def test_the_route_rule_can_fail():
+    source = ('"""About /v1/search."""\nx = "/v1/memories"\ny = "/search"\nz = "/healthz"\n'
+              'u = "https://api.example.com/v1"\n')
+    assert _route_strings(source, {"/search"}) == [2, 3]
 
 
 def test_capabilities_and_the_inspector_go_through_the_engine():

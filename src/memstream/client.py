@@ -3,6 +3,8 @@
     >>> # client = Client("http://127.0.0.1:8765", api_key="ms_...")
     >>> # client.add("Alice prefers green tea", user_id="alice")
 
+Every call goes through one function (``Client._send``) that places its fields in the route's
+path, query string or body as ``memstream._routes.ROUTES`` declares the route.
 Methods take the same arguments as ``Memory`` and return the same types (``Record``, ``Hit``,
 ``Context``, ``HistoryEntry``, ``MemoryChange``). Server errors come back as the same exception
 classes (``NotFound``, ``InvalidInput``, ``ScopeViolation``...), chosen by the error body's type.
@@ -17,6 +19,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from . import errors as _errors
+from ._routes import request
 from ._types import Explanation, HistoryEntry, Hit, MemoryChange, Record
 from .clock import TimeLike, epoch_times
 from .config import CONTEXT_MIN_RELEVANCE
@@ -110,6 +113,16 @@ class Client:
             return epoch_times(resp.json())  # the API's ISO 8601 times, as Python's numbers
         return resp.text
 
+    def _send(self, name: str, /, *, raw: tuple[bytes, str] | None = None,
+              **values: Any) -> Any:
+        """Call the route ``name`` (``_routes.ROUTES``) with ``values``: in its path, its query
+        string and its JSON body as the route places them (``raw``: a body of another media
+        type instead, and that type)."""
+        method, url, params, body = request(name, values)
+        extra: dict[str, Any] = {"json": body} if raw is None else {
+            "content": raw[0], "headers": {"content-type": raw[1]}}
+        return self._call(method, url, params=params or None, **extra)
+
     @staticmethod
     def _raise(resp: Any) -> NoReturn:
         """Raise the error an answer of 400 or more carries, as its memstream class."""
@@ -136,11 +149,11 @@ class Client:
         if isinstance(content, list | tuple):
             body = _clean({**whose, "messages": list(content), "infer": infer})
             return [MemoryChange(c["event"], _record(c["record"]))
-                    for c in self._call("POST", "/v1/memories/messages", json=body)]
-        return _record(self._call("POST", "/v1/memories", json=_clean({
-            **whose, "content": content, "kind": kind, "data": data, "importance": importance,
-            "step": step, "at": _time(at), "metadata": metadata,
-            "provenance": list(provenance) if provenance is not None else None})))
+                    for c in self._send("add_messages", **body)]
+        return _record(self._send(
+            "add_memory", **whose, content=content, kind=kind, data=data,
+            importance=importance, step=step, at=_time(at), metadata=metadata,
+            provenance=list(provenance) if provenance is not None else None))
 
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
                  namespace: str | None = None, scope: Scope | None = None) -> list[Record]:
@@ -148,13 +161,11 @@ class Client:
         shared = {k: v for k, v in _wire(whose).items() if k != "namespace"}
         rows = [{"content": i} if isinstance(i, str) else _clean(dict(i)) for i in items]
         rows = [{**_clean(shared), **row} for row in rows]
-        out = self._call("POST", "/v1/memories/batch",
-                         json=_clean({"namespace": whose.namespace, "items": rows}))
+        out = self._send("add_memories", namespace=whose.namespace, items=rows)
         return [_record(r) for r in out]
 
     def get(self, record_id: str, *, namespace: str | None = None) -> Record:
-        return _record(self._call("GET", f"/v1/memories/{record_id}",
-                                  params=_clean({"namespace": namespace})))
+        return _record(self._send("get_memory", memory_id=record_id, namespace=namespace))
 
     def get_all(self, *, namespace: str | None = None, user_id: str | None = None,
                 agent_id: str | None = None, run_id: str | None = None,
@@ -173,23 +184,23 @@ class Client:
                                        agent_id=agent_id, run_id=run_id), which),
                        "include_invalid": which.include_invalid, "limit": limit,
                        "offset": offset, "order": order})
-        return [_record(r) for r in self._call("POST", "/v1/memories/list", json=body)]
+        return [_record(r) for r in self._send("list_memories", **body)]
 
     def update(self, record_id: str, *, text: str | None = None,
                data: Mapping[str, Any] | None = None, importance: float | None = None,
                metadata: Mapping[str, Any] | None = None,
                provenance: Sequence[str] | None = None, namespace: str | None = None,
                at: Time | None = None) -> Record:
-        changes = {"text": text, "data": data, "importance": importance, "metadata": metadata,
-                   "provenance": None if provenance is None else list(provenance),
-                   "at": _time(at)}
-        return _record(self._call("PATCH", f"/v1/memories/{record_id}", json=_clean(changes),
-                                  params=_clean({"namespace": namespace})))
+        changes: dict[str, Any] = {
+            "text": text, "data": data, "importance": importance, "metadata": metadata,
+            "provenance": None if provenance is None else list(provenance), "at": _time(at)}
+        return _record(self._send("update_memory", memory_id=record_id, namespace=namespace,
+                                  **changes))
 
     def delete(self, record_id: str, *, namespace: str | None = None,
                erase: bool = False) -> None:
-        self._call("DELETE", f"/v1/memories/{record_id}",
-                   params=_clean({"namespace": namespace, "erase": erase or None}))
+        self._send("delete_memory", memory_id=record_id, namespace=namespace,
+                   erase=erase or None)
 
     def delete_all(self, *, namespace: str | None = None, user_id: str | None = None,
                    agent_id: str | None = None, run_id: str | None = None,
@@ -203,12 +214,10 @@ class Client:
         wire = _wire(resolve(Scope, scope, namespace=namespace, user_id=user_id,
                              agent_id=agent_id, run_id=run_id), which)
         body = {k: wire[k] for k in (*SCOPE, "kinds", "filters")}
-        return int(self._call("POST", "/v1/memories/delete",
-                              json=_clean({**body, "erase": erase or None}))["deleted"])
+        return int(self._send("delete_memories", **body, erase=erase or None)["deleted"])
 
     def history(self, record_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
-        rows = self._call("GET", f"/v1/memories/{record_id}/history",
-                          params=_clean({"namespace": namespace}))
+        rows = self._send("memory_history", memory_id=record_id, namespace=namespace)
         return [HistoryEntry(**r) for r in rows]
 
     def search(self, query: str | Query, *, k: int = 10, namespace: str | None = None,
@@ -225,7 +234,7 @@ class Client:
             kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
             as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion,
                                min_relevance=min_relevance))
-        return [_hit(h) for h in self._call("POST", "/v1/search", json=body)]
+        return [_hit(h) for h in self._send("search_memories", **body)]
 
     def context(self, query: str | Query, *, budget: int = 512, k: int = 50,
                 namespace: str | None = None, user_id: str | None = None,
@@ -243,7 +252,7 @@ class Client:
             kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
             as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion,
                                min_relevance=min_relevance or 0.0))
-        out = self._call("POST", "/v1/context", json={**body, "budget": budget})
+        out = self._send("memory_context", **body, budget=budget)
         return Context(text=out["text"], hits=[_hit(h) for h in out["hits"]],
                        tokens=out["tokens"])
 
@@ -251,64 +260,60 @@ class Client:
 
     def record_episode(self, episode: Mapping[str, Any], *, agent_id: str = "default",
                        namespace: str | None = None) -> Record:
-        return _record(self._call("POST", "/v1/episodes", json=_clean({
-            "episode": dict(episode), "agent_id": agent_id, "namespace": namespace})))
+        return _record(self._send("record_episode", episode=dict(episode), agent_id=agent_id,
+                                  namespace=namespace))
 
     def episode_context(self, task_id: str | None = None, *, agent_id: str = "default",
                         max_tokens: int | None = None, namespace: str | None = None) -> str:
-        params = _clean({"task_id": task_id, "agent_id": agent_id, "max_tokens": max_tokens,
-                         "namespace": namespace})
-        return str(self._call("GET", "/v1/episodes/context", params=params)["context"])
+        return str(self._send("episode_context", task_id=task_id, agent_id=agent_id,
+                              max_tokens=max_tokens, namespace=namespace)["context"])
 
     def learn_outcome(self, agent: str, project_id: str, task: str, outcome: bool,
                       strategy_used: str, *, task_type: str | None = None,
                       duration_ms: int | None = None, error_message: str | None = None,
                       feedback: str | None = None, namespace: str | None = None
                       ) -> dict[str, Any]:
-        return dict(self._call("POST", "/v1/learning/outcomes", json=_clean({
-            "agent": agent, "project_id": project_id, "task": task, "outcome": outcome,
-            "strategy_used": strategy_used, "task_type": task_type, "duration_ms": duration_ms,
-            "error_message": error_message, "feedback": feedback, "namespace": namespace})))
+        return dict(self._send(
+            "learn_outcome", agent=agent, project_id=project_id, task=task, outcome=outcome,
+            strategy_used=strategy_used, task_type=task_type, duration_ms=duration_ms,
+            error_message=error_message, feedback=feedback, namespace=namespace))
 
     def task_advice(self, task: str, agent: str, *, user_id: str | None = None,
                     top_k: int = 5, namespace: str | None = None) -> dict[str, Any]:
-        return dict(self._call("POST", "/v1/learning/advice", json=_clean({
-            "task": task, "agent": agent, "user_id": user_id, "top_k": top_k,
-            "namespace": namespace})))
+        return dict(self._send("task_advice", task=task, agent=agent, user_id=user_id,
+                               top_k=top_k, namespace=namespace))
 
     def store_agent_memory(self, agent_id: str, contents: Mapping[str, Any], step: int, *,
                            memory_type: str = "state", priority: float = 1.0,
                            namespace: str | None = None) -> dict[str, Any]:
-        return dict(self._call("POST", "/v1/agents/entries", json=_clean({
-            "agent_id": agent_id, "contents": dict(contents), "step": step,
-            "memory_type": memory_type, "priority": priority, "namespace": namespace})))
+        return dict(self._send("store_agent_memory", agent_id=agent_id,
+                               contents=dict(contents), step=step, memory_type=memory_type,
+                               priority=priority, namespace=namespace))
 
     def similar_agent_states(self, agent_id: str, state: Mapping[str, Any], *, k: int = 5,
                              memory_type: str | None = None, namespace: str | None = None
                              ) -> list[dict[str, Any]]:
-        return list(self._call("POST", f"/v1/agents/{agent_id}/similar", json=_clean({
-            "state": dict(state), "k": k, "memory_type": memory_type, "namespace": namespace})))
+        return list(self._send("similar_agent_states", agent_id=agent_id, state=dict(state),
+                               k=k, memory_type=memory_type, namespace=namespace))
 
     def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
-        return dict(self._call("GET", "/v1/stats", params=_clean({"namespace": namespace})))
+        return dict(self._send("stats", namespace=namespace))
 
     def reflect(self, *, namespace: str | None = None) -> list[Record]:
-        return [_record(r) for r in self._call("POST", "/v1/reflect",
-                                               params=_clean({"namespace": namespace}))]
+        return [_record(r) for r in self._send("reflect", namespace=namespace)]
 
     def consolidate(self, *, namespace: str | None = None) -> list[MemoryChange]:
-        rows = self._call("POST", "/v1/consolidate", params=_clean({"namespace": namespace}))
+        rows = self._send("consolidate", namespace=namespace)
         return [MemoryChange(c["event"], _record(c["record"])) for c in rows]
 
     def export(self, *, namespace: str | None = None) -> str:
-        return str(self._call("GET", "/v1/export", params=_clean({"namespace": namespace})))
+        return str(self._send("export", namespace=namespace))
 
     def import_jsonl(self, text: str, *, skip_existing: bool = False,
                      namespace: str | None = None) -> int:
         """Records exported by memstream, or new memories (a "text" with add's fields)."""
-        out = self._call("POST", "/v1/import", content=text.encode(),
-                         params=_clean({"skip_existing": skip_existing, "namespace": namespace}),
-                         headers={"content-type": "application/x-ndjson"})
+        out = self._send("import", skip_existing=skip_existing, namespace=namespace,
+                         raw=(text.encode(), "application/x-ndjson"))
         return int(out["imported"])
 
     # --- change events and webhooks (docs/events.md) -------------------------------------------
@@ -316,16 +321,16 @@ class Client:
     def list_events(self, *, after: int = 0, limit: int = 100, types: Sequence[str] = (),
                     namespace: str | None = None) -> list[dict[str, Any]]:
         """Change events numbered above ``after``, oldest first."""
-        return list(self._call("GET", "/v1/events/list", params=_clean({
-            "after": after, "limit": limit, "types": list(types) or None,
-            "namespace": namespace})))
+        return list(self._send("list_events", after=after, limit=limit,
+                               types=list(types) or None, namespace=namespace))
 
     def stream_events(self, *, after: int | None = None, types: Sequence[str] = (),
                       namespace: str | None = None) -> Iterator[dict[str, Any]]:
         """Follow the server-sent event stream (``GET /v1/events``): each change event as it
         commits, from now on or after ``after``. Stop by breaking out of the loop."""
-        params = _clean({"after": after, "types": list(types) or None, "namespace": namespace})
-        with self._http.stream("GET", "/v1/events", params=params, timeout=None) as resp:
+        method, url, params, _ = request("stream_events", {
+            "after": after, "types": list(types) or None, "namespace": namespace})
+        with self._http.stream(method, url, params=params, timeout=None) as resp:
             if resp.status_code >= 400:
                 resp.read()
                 self._raise(resp)
@@ -341,25 +346,23 @@ class Client:
                          secret: str | None = None, from_start: bool = False,
                          namespace: str | None = None) -> dict[str, Any]:
         """Send the namespace's events to ``url``; the answer carries the signing secret."""
-        return dict(self._call("POST", "/v1/webhooks", json=_clean({
-            "url": url, "types": list(types), "secret": secret, "from_start": from_start,
-            "namespace": namespace})))
+        return dict(self._send("register_webhook", url=url, types=list(types), secret=secret,
+                               from_start=from_start, namespace=namespace))
 
     def list_webhooks(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
-        return list(self._call("GET", "/v1/webhooks", params=_clean({"namespace": namespace})))
+        return list(self._send("list_webhooks", namespace=namespace))
 
     def delete_webhook(self, webhook_id: str, *, namespace: str | None = None) -> None:
-        self._call("DELETE", f"/v1/webhooks/{webhook_id}",
-                   params=_clean({"namespace": namespace}))
+        self._send("delete_webhook", webhook_id=webhook_id, namespace=namespace)
 
     def webhook_dead_letters(self, webhook_id: str, *, namespace: str | None = None
                              ) -> list[dict[str, Any]]:
-        return list(self._call("GET", f"/v1/webhooks/{webhook_id}/dead-letters",
-                               params=_clean({"namespace": namespace})))
+        return list(self._send("webhook_dead_letters", webhook_id=webhook_id,
+                               namespace=namespace))
 
     def redeliver_webhook(self, webhook_id: str, *, namespace: str | None = None) -> int:
-        return int(self._call("POST", f"/v1/webhooks/{webhook_id}/redeliver",
-                              params=_clean({"namespace": namespace}))["queued"])
+        return int(self._send("redeliver_webhook", webhook_id=webhook_id,
+                              namespace=namespace)["queued"])
 
     def flush(self, timeout: float | None = None) -> None:
         """Nothing to wait for on the client side: the server owns background work."""

@@ -247,6 +247,20 @@ def test_python_client(server: Server):
         anonymous.stats()
 
 
+def test_a_client_id_cannot_add_to_the_request(server: Server):
+    """An id goes into the path escaped (``_routes.request``): one carrying a query string
+    cannot turn a delete into an erasure or name another namespace."""
+    with Client(server.url, api_key=server.keys["both"]) as client:
+        rec = client.add("A note that must keep its history", namespace="team-b")
+        with pytest.raises(NotFound):
+            client.delete(f"{rec.id}?erase=true", namespace="team-b")
+        with pytest.raises(NotFound):
+            client.get(f"{rec.id}?namespace=team-b")  # the key's first namespace is team-a
+        assert [h.event for h in client.history(rec.id, namespace="team-b")] == ["add"]
+        client.delete(rec.id, namespace="team-b")
+        assert [h.event for h in client.history(rec.id, namespace="team-b")] == ["add", "delete"]
+
+
 def test_rate_limit_and_graceful_shutdown(tmp_path):
     srv = start(tmp_path / "rl.db", "--rate", "2")
     try:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._routes import ROUTES, request
 from .metrics import percentile
 
 WORDS = ("river garden invoice meeting tea server deploy budget coffee train kayak piano "
@@ -98,10 +99,10 @@ async def _run(urls: list[str], procs: list[subprocess.Popen[bytes]], clients: i
                 started = time.perf_counter()
                 try:
                     if op == "add":
-                        resp = await http.post(urls[home] + "/v1/memories", json={
+                        resp = await http.post(urls[home] + ROUTES["add_memory"].url, json={
                             "content": _sentence(rng), "user_id": f"u{n % 10}"})
                     else:
-                        resp = await http.post(urls[home] + "/v1/search", json={
+                        resp = await http.post(urls[home] + ROUTES["search_memories"].url, json={
                             "query": " ".join(rng.sample(WORDS, 3)), "k": 10,
                             "user_id": f"u{n % 10}", "touch": False})
                 except httpx.HTTPError as exc:
@@ -121,8 +122,9 @@ async def _run(urls: list[str], procs: list[subprocess.Popen[bytes]], clients: i
         for start in range(0, len(acked), clients):  # read every acknowledged add back,
             batch = acked[start : start + clients]  # through another server when there is one
             readers = [next((i for i in live if i != home), live[0]) for _, home in batch]
-            answers = await asyncio.gather(*(http.get(f"{urls[r]}/v1/memories/{rid}")
-                                             for (rid, _), r in zip(batch, readers, strict=True)))
+            answers = await asyncio.gather(*(
+                http.get(urls[r] + request("get_memory", {"memory_id": rid})[1])
+                for (rid, _), r in zip(batch, readers, strict=True)))
             missing += sum(1 for a in answers if a.status_code != 200)
     every = lat["add"] + lat["search"]
     report: dict[str, Any] = {

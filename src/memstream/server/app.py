@@ -32,6 +32,7 @@ from prometheus_client import (
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__, tracing
+from .._routes import PREFIX
 from ..clock import iso_times
 from ..errors import (
     InvalidInput,
@@ -222,7 +223,7 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
             mcp = path == "/mcp" or path.startswith("/mcp/")
             if path == "/metrics" and _scrape(header, settings.metrics_token):
                 request.state.principal = OPEN  # the operator's scrape, nothing else
-            elif path.startswith("/v1/") or path == "/metrics" or (mcp and header):
+            elif path.startswith(PREFIX + "/") or path == "/metrics" or (mcp and header):
                 try:
                     principal = authenticate(memory.store, header, required=policy.required)
                 except Unauthenticated:

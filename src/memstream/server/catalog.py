@@ -4,8 +4,11 @@ engine call, and its result in two forms (full JSON for REST and ``Client``; com
 which an LLM reads: id, text, score, kind, dates as ISO strings).
 
 The MCP tools are made from this catalog (``mcp.py``); the REST routes call each operation's
-``run`` (``routes.py``); ``tests/server/test_catalog.py`` fails when an operation or one of its
-parameters is missing from REST, MCP or ``Client``.
+``run`` (``routes.py``), declared with ``route``: every route's method and path is in
+``memstream._routes.ROUTES`` (an operation's under its name), which ``Client`` sends through
+as well. ``tests/server/test_catalog.py`` fails when an operation or one of its parameters is
+missing from REST, MCP or ``Client``; ``tests/server/test_parity.py`` when one is missing from
+Python or the command line.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
+from fastapi import APIRouter
 from pydantic import BaseModel
 
+from .._routes import PREFIX, ROUTES
 from .._types import HistoryEntry, Hit, MemoryChange, Record
 from ..episodes import EpisodeMemory
 from ..events import ChangeEvent, Webhook
@@ -27,7 +32,10 @@ from ..scope import Scope
 from ..tiers import TieredMemory
 from . import models as m
 
-__all__ = ["OPERATIONS", "Call", "Operation", "by_name", "compact_hit", "compact_record"]
+__all__ = ["OPERATIONS", "Call", "Operation", "by_name", "compact_hit", "compact_record",
+           "route"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -47,12 +55,26 @@ class Operation:
     summary: str
     request: type[BaseModel]
     role: str  #: read, write or admin
-    method: str  #: the REST route ...
-    path: str  #: ... under /v1; ``{name}`` segments are request fields
     run: Callable[[Call, Any], Any]
     full: Callable[[Any], Any]  #: the result as REST returns it
     compact: Callable[[Any], Any]  #: the result as MCP returns it
     returns: Any = dict[str, Any]  #: the type of the compact result (MCP's output schema)
+
+    @property
+    def method(self) -> str:
+        """The REST route's method (``_routes.ROUTES``, under the operation's name)."""
+        return ROUTES[self.name].method
+
+    @property
+    def path(self) -> str:
+        """The REST route's path under /v1; ``{name}`` segments are request fields."""
+        return ROUTES[self.name].path
+
+
+def route(router: APIRouter, name: str, **settings: Any) -> Callable[[F], F]:
+    """The decorator of the REST route ``name`` (``_routes.ROUTES``): its method and path."""
+    r = ROUTES[name]
+    return router.api_route(r.path, methods=[r.method], **settings)
 
 
 def _iso(t: float | None) -> str | None:
@@ -154,14 +176,14 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "add_memory", "Store a memory (a fact, preference, observation, decision or outcome); "
         "durable when the answer arrives. Returns the stored record with its id.",
-        m.AddRequest, "write", "POST", "/memories",
+        m.AddRequest, "write",
         lambda c, r: c.memory.add(r.content, scope=r.scope(c.namespace),
                                   **_fields(r, "content", *SCOPE)),
         lambda rec: rec.to_dict(), compact_record),
     Operation(
         "search_memories", "Find the memories most relevant to a query, best first, each "
         "with its score (relevance first, then recency and importance).",
-        m.SearchRequest, "read", "POST", "/search",
+        m.SearchRequest, "read",
         lambda c, r: c.memory.search(r.as_query(), scope=r.scope(c.namespace),
                                      **_ranking(c, r)),
         lambda hits: [h.to_dict() for h in hits], lambda hits: [compact_hit(h) for h in hits],
@@ -169,37 +191,37 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "list_memories", "List the memories a selection matches (scope, kinds, filters, time, "
         "validity), oldest first unless ordered otherwise.",
-        m.ListRequest, "read", "POST", "/memories/list",
+        m.ListRequest, "read",
         lambda c, r: c.memory.get_all(scope=r.scope(c.namespace), query=r.as_query(),
                                       limit=r.limit, offset=r.offset, order=r.order),
         _records, lambda rs: [compact_record(r) for r in rs], list[dict[str, Any]]),
     Operation(
         "get_memory", "Read one memory by id (also when invalidated).",
-        m.MemoryRef, "read", "GET", "/memories/{memory_id}",
+        m.MemoryRef, "read",
         lambda c, r: c.memory.get(r.memory_id, namespace=c.namespace),
         lambda rec: rec.to_dict(), compact_record),
     Operation(
         "update_memory", "Change a memory's text, importance, data or metadata; the old values "
         "are kept in its history.",
-        m.UpdateMemoryRequest, "write", "PATCH", "/memories/{memory_id}",
+        m.UpdateMemoryRequest, "write",
         lambda c, r: c.memory.update(r.memory_id, namespace=c.namespace,
                                      **_fields(r, "memory_id")),
         lambda rec: rec.to_dict(), compact_record),
     Operation(
         "delete_memory", "Delete a memory from every index. Its history stays unless erase is "
         "true: then its text, payload and history are removed everywhere.",
-        m.DeleteMemoryRequest, "write", "DELETE", "/memories/{memory_id}", _delete, _same,
+        m.DeleteMemoryRequest, "write", _delete, _same,
         _same),
     Operation(
         "memory_history", "A memory's changes, oldest first (add, update, invalidate, "
         "delete, ...), with the old and new values.",
-        m.MemoryRef, "read", "GET", "/memories/{memory_id}/history",
+        m.MemoryRef, "read",
         lambda c, r: c.memory.history(r.memory_id, namespace=c.namespace),
         _history, _compact_history, list[dict[str, Any]]),
     Operation(
         "memory_context", "The best memories for a query that fit in a token budget, as text "
         "ready for a prompt.",
-        m.ContextRequest, "read", "POST", "/context",
+        m.ContextRequest, "read",
         lambda c, r: c.memory.context(r.as_query(), budget=r.budget,
                                       scope=r.scope(c.namespace), **_ranking(c, r)),
         _context, lambda ctx: {"text": ctx.text, "tokens": ctx.tokens,
@@ -207,35 +229,35 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "record_episode", "Record a finished training episode (task_id, score 0-1, steps, "
         "trajectory_summary, mistakes, successes, mistake_cards).",
-        m.EpisodeRequest, "write", "POST", "/episodes",
+        m.EpisodeRequest, "write",
         lambda c, r: EpisodeMemory.of(c.memory, r.agent_id, c.namespace).record(r.episode),
         lambda rec: rec.to_dict(), compact_record),
     Operation(
         "episode_context", "Lessons from past episodes, for the top of a system prompt.",
-        m.EpisodeContextRequest, "read", "GET", "/episodes/context",
+        m.EpisodeContextRequest, "read",
         lambda c, r: EpisodeMemory.of(c.memory, r.agent_id, c.namespace).context(
             r.task_id, max_tokens=r.max_tokens),
         lambda text: {"context": text}, _same, str),
     Operation(
         "learn_outcome", "Record how an attempt at a task went (outcome true or false) and the "
         "strategy used; repeated outcomes become heuristics and anti-patterns.",
-        m.LearnRequest, "write", "POST", "/learning/outcomes", _outcome, _same, _same),
+        m.LearnRequest, "write", _outcome, _same, _same),
     Operation(
         "task_advice", "Advice for a task from learned heuristics, anti-patterns, knowledge and "
         "preferences, as a compact prompt section.",
-        m.AdviceRequest, "read", "POST", "/learning/advice", _advice, _advice_full,
+        m.AdviceRequest, "read", _advice, _advice_full,
         lambda ctx: ctx.to_prompt(), str),
     Operation(
         "store_agent_memory", "Store an agent's state, action or interaction (a dict) at a "
         "simulation step, with a priority in [0, 1].",
-        m.AgentEntryRequest, "write", "POST", "/agents/entries",
+        m.AgentEntryRequest, "write",
         lambda c, r: _tiers(c).store(r.agent_id, r.memory_type, r.contents, r.step,
                                      r.priority), _same, _same),
     Operation(
         "similar_agent_states", "An agent's memories nearest to a state (a dict), field by "
         "field in the state's own units, with their similarity (1.0: identical), across its "
         "short, intermediate and long-term tiers.",
-        m.AgentSimilarOp, "read", "POST", "/agents/{agent_id}/similar", _similar, _same, _same,
+        m.AgentSimilarOp, "read", _similar, _same, _same,
         list[dict[str, Any]]),
 )
 
@@ -263,33 +285,33 @@ EVENT_OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "list_events", "Change events of the namespace numbered above `after`, oldest first "
         "(added, updated, deleted, ...; ids and scope, never the text unless configured).",
-        m.EventsRequest, "read", "GET", "/events/list",
+        m.EventsRequest, "read",
         lambda c, r: c.memory.events(namespace=c.namespace, after=r.after, limit=r.limit,
                                      types=r.types), _events, _events, list[dict[str, Any]]),
     Operation(
         "register_webhook", "Send the namespace's change events to a URL, signed with "
         "HMAC-SHA256, at least once and in order. Returns the webhook with its secret (shown "
         "only now).",
-        m.WebhookRequest, "admin", "POST", "/webhooks", _webhook,
+        m.WebhookRequest, "admin", _webhook,
         lambda h: h.to_dict(secret=True), lambda h: h.to_dict(secret=True)),
     Operation(
         "list_webhooks", "The namespace's webhooks with their delivery state (cursor, failed "
         "tries, last error, dead letters).",
-        m.NamespaceRequest, "admin", "GET", "/webhooks",
+        m.NamespaceRequest, "admin",
         lambda c, r: c.memory.webhooks.list(namespace=c.namespace), _hooks, _hooks,
         list[dict[str, Any]]),
     Operation(
         "delete_webhook", "Stop sending events to a webhook and forget it.",
-        m.WebhookRef, "admin", "DELETE", "/webhooks/{webhook_id}", _unhook, _same, _same),
+        m.WebhookRef, "admin", _unhook, _same, _same),
     Operation(
         "webhook_dead_letters", "The events a webhook gave up on after its retries, with the "
         "last error.",
-        m.WebhookRef, "admin", "GET", "/webhooks/{webhook_id}/dead-letters",
+        m.WebhookRef, "admin",
         lambda c, r: c.memory.webhooks.dead_letters(r.webhook_id, namespace=c.namespace),
         _same, _same, list[dict[str, Any]]),
     Operation(
         "redeliver_webhook", "Send a webhook's dead letters again (and the events after them).",
-        m.WebhookRef, "admin", "POST", "/webhooks/{webhook_id}/redeliver",
+        m.WebhookRef, "admin",
         lambda c, r: {"queued": c.memory.webhooks.redeliver(r.webhook_id,
                                                             namespace=c.namespace)},
         _same, _same),
@@ -324,8 +346,8 @@ def reference() -> str:
     (a test keeps the file equal to this)."""
     out = ["# Operations", "",
            "Every operation of the server, as the catalog (`memstream/server/catalog.py`) "
-           "declares it: its REST route (under `/v1`), its MCP tool (the same name), the role "
-           "its key needs, and its parameters with their descriptions. `Client` has a method "
+           f"declares it: its REST route (under `{PREFIX}`), its MCP tool (the same name), the "
+           "role its key needs, and its parameters with their descriptions. `Client` has a method "
            "for each (named as `Memory`'s where there is one). REST answers in full (records "
            "with every field, times in ISO 8601 UTC); MCP answers compactly for an LLM (id, text, "
            "kind, score, dates in ISO 8601, and only the fields that are set).", "",
@@ -335,7 +357,8 @@ def reference() -> str:
         schema = op.request.model_json_schema()
         props, required = schema.get("properties", {}), set(schema.get("required", []))
         out += [f"## `{op.name}`", "", op.summary, "",
-                f"REST `{op.method} /v1{op.path}` · MCP tool `{op.name}` · role `{op.role}`", "",
+                f"REST `{op.method} {PREFIX}{op.path}` · MCP tool `{op.name}` · role `{op.role}`",
+                "",
                 "| parameter | type | default | description |", "|---|---|---|---|"]
         for name, field in op.request.model_fields.items():
             default = "required" if name in required else f"`{field.get_default()!r}`"

@@ -18,19 +18,21 @@ import anyio
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
+from .._routes import PREFIX
 from ..errors import MemstreamError
 from .auth import authenticate, keys_enabled
+from .catalog import route
 from .models import MAX_INT, EventsRequest, EventType, NamespaceRequest, WebhookRef, WebhookRequest
 from .routes import _req, _run
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix=PREFIX)
 
 POLL = 0.25  # seconds between two reads of the outbox
 KEEPALIVE = 15.0  # seconds of silence before a comment line keeps proxies from closing
 RECHECK = 5.0  # seconds between two checks that the key is still valid
 
 
-@router.get("/events/list", tags=["events"])
+@route(router, "list_events", tags=["events"])
 def list_events(request: Request, namespace: str | None = None,
                 after: int = Query(0, ge=0, le=MAX_INT), limit: int = Query(100, ge=1, le=1000),
                 types: Annotated[list[EventType] | None, Query()] = None
@@ -41,41 +43,41 @@ def list_events(request: Request, namespace: str | None = None,
                      types=types or []))
 
 
-@router.post("/webhooks", status_code=201, tags=["events"])
+@route(router, "register_webhook", status_code=201, tags=["events"])
 def register_webhook(request: Request, body: WebhookRequest) -> dict[str, Any]:
     """Register a webhook; the answer carries its signing secret, shown only now."""
     return _run(request, "register_webhook", body)  # type: ignore[no-any-return]
 
 
-@router.get("/webhooks", tags=["events"])
+@route(router, "list_webhooks", tags=["events"])
 def list_webhooks(request: Request, namespace: str | None = None) -> list[dict[str, Any]]:
     """The namespace's webhooks and their delivery state."""
     return _run(request, "list_webhooks",  # type: ignore[no-any-return]
                 _req(NamespaceRequest, namespace=namespace))
 
 
-@router.delete("/webhooks/{webhook_id}", tags=["events"])
+@route(router, "delete_webhook", tags=["events"])
 def delete_webhook(request: Request, webhook_id: str,
                    namespace: str | None = None) -> dict[str, Any]:
     return _run(request, "delete_webhook",  # type: ignore[no-any-return]
                 _req(WebhookRef, namespace=namespace, webhook_id=webhook_id))
 
 
-@router.get("/webhooks/{webhook_id}/dead-letters", tags=["events"])
+@route(router, "webhook_dead_letters", tags=["events"])
 def webhook_dead_letters(request: Request, webhook_id: str,
                          namespace: str | None = None) -> list[dict[str, Any]]:
     return _run(request, "webhook_dead_letters",  # type: ignore[no-any-return]
                 _req(WebhookRef, namespace=namespace, webhook_id=webhook_id))
 
 
-@router.post("/webhooks/{webhook_id}/redeliver", tags=["events"])
+@route(router, "redeliver_webhook", tags=["events"])
 def redeliver_webhook(request: Request, webhook_id: str,
                       namespace: str | None = None) -> dict[str, Any]:
     return _run(request, "redeliver_webhook",  # type: ignore[no-any-return]
                 _req(WebhookRef, namespace=namespace, webhook_id=webhook_id))
 
 
-@router.get("/events", tags=["events"], response_class=StreamingResponse)
+@route(router, "stream_events", tags=["events"], response_class=StreamingResponse)
 async def stream_events(request: Request, namespace: str | None = None,
                         after: int | None = Query(None, ge=0, le=MAX_INT),
                         types: Annotated[list[EventType] | None, Query()] = None,

@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
+from .._routes import PREFIX
 from .._types import Record
 from ..errors import InvalidInput, NotFound
 from ..filters import Selection
@@ -25,10 +26,11 @@ from ..records import records_of
 from ..scope import selection
 from ..tiers import TieredMemory
 from ..tiers.tiered import SPACE
+from .catalog import route
 from .models import ListRequest
 from .routes import _ctx, _ns
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix=PREFIX)
 
 TIERS = ("stm", "im", "ltm")
 BUCKETS = (1, 10, 60, 600, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)
@@ -41,7 +43,7 @@ class InspectListRequest(ListRequest):
                                     "(stm, im, ltm); tiers apply to the agents' records.")
 
 
-@router.get("/namespaces", tags=["inspect"])
+@route(router, "namespaces", tags=["inspect"])
 def namespaces(request: Request) -> dict[str, Any]:
     """The namespaces this key may read (for an open server: every namespace in the store)."""
     mem, who = _ctx(request)
@@ -84,7 +86,7 @@ def _selection(mem: Memory, ns: str, body: ListRequest) -> Selection:
                                            default_namespace=mem.config.namespace), space=None)
 
 
-@router.post("/inspect/records", tags=["inspect"])
+@route(router, "inspect_records", tags=["inspect"])
 def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any]:
     """A page of records, newest first, each with its tier; filter by tier as well."""
     mem, ns = _ns(request, body.namespace, "read")
@@ -119,7 +121,7 @@ def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any
     return {"namespace": ns, "total": total, "records": out}
 
 
-@router.get("/inspect/records/{record_id}", tags=["inspect"])
+@route(router, "inspect_record", tags=["inspect"])
 def inspect_record(request: Request, record_id: str, namespace: str | None = None
                    ) -> dict[str, Any]:
     """One record with its tier, history, the records it rests on (its provenance) and the
@@ -173,7 +175,7 @@ def _timeline(records: Sequence[Record], key: Iterable[str]) -> dict[str, Any]:
             "end": first + n * size, "series": dict(sorted(series.items()))}
 
 
-@router.get("/inspect/overview", tags=["inspect"])
+@route(router, "inspect_overview", tags=["inspect"])
 def overview(request: Request, namespace: str | None = None,
              window: int = Query(20_000, ge=1, le=200_000)) -> dict[str, Any]:
     """What the plots show, over the newest ``window`` records: records over time by kind and

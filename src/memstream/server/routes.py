@@ -11,13 +11,14 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ValidationError
 
 from .. import transfer
+from .._routes import PREFIX
 from .._types import Record
 from ..episodes import EpisodeMemory
 from ..errors import InvalidInput
 from ..memory import Memory
 from ..tiers import TieredMemory
 from .auth import Principal
-from .catalog import Call, by_name
+from .catalog import Call, by_name, route
 from .catalog import changes as catalog_changes
 from .models import (
     MAX_INT,
@@ -45,7 +46,7 @@ from .models import (
     UpdateRequest,
 )
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix=PREFIX)
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -90,13 +91,13 @@ def _rec(r: Record) -> dict[str, Any]:
 
 # --- memories -------------------------------------------------------------------------------
 
-@router.post("/memories", response_model=RecordOut, status_code=201, tags=["memories"])
+@route(router, "add_memory", response_model=RecordOut, status_code=201, tags=["memories"])
 def add(request: Request, body: AddRequest) -> dict[str, Any]:
     """Store one memory (durable when the answer arrives)."""
     return _run(request, "add_memory", body)  # type: ignore[no-any-return]
 
 
-@router.post("/memories/batch", response_model=list[RecordOut], status_code=201,
+@route(router, "add_memories", response_model=list[RecordOut], status_code=201,
              tags=["memories"])
 def add_many(request: Request, body: AddManyRequest) -> list[dict[str, Any]]:
     """Store many memories in one transaction: all or none."""
@@ -104,7 +105,7 @@ def add_many(request: Request, body: AddManyRequest) -> list[dict[str, Any]]:
     return [_rec(r) for r in mem.add_many([i.model_dump() for i in body.items], namespace=ns)]
 
 
-@router.post("/memories/messages", response_model=list[ChangeOut], status_code=201,
+@route(router, "add_messages", response_model=list[ChangeOut], status_code=201,
              tags=["memories"])
 def add_messages(request: Request, body: MessagesRequest) -> list[dict[str, Any]]:
     """Store a conversation: facts extracted and reconciled when an LLM is configured and
@@ -115,20 +116,20 @@ def add_messages(request: Request, body: MessagesRequest) -> list[dict[str, Any]
     return catalog_changes(changes)
 
 
-@router.post("/memories/list", response_model=list[RecordOut], tags=["memories"])
+@route(router, "list_memories", response_model=list[RecordOut], tags=["memories"])
 def list_memories(request: Request, body: ListRequest) -> list[dict[str, Any]]:
     """Records matching a selection, oldest first (``order``: created, -created, step)."""
     return _run(request, "list_memories", body)  # type: ignore[no-any-return]
 
 
-@router.get("/memories/{memory_id}", response_model=RecordOut, tags=["memories"])
+@route(router, "get_memory", response_model=RecordOut, tags=["memories"])
 def get(request: Request, memory_id: str, namespace: str | None = None) -> dict[str, Any]:
     """Read one memory by id (also when invalidated)."""
     return _run(request, "get_memory",  # type: ignore[no-any-return]
                 _req(MemoryRef, memory_id=memory_id, namespace=namespace))
 
 
-@router.patch("/memories/{memory_id}", response_model=RecordOut, tags=["memories"])
+@route(router, "update_memory", response_model=RecordOut, tags=["memories"])
 def update(request: Request, memory_id: str, body: UpdateRequest,
            namespace: str | None = None) -> dict[str, Any]:
     """Change a record; the old values go to its history."""
@@ -137,7 +138,7 @@ def update(request: Request, memory_id: str, body: UpdateRequest,
                      **body.model_dump()))
 
 
-@router.delete("/memories/{memory_id}", tags=["memories"])
+@route(router, "delete_memory", tags=["memories"])
 def delete(request: Request, memory_id: str, namespace: str | None = None,
            erase: bool = Query(False, description="Also remove its text, payload and history "
                                "from every store and index (only the id and time stay).")
@@ -147,7 +148,7 @@ def delete(request: Request, memory_id: str, namespace: str | None = None,
                 _req(DeleteMemoryRequest, memory_id=memory_id, namespace=namespace, erase=erase))
 
 
-@router.post("/memories/delete", tags=["memories"])
+@route(router, "delete_memories", tags=["memories"])
 def delete_all(request: Request, body: DeleteAllRequest) -> dict[str, Any]:
     """Delete every record a selection matches in one namespace (admin)."""
     mem, ns = _ns(request, body.namespace, "admin")
@@ -155,7 +156,7 @@ def delete_all(request: Request, body: DeleteAllRequest) -> dict[str, Any]:
                                       filters=body.filters, erase=body.erase)}
 
 
-@router.get("/memories/{memory_id}/history", tags=["memories"])
+@route(router, "memory_history", tags=["memories"])
 def history(request: Request, memory_id: str,
             namespace: str | None = None) -> list[dict[str, Any]]:
     """A record's changes, oldest first."""
@@ -165,19 +166,19 @@ def history(request: Request, memory_id: str,
 
 # --- retrieval ------------------------------------------------------------------------------
 
-@router.post("/search", response_model=list[HitOut], tags=["retrieval"])
+@route(router, "search_memories", response_model=list[HitOut], tags=["retrieval"])
 def search(request: Request, body: SearchRequest) -> list[dict[str, Any]]:
     """The k best memories, each with its recency, importance and relevance explained."""
     return _run(request, "search_memories", body)  # type: ignore[no-any-return]
 
 
-@router.post("/context", response_model=ContextOut, tags=["retrieval"])
+@route(router, "memory_context", response_model=ContextOut, tags=["retrieval"])
 def context(request: Request, body: ContextRequest) -> dict[str, Any]:
     """The best memories that fit a token budget, rendered one per line."""
     return _run(request, "memory_context", body)  # type: ignore[no-any-return]
 
 
-@router.get("/stats", tags=["retrieval"])
+@route(router, "stats", tags=["retrieval"])
 def stats(request: Request, namespace: str | None = None) -> dict[str, Any]:
     mem, ns = _ns(request, namespace, "read")
     return mem.stats(namespace=ns)
@@ -185,7 +186,7 @@ def stats(request: Request, namespace: str | None = None) -> dict[str, Any]:
 
 # --- transfer -------------------------------------------------------------------------------
 
-@router.get("/export", response_class=PlainTextResponse, tags=["transfer"])
+@route(router, "export", response_class=PlainTextResponse, tags=["transfer"])
 def export(request: Request, namespace: str | None = None,
            with_embeddings: bool = Query(False)) -> PlainTextResponse:
     """The namespace's records as JSON Lines (every field)."""
@@ -195,7 +196,7 @@ def export(request: Request, namespace: str | None = None,
     return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
 
 
-@router.post("/import", tags=["transfer"])
+@route(router, "import", tags=["transfer"])
 async def import_records(request: Request, skip_existing: bool = Query(False),
                          namespace: str | None = None) -> dict[str, Any]:
     """Load JSON Lines, all or nothing (admin of every namespace the records go to): records
@@ -219,13 +220,13 @@ async def import_records(request: Request, skip_existing: bool = Query(False),
 
 # --- cognition, episodes, learning -----------------------------------------------------------
 
-@router.post("/reflect", response_model=list[RecordOut], tags=["cognition"])
+@route(router, "reflect", response_model=list[RecordOut], tags=["cognition"])
 def reflect(request: Request, namespace: str | None = None) -> list[dict[str, Any]]:
     mem, ns = _ns(request, namespace, "admin")
     return [_rec(r) for r in mem.reflect(namespace=ns)]
 
 
-@router.post("/consolidate", response_model=list[ChangeOut], tags=["cognition"])
+@route(router, "consolidate", response_model=list[ChangeOut], tags=["cognition"])
 def consolidate(request: Request, namespace: str | None = None) -> list[dict[str, Any]]:
     mem, ns = _ns(request, namespace, "admin")
     return catalog_changes(mem.consolidate(namespace=ns))
@@ -237,13 +238,13 @@ def _episodes(request: Request, namespace: str | None, agent_id: str,
     return EpisodeMemory.of(mem, agent_id=agent_id, namespace=ns)
 
 
-@router.post("/episodes", response_model=RecordOut, status_code=201, tags=["episodes"])
+@route(router, "record_episode", response_model=RecordOut, status_code=201, tags=["episodes"])
 def record_episode(request: Request, body: EpisodeRequest) -> dict[str, Any]:
     """Record a finished training episode."""
     return _run(request, "record_episode", body)  # type: ignore[no-any-return]
 
 
-@router.get("/episodes/context", tags=["episodes"])
+@route(router, "episode_context", tags=["episodes"])
 def episode_context(request: Request, agent_id: str = "default", task_id: str | None = None,
                     max_tokens: int | None = Query(None, ge=0, le=100_000),
                     namespace: str | None = None) -> dict[str, Any]:
@@ -253,19 +254,19 @@ def episode_context(request: Request, agent_id: str = "default", task_id: str | 
         namespace=namespace))
 
 
-@router.get("/episodes/summary", tags=["episodes"])
+@route(router, "episode_summary", tags=["episodes"])
 def episode_summary(request: Request, agent_id: str = "default",
                     namespace: str | None = None) -> dict[str, Any]:
     return _episodes(request, namespace, agent_id, "read").summary()
 
 
-@router.post("/learning/outcomes", status_code=201, tags=["learning"])
+@route(router, "learn_outcome", status_code=201, tags=["learning"])
 def learn(request: Request, body: LearnRequest) -> dict[str, Any]:
     """Record how an attempt went; heuristics and anti-patterns follow from repeats."""
     return _run(request, "learn_outcome", body)  # type: ignore[no-any-return]
 
 
-@router.post("/learning/advice", tags=["learning"])
+@route(router, "task_advice", tags=["learning"])
 def advice(request: Request, body: AdviceRequest) -> dict[str, Any]:
     """Advice for a task from what was learned, by section, and as a prompt."""
     return _run(request, "task_advice", body)  # type: ignore[no-any-return]
@@ -279,13 +280,13 @@ def _tiers(request: Request, namespace: str | None, need: str) -> TieredMemory:
     return TieredMemory.of(mem, ns, redis_url=request.app.state.redis_url)
 
 
-@router.post("/agents/entries", status_code=201, tags=["agents"])
+@route(router, "store_agent_memory", status_code=201, tags=["agents"])
 def store_agent_entry(request: Request, body: AgentEntryRequest) -> dict[str, Any]:
     """Store an agent's state, action or interaction at a step (durable, then STM)."""
     return _run(request, "store_agent_memory", body)  # type: ignore[no-any-return]
 
 
-@router.get("/agents/{agent_id}/range", tags=["agents"])
+@route(router, "agent_range", tags=["agents"])
 def agent_range(request: Request, agent_id: str, start: int = Query(..., ge=0, le=MAX_INT),
                 end: int = Query(..., ge=0, le=MAX_INT), memory_type: str | None = None,
                 namespace: str | None = None) -> list[dict[str, Any]]:
@@ -293,7 +294,7 @@ def agent_range(request: Request, agent_id: str, start: int = Query(..., ge=0, l
     return _tiers(request, namespace, "read").step_range(agent_id, start, end, memory_type)
 
 
-@router.post("/agents/{agent_id}/similar", tags=["agents"])
+@route(router, "similar_agent_states", tags=["agents"])
 def agent_similar(request: Request, agent_id: str,
                   body: AgentSimilarRequest) -> list[dict[str, Any]]:
     """The agent's entries nearest to a state, field by field in the state's own units, with

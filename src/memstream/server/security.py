@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
+from .._routes import ROUTES
 from ..errors import InvalidInput, ScopeViolation, UnsupportedMediaType
 from ..store import Store
 from .auth import keys_enabled
@@ -114,7 +115,7 @@ def check_content_type(method: str, path: str, headers: Mapping[str, str]) -> No
     kind = headers.get("content-type", "").split(";")[0].strip().lower()
     if not kind and not chunked and length in (None, "0"):
         return  # no body
-    accepted = _JSON_LINES if path == "/v1/import" else _JSON
+    accepted = _JSON_LINES if path == ROUTES["import"].url else _JSON
     if kind not in accepted:
         raise UnsupportedMediaType(
             f"the request body must be sent as {accepted[0]} (got {kind or 'no content type'!r}); "
