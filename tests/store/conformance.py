@@ -9,7 +9,7 @@ empty store of that backend.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, Protocol
 
 import numpy as np
 import pytest
@@ -599,3 +599,12 @@ class StoreConformance(RecordsConformance, IndexesConformance, QueuesConformance
         store_own = {n for n in vars(Store) if not n.startswith("_")}
         assert not store_own & members  # every method is declared once, in its part
         assert not {n for n in vars(KeyStore) if not n.startswith("_")} & (members | store_own)
+        # a bundle of parts: each attribute is its part, and no protocol grows past 15 methods
+        bundle = {"records": RecordStore, "indexes": SearchIndexes, "queues": WorkQueues,
+                  "kv": KeyValue, "transfer": Transfer, "events": EventStore}
+        assert all(isinstance(getattr(store, name), part) for name, part in bundle.items())
+        for proto in (*parts, Store, KeyStore):
+            own = {n for k in proto.__mro__ if k not in (object, Protocol, Generic)
+                   for n, v in vars(k).items() if not n.startswith("_")
+                   and (callable(v) or isinstance(v, property))}
+            assert len(own) <= 15, f"{proto.__name__} has {len(own)} methods: split it"
