@@ -47,6 +47,7 @@ class AsyncMemory:
 
     add = _async(Memory.add)
     add_many = _async(Memory.add_many)
+    write_records = _async(Memory.write_records)
     update = _async(Memory.update)
     invalidate = _async(Memory.invalidate)
     delete = _async(Memory.delete)

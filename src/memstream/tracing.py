@@ -87,6 +87,11 @@ _NAMES = {"vector_search": "memstream.vector_search",
           "embed": "memstream.embed"}
 
 
+#: the parts of a store (``store.protocol.Store``): their methods' spans are
+#: ``memstream.store.<method>``
+_PARTS = frozenset({"records", "indexes", "queues", "kv", "transfer", "events"})
+
+
 class _Traced:
     """A proxy that makes a span of every method call of the object it wraps."""
 
@@ -96,6 +101,8 @@ class _Traced:
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._inner, name)
+        if name in _PARTS:  # a store's part: its calls are the store's, named as before
+            return _Traced(value, self._prefix)
         if name.startswith("_") or not callable(value):
             return value
         label = _NAMES.get(name, f"{self._prefix}.{name}")
