@@ -551,20 +551,20 @@ class TransferConformance:
         store.insert(recs, model="m")
         store.update("ns", recs[0].id, Patch(invalidated_at=T0 + 9), at=T0 + 9)
         store.delete("ns", [recs[4].id], at=T0 + 10)
-        first = store.records_page("ns", None, 2)
-        rest = store.records_page("ns", first[-1][0].id, 10)
+        first = store.transfer.records_page("ns", None, 2)
+        rest = store.transfer.records_page("ns", first[-1][0].id, 10)
         got = first + rest
         assert [r.id for r, _ in got] == sorted(r.id for r in recs[:4])
         assert [m for _, m in got] == [None, "m", None, "m"]
         assert got[1][0].embedding == pytest.approx(unit(1, 1))
         assert got[0][0].invalidated_at == T0 + 9
-        assert store.records_page("other", None, 10) == []
-        entries = store.history_page(0, 100)
+        assert store.transfer.records_page("other", None, 10) == []
+        entries = store.transfer.history_page(0, 100)
         assert [e.event for _, e in entries] == ["add"] * 5 + ["invalidate", "delete"]
         positions = [p for p, _ in entries]
         assert positions == sorted(positions)
-        assert store.history_page(positions[-2], 100) == entries[-1:]
-        store.put_history([entries[0][1]])
+        assert store.transfer.history_page(positions[-2], 100) == entries[-1:]
+        store.transfer.put_history([entries[0][1]])
         assert store.history("ns", recs[0].id)[-1] == entries[0][1]
         store.kv.set_meta("a", "1")
         assert store.kv.meta_items() == {"a": "1"}

@@ -67,7 +67,8 @@ def test_sqlite_to_postgres_and_back(tmp_path: Path, pg_url: str) -> None:
     a, b = open_store(src), open_store(back)
     try:
         assert verify(a, b).ok
-        assert [e for _, e in a.history_page(0, 1000)] == [e for _, e in b.history_page(0, 1000)]
+        assert [e for _, e in a.transfer.history_page(0, 1000)] == \
+            [e for _, e in b.transfer.history_page(0, 1000)]
     finally:
         a.close()
         b.close()

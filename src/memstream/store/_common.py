@@ -15,6 +15,7 @@ from ..filters import And, Cond, Expr, Not, Or, Selection
 from ._events import EventLog
 from ._kv import KeyValues
 from ._queues import Queues
+from ._transfer import Copying
 from .protocol import (
     ApiKey,
     EventStore,
@@ -286,12 +287,14 @@ class SpaceRegistry:
 
 class Bundle:
     """The parts of a store (``protocol.Store``): the event log (``_events``), the key-value
-    part (``_kv``) and the work queues (``_queues``) are objects of their own over the store's
-    connection; the other parts are still views of the backend."""
+    part (``_kv``), the work queues (``_queues``) and the transfer part (``_transfer``) are
+    objects of their own over the store's connection; the records and the search indexes are
+    still views of the backend."""
 
     _events: EventLog
     _kv: KeyValues
     _queues: Queues
+    _transfer: Copying
 
     @property
     def records(self) -> RecordStore:
@@ -311,18 +314,8 @@ class Bundle:
 
     @property
     def transfer(self) -> Transfer:
-        return cast("Transfer", self)
+        return self._transfer
 
     @property
     def events(self) -> EventStore:
         return self._events
-
-    # the transfer part's copies of the outbox tables are the event log's
-    def outbox_rows(self, table: str, offset: int, limit: int) -> list[tuple[Any, ...]]:
-        return self._events.outbox_rows(table, offset, limit)
-
-    def put_outbox_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._events.put_outbox_rows(table, rows)
-
-    def outbox_count(self, table: str) -> int:
-        return self._events.outbox_count(table)

@@ -18,6 +18,7 @@ from ._pg_rows import from_db as _from_db
 from ._pg_rows import jsonb as _jsonb
 from ._pg_rows import row_to_record as _row_to_record
 from ._queues import Queues
+from ._transfer import Copying
 from .protocol import ApiKey, StoreStats
 
 
@@ -62,36 +63,6 @@ class PgAdmin(KeyLookup):
                         (at, key_id))
             return cur.rowcount > 0
 
-    def records_page(self, namespace: str, after: str | None, limit: int
-                     ) -> list[tuple[Record, str | None]]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute(
-                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
-                + " WHERE r.namespace = %s AND r.id > %s ORDER BY r.id LIMIT %s",
-                (namespace, after or "", limit), binary=True).fetchall()
-        out = []
-        for row in rows:
-            rec = _row_to_record(row[:-2])
-            if row[-2] is not None:
-                rec = dataclasses.replace(rec, embedding=_from_db(row[-2]))
-            out.append((rec, row[-1]))
-        return out
-
-    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT seq, record_id, namespace, event, at, old, new FROM "
-                               "history WHERE seq > %s ORDER BY seq LIMIT %s",
-                               (after, limit)).fetchall()
-        return [(r[0], HistoryEntry(*r[1:])) for r in rows]
-
-    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
-        if not entries:
-            return
-        with self._conn(write=True) as cur:
-            cur.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
-                            "VALUES (%s, %s, %s, %s, %s, %s)",
-                            [(e.namespace, e.record_id, e.event, e.at, _jsonb(e.old),
-                              _jsonb(e.new)) for e in entries])
 
 
 class PgQueues(Queues):
@@ -125,3 +96,38 @@ class PgQueues(Queues):
                 "WHERE r.id = c.id RETURNING r.seq, r.namespace, r.id, r.text",
                 (owner, now + lease, now, owner, limit)).fetchall()
         return [(r[1], r[2], r[3]) for r in sorted(rows)]
+
+
+class PgTransfer(Copying):
+    """A PostgreSQL store's pages."""
+
+    def records_page(self, namespace: str, after: str | None, limit: int
+                     ) -> list[tuple[Record, str | None]]:
+        with self._session(False) as cur:
+            rows = cur.execute(
+                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
+                + " WHERE r.namespace = %s AND r.id > %s ORDER BY r.id LIMIT %s",
+                (namespace, after or "", limit), binary=True).fetchall()
+        out = []
+        for row in rows:
+            rec = _row_to_record(row[:-2])
+            if row[-2] is not None:
+                rec = dataclasses.replace(rec, embedding=_from_db(row[-2]))
+            out.append((rec, row[-1]))
+        return out
+
+    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
+        with self._session(False) as cur:
+            rows = cur.execute("SELECT seq, record_id, namespace, event, at, old, new FROM "
+                               "history WHERE seq > %s ORDER BY seq LIMIT %s",
+                               (after, limit)).fetchall()
+        return [(r[0], HistoryEntry(*r[1:])) for r in rows]
+
+    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
+        if not entries:
+            return
+        with self._session(True) as cur:
+            cur.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                            "VALUES (%s, %s, %s, %s, %s, %s)",
+                            [(e.namespace, e.record_id, e.event, e.at, _jsonb(e.old),
+                              _jsonb(e.new)) for e in entries])

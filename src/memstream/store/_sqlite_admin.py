@@ -19,6 +19,7 @@ from ._common import KeyLookup
 from ._queues import Queues
 from ._sqlite_rows import SELECT as _SELECT
 from ._sqlite_rows import row_to_record as _row_to_record
+from ._transfer import Copying
 from .protocol import ApiKey, StoreStats
 
 _dumps = _json.dumps
@@ -69,35 +70,6 @@ class SQLiteAdmin(KeyLookup):
             return db.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) "
                               "WHERE id = ?", (at, key_id)).rowcount > 0
 
-    def records_page(self, namespace: str, after: str | None, limit: int
-                     ) -> list[tuple[Record, str | None]]:
-        with self._read() as db:
-            rows = db.execute(
-                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
-                + " WHERE +r.namespace = ? AND r.id > ? ORDER BY r.id LIMIT ?",
-                (namespace, after or "", limit)).fetchall()
-        out = []
-        for row in rows:
-            rec = _row_to_record(row[:-2])
-            if row[-2] is not None:
-                rec = dataclasses.replace(rec, embedding=np.frombuffer(row[-2], np.float32))
-            out.append((rec, row[-1]))
-        return out
-
-    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
-        with self._read() as db:
-            rows = db.execute("SELECT seq, record_id, namespace, event, at, old, new FROM history "
-                              "WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)).fetchall()
-        return [(r[0], HistoryEntry(r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None,
-                                    json.loads(r[6]) if r[6] else None)) for r in rows]
-
-    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
-        with self._write() as db:
-            db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
-                           "VALUES (?, ?, ?, ?, ?, ?)",
-                           [(e.namespace, e.record_id, e.event, e.at,
-                             None if e.old is None else _dumps(e.old),
-                             None if e.new is None else _dumps(e.new)) for e in entries])
 
 
 class SQLiteQueues(Queues):
@@ -131,3 +103,37 @@ class SQLiteQueues(Queues):
             db.executemany("UPDATE records SET embed_owner = ?, embed_until = ? WHERE rowid = ?",
                            [(owner, now + lease, r[0]) for r in rows])
         return [(r[1], r[2], r[3]) for r in rows]
+
+
+class SQLiteTransfer(Copying):
+    """A SQLite store's pages."""
+
+    def records_page(self, namespace: str, after: str | None, limit: int
+                     ) -> list[tuple[Record, str | None]]:
+        with self._session(False) as db:
+            rows = db.execute(
+                _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
+                + " WHERE +r.namespace = ? AND r.id > ? ORDER BY r.id LIMIT ?",
+                (namespace, after or "", limit)).fetchall()
+        out = []
+        for row in rows:
+            rec = _row_to_record(row[:-2])
+            if row[-2] is not None:
+                rec = dataclasses.replace(rec, embedding=np.frombuffer(row[-2], np.float32))
+            out.append((rec, row[-1]))
+        return out
+
+    def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
+        with self._session(False) as db:
+            rows = db.execute("SELECT seq, record_id, namespace, event, at, old, new FROM history "
+                              "WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)).fetchall()
+        return [(r[0], HistoryEntry(r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None,
+                                    json.loads(r[6]) if r[6] else None)) for r in rows]
+
+    def put_history(self, entries: Sequence[HistoryEntry]) -> None:
+        with self._session(True) as db:
+            db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
+                           "VALUES (?, ?, ?, ?, ?, ?)",
+                           [(e.namespace, e.record_id, e.event, e.at,
+                             None if e.old is None else _dumps(e.old),
+                             None if e.new is None else _dumps(e.new)) for e in entries])

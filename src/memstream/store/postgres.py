@@ -28,7 +28,7 @@ from ..filters import Selection
 from ._common import Bundle, Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
 from ._kv import KeyValues
-from ._pg_admin import PgAdmin, PgQueues
+from ._pg_admin import PgAdmin, PgQueues, PgTransfer
 from ._pg_rows import SELECT as _SELECT
 from ._pg_rows import from_db as _from_db
 from ._pg_rows import jsonb as _jsonb
@@ -60,6 +60,7 @@ class PostgresStore(SQLRecords, PgAdmin, Selecting, SpaceRegistry, Bundle):
         self._events = EventLog(self)
         self._kv = KeyValues(self)
         self._queues = PgQueues(self)
+        self._transfer = PgTransfer(self)
         self._display = url.split("@")[-1]  # never the password
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
@@ -302,13 +303,6 @@ class PostgresStore(SQLRecords, PgAdmin, Selecting, SpaceRegistry, Bundle):
             cur.execute("TRUNCATE records, history, embedding_cache, events")
             cur.execute("DELETE FROM meta WHERE key <> 'schema_version'")
         self._stats.clear()
-
-    def wipe(self) -> None:
-        """Every row of every table gone, keys and webhooks too (an unfinished migrate's
-        target, before it starts again)."""
-        self.reset()
-        with self._conn(write=True) as cur:
-            cur.execute("TRUNCATE api_keys, webhooks, webhook_dead")
 
     # --- reads -------------------------------------------------------------------------------
 

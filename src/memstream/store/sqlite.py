@@ -30,7 +30,7 @@ from ._common import Bundle, Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
 from ._kv import KeyValues
 from ._sql_records import SQLRecords
-from ._sqlite_admin import SQLiteAdmin, SQLiteQueues
+from ._sqlite_admin import SQLiteAdmin, SQLiteQueues, SQLiteTransfer
 from ._sqlite_check import inspect_file
 from ._sqlite_keywords import SQLiteKeywords
 from ._sqlite_rows import SELECT as _SELECT
@@ -70,6 +70,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Select
         self._events = EventLog(self)
         self._kv = KeyValues(self)
         self._queues = SQLiteQueues(self)
+        self._transfer = SQLiteTransfer(self)
         self.ann_threshold = ann_threshold
         self.exact_selection = EXACT_SELECTION
         self._ann: dict[str, AnnIndex] = {}
@@ -418,14 +419,6 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Select
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
         self._vectors.clear()
-
-    def wipe(self) -> None:
-        """Every row of every table gone, keys and webhooks too (an unfinished migrate's
-        target, before it starts again)."""
-        self.reset()
-        with self._write() as db:
-            for table in ("api_keys", "webhooks", "webhook_dead"):
-                db.execute(f"DELETE FROM {table}")
 
     # --- reads -------------------------------------------------------------------------------
 
