@@ -202,7 +202,7 @@ def test_config_from_environment(monkeypatch: pytest.MonkeyPatch, db_path: Path)
     with Memory(db_path, embedder="none") as mem:
         assert mem.add("x").namespace == "envspace"
         assert mem.config.decay == 0.5
-        saved = json.loads(mem.store.get_meta("config") or "{}")
+        saved = json.loads(mem.store.kv.get_meta("config") or "{}")
         assert saved["decay"] == 0.5 and saved["namespace"] == "envspace"
         assert "embed_key" not in saved  # secrets are never written beside the data
     monkeypatch.setenv("MEMSTREAM_DECAY", "fast")

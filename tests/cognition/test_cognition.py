@@ -51,7 +51,7 @@ def test_bad_ratings_keep_the_offline_value(tmp_path: Path, chat, answer):
         mem.flush(timeout=30)
         assert mem.get(rec.id).importance == rec.importance  # the heuristic value stays
         assert len(chat.requests) == 2  # asked once more, then gave up
-        assert mem.store.pending_ratings(5) == []
+        assert mem.store.queues.pending_ratings(5) == []
 
 
 def test_network_errors_and_timeouts_lose_no_write(tmp_path: Path, chat):

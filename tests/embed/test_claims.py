@@ -46,7 +46,7 @@ def test_two_workers_embed_each_record_once(tmp_path: Path) -> None:
             (a if i % 2 else b).add(t)
         a.flush(timeout=60)
         b.flush(timeout=60)
-        assert a.store.pending_embeddings(10) == []
+        assert a.store.queues.pending_embeddings(10) == []
         assert set(CountingEmbedder.seen) == set(texts)
         assert max(CountingEmbedder.seen.values()) == 1  # nothing embedded twice
         assert len(a.get_all(limit=None)) == 120

@@ -57,7 +57,7 @@ def test_background_embedding_resumes_after_restart(db_path: Path, e5):
     with Memory(db_path, embedder=e5) as mem:
         mem.flush(timeout=120)
         assert mem.stats()["embedded"] == 10
-        assert mem.store.pending_embeddings(5) == []
+        assert mem.store.queues.pending_embeddings(5) == []
 
 
 def test_embedding_cache_by_content_hash(db_path: Path, e5):

@@ -153,7 +153,7 @@ class RecordsConformance:
         b = rec("pat's earlier note", user_id="pat")
         keep = rec("the vault code is 4417 too", user_id="sam", embedding=unit(1, 0, 0))
         store.insert([a, b, keep], model="m")
-        store.cache_vectors("m", [("h-a", unit(1, 0, 0)), ("h-keep", unit(0, 1, 0))])
+        store.kv.cache_vectors("m", [("h-a", unit(1, 0, 0)), ("h-keep", unit(0, 1, 0))])
         store.update("ns", a.id, Patch(text="the vault code is 4418"), at=T0 + 1)
         store.delete("ns", [b.id], at=T0 + 2)
         assert sorted(store.history_ids("ns", {"user_id": "pat"})) == sorted([a.id, b.id])
@@ -167,7 +167,7 @@ class RecordsConformance:
         assert [i for i, _ in keyword_search(store, Selection("ns"), ["vault"], 5)] == [keep.id]
         assert [i for i, _ in store.vector_search(Selection("ns"), unit(1, 0, 0), 5)] == [
             keep.id]
-        assert set(store.cached_vectors("m", ["h-a", "h-keep"])) == {"h-keep"}
+        assert set(store.kv.cached_vectors("m", ["h-a", "h-keep"])) == {"h-keep"}
         assert store.erase("ns", [a.id], at=T0 + 4) == 1  # idempotent: the tombstone stays
         assert store.taken([a.id, keep.id]) == {keep.id}
         assert store.taken([keep.id]) == {keep.id} and store.get("other", [keep.id]) == []
@@ -283,9 +283,9 @@ class IndexesConformance:
     def test_update_text_requeues_embedding_and_reindexes_keywords(self, store):
         a = rec("apples", embedding=unit(1, 0, 0))
         store.insert([a], model="m")
-        assert store.pending_embeddings(10) == []
+        assert store.queues.pending_embeddings(10) == []
         store.update("ns", a.id, Patch(text="bananas"), at=T0)
-        assert [p[1] for p in store.pending_embeddings(10)] == [a.id]
+        assert [p[1] for p in store.queues.pending_embeddings(10)] == [a.id]
         assert keyword_search(store, Selection("ns"), ["apples"], 5) == []
         assert [i for i, _ in keyword_search(store, Selection("ns"), ["bananas"], 5)] == [a.id]
         assert store.vector_search(Selection("ns"), unit(1, 0, 0), 5) == []
@@ -463,7 +463,7 @@ class IndexesConformance:
         assert [i for i, _ in store.keyword_scores(Selection("ns", space="agents"),
                                                    [("position", 1.0)], 5)] == [states[0].id]
         assert store.get("ns", [states[0].id])[0].space == "agents"
-        assert store.clear_embeddings() == 2  # the text space only
+        assert store.queues.clear_embeddings() == 2  # the text space only
         assert store.vector_search(Selection("ns"), q, 5) == []
         assert store.embeddings("ns", [states[0].id])[states[0].id] == pytest.approx(q)
         kept = store.update("ns", states[0].id, Patch(text="position=2"), at=T0 + 3)
@@ -488,13 +488,13 @@ class QueuesConformance:
     def test_rating_queue(self, store):
         a, b = rec("rate me", importance=0.3), rec("leave me")
         store.insert([a, b], rate={a.id})
-        assert store.pending_ratings(5) == [("ns", a.id, "rate me", "observation")]
-        store.set_rating("ns", a.id, 0.9, at=T0 + 1)
-        assert store.pending_ratings(5) == []
+        assert store.queues.pending_ratings(5) == [("ns", a.id, "rate me", "observation")]
+        store.queues.set_rating("ns", a.id, 0.9, at=T0 + 1)
+        assert store.queues.pending_ratings(5) == []
         assert store.get("ns", [a.id])[0].importance == 0.9
         assert store.history("ns", a.id)[-1].new == {"importance": 0.9}
         store.insert([c := rec("offline")], rate={rec("x").id, b.id})
-        store.set_rating("ns", "gone", None, at=T0)  # unknown ids are skipped
+        store.queues.set_rating("ns", "gone", None, at=T0)  # unknown ids are skipped
         assert store.get("ns", [c.id])[0].importance == 0.5
 
     def test_embedding_claims(self, store):
@@ -502,20 +502,20 @@ class QueuesConformance:
 
         a, b, c = rec("a", at=T0), rec("b", at=T0 + 1), rec("c", at=T0 + 2)
         store.insert([a, b, c])
-        first = store.pending_embeddings(2, owner="w1", lease=60)
+        first = store.queues.pending_embeddings(2, owner="w1", lease=60)
         assert [p[1] for p in first] == [a.id, b.id]
-        assert [p[1] for p in store.pending_embeddings(5, owner="w2", lease=60)] == [c.id]
-        assert store.pending_embeddings(5, owner="w3", lease=60) == []
-        again = store.pending_embeddings(5, owner="w1", lease=60)  # its own claims come back
+        assert [p[1] for p in store.queues.pending_embeddings(5, owner="w2", lease=60)] == [c.id]
+        assert store.queues.pending_embeddings(5, owner="w3", lease=60) == []
+        again = store.queues.pending_embeddings(5, owner="w1", lease=60)  # its own claims come back
         assert [p[1] for p in again] == [a.id, b.id]
-        assert len(store.pending_embeddings(10)) == 3  # unclaimed view: everything queued
+        assert len(store.queues.pending_embeddings(10)) == 3  # unclaimed view: everything queued
         store.set_embeddings("ns", [(a.id, unit(1, 0))], "m")
-        short = store.pending_embeddings(5, owner="w4", lease=0.05)
+        short = store.queues.pending_embeddings(5, owner="w4", lease=0.05)
         assert short == []
         store.insert([d := rec("d", at=T0 + 3)])
-        assert [p[1] for p in store.pending_embeddings(5, owner="w4", lease=0.05)] == [d.id]
+        assert [p[1] for p in store.queues.pending_embeddings(5, owner="w4", lease=0.05)] == [d.id]
         time.sleep(0.1)  # w4's lease lapses: another worker takes its record
-        assert [p[1] for p in store.pending_embeddings(5, owner="w5", lease=0.05)] == [d.id]
+        assert [p[1] for p in store.queues.pending_embeddings(5, owner="w5", lease=0.05)] == [d.id]
 
 
 class KeyValueConformance:
@@ -525,19 +525,19 @@ class KeyValueConformance:
     def test_pending_and_cache(self, store):
         a, b = rec("a"), rec("b", embedding=unit(1, 0))
         store.insert([a, b], model="m")
-        assert [p[1] for p in store.pending_embeddings(10)] == [a.id]
-        store.cache_vectors("m", [("h1", unit(0, 1))])
-        store.cache_vectors("m", [("h1", unit(1, 0))])  # idempotent: first value stays
-        assert store.cached_vectors("m", ["h1", "h2"])["h1"] == pytest.approx(unit(0, 1))
-        assert store.cached_vectors("other-model", ["h1"]) == {}
+        assert [p[1] for p in store.queues.pending_embeddings(10)] == [a.id]
+        store.kv.cache_vectors("m", [("h1", unit(0, 1))])
+        store.kv.cache_vectors("m", [("h1", unit(1, 0))])  # idempotent: first value stays
+        assert store.kv.cached_vectors("m", ["h1", "h2"])["h1"] == pytest.approx(unit(0, 1))
+        assert store.kv.cached_vectors("other-model", ["h1"]) == {}
 
     def test_stats_namespaces_meta_reset(self, store):
         store.insert([rec("a", kind="fact"), rec("b"), rec("c", ns="z")])
         s = store.stats("ns")
         assert (s.records, s.valid, s.by_kind) == (2, 2, {"fact": 1, "observation": 1})
         assert store.namespaces() == ["ns", "z"]
-        store.set_meta("k", "v")
-        assert store.get_meta("k") == "v"
+        store.kv.set_meta("k", "v")
+        assert store.kv.get_meta("k") == "v"
         store.reset()
         assert store.namespaces() == []
 
@@ -551,23 +551,23 @@ class TransferConformance:
         store.insert(recs, model="m")
         store.update("ns", recs[0].id, Patch(invalidated_at=T0 + 9), at=T0 + 9)
         store.delete("ns", [recs[4].id], at=T0 + 10)
-        first = store.records_page("ns", None, 2)
-        rest = store.records_page("ns", first[-1][0].id, 10)
+        first = store.transfer.records_page("ns", None, 2)
+        rest = store.transfer.records_page("ns", first[-1][0].id, 10)
         got = first + rest
         assert [r.id for r, _ in got] == sorted(r.id for r in recs[:4])
         assert [m for _, m in got] == [None, "m", None, "m"]
         assert got[1][0].embedding == pytest.approx(unit(1, 1))
         assert got[0][0].invalidated_at == T0 + 9
-        assert store.records_page("other", None, 10) == []
-        entries = store.history_page(0, 100)
+        assert store.transfer.records_page("other", None, 10) == []
+        entries = store.transfer.history_page(0, 100)
         assert [e.event for _, e in entries] == ["add"] * 5 + ["invalidate", "delete"]
         positions = [p for p, _ in entries]
         assert positions == sorted(positions)
-        assert store.history_page(positions[-2], 100) == entries[-1:]
-        store.put_history([entries[0][1]])
+        assert store.transfer.history_page(positions[-2], 100) == entries[-1:]
+        store.transfer.put_history([entries[0][1]])
         assert store.history("ns", recs[0].id)[-1] == entries[0][1]
-        store.set_meta("a", "1")
-        assert store.meta_items() == {"a": "1"}
+        store.kv.set_meta("a", "1")
+        assert store.kv.meta_items() == {"a": "1"}
 
 
 class KeysConformance:
@@ -594,7 +594,7 @@ class StoreConformance(RecordsConformance, IndexesConformance, QueuesConformance
 
     def test_implements_every_part_and_keys_stay_out_of_store(self, store):
         parts = (RecordStore, SearchIndexes, WorkQueues, KeyValue, Transfer, EventStore)
-        assert all(isinstance(store, part) for part in (*parts, Store, KeyStore))
+        assert isinstance(store, Store) and isinstance(store, KeyStore)
         members = {name for part in parts for name in vars(part) if not name.startswith("_")}
         store_own = {n for n in vars(Store) if not n.startswith("_")}
         assert not store_own & members  # every method is declared once, in its part

@@ -37,7 +37,7 @@ class EventConformance:
         store.update("ns", b.id, Patch(invalidated_at=T0 + 2, superseded_by=a.id), at=T0 + 2)
         store.delete("ns", [a.id], at=T0 + 3)
         store.erase("ns", [b.id], at=T0 + 4)
-        events = store.events_after(["ns"], 0)
+        events = store.events.events_after(["ns"], 0)
         assert [(e.type, e.record_ids) for e in events] == [
             ("added", (a.id,)), ("added", (b.id,)), ("updated", (a.id,)),
             ("superseded", (b.id,)), ("deleted", (a.id,)), ("deleted", (b.id,))]
@@ -53,14 +53,14 @@ class EventConformance:
                                                      ) -> None:
         """With events_text on, a record's events held its text; erase leaves it nowhere in
         the log (so nowhere in a pending webhook batch or a dead letter, read from it)."""
-        store.configure_events(enabled=True, text=True)
+        store.events.configure_events(enabled=True, text=True)
         secret, kept = rec("the vault code is 7731-0042"), rec("the vault code is elsewhere")
         store.insert([secret, kept], model="m")
         store.update("ns", secret.id, Patch(text="the vault code is 7731-0042 still"),
                      at=T0 + 1)
-        store.put_webhook(hook("wh_1", cursor=0))  # a webhook that has not received them
+        store.events.put_webhook(hook("wh_1", cursor=0))  # a webhook that has not received them
         store.erase("ns", [secret.id], at=T0 + 2)
-        events = store.events_after(["ns"], 0)
+        events = store.events.events_after(["ns"], 0)
         assert not any("7731" in str(e.data) for e in events)
         assert [e.data.get("erased") for e in events if e.record_ids == (secret.id,)] == \
             [True, True, True]
@@ -74,70 +74,70 @@ class EventConformance:
         store.insert([a], model="m")
         with pytest.raises(Conflict):
             store.insert([rec("other"), rec("again", id=a.id)], model="m")
-        assert [e.type for e in store.events_after(None, 0)] == ["added"]
+        assert [e.type for e in store.events.events_after(None, 0)] == ["added"]
 
     def test_refresh_text_touch_and_off(self, store: Any) -> None:
-        store.configure_events(enabled=True, text=True, touch=True)
+        store.events.configure_events(enabled=True, text=True, touch=True)
         a = rec("alpha")
         store.insert([a], model="m")
         store.insert([rec("alpha", at=T0 + 5)], model="m", refresh=True)
         store.touch("ns", [a.id], at=T0 + 6)
-        events = store.events_after(["ns"], 0)
+        events = store.events.events_after(["ns"], 0)
         assert [e.type for e in events] == ["added", "refreshed", "touched"]
         assert events[0].data["text"] == "alpha"
-        store.configure_events(enabled=False)
+        store.events.configure_events(enabled=False)
         store.insert([rec("quiet")], model="m")
-        assert len(store.events_after(["ns"], 0)) == 3
+        assert len(store.events.events_after(["ns"], 0)) == 3
 
     def test_reading_by_namespace_type_and_range(self, store: Any) -> None:
         store.insert([rec("one"), rec("two", ns="other"), rec("three")], model="m")
-        store.append_events("ns", "tier_moved", ["x", "y"], agent_id="ag",
+        store.events.append_events("ns", "tier_moved", ["x", "y"], agent_id="ag",
                             data={"from": "stm", "to": "im"})
-        mine = store.events_after(["ns"], 0)
+        mine = store.events.events_after(["ns"], 0)
         assert [e.type for e in mine] == ["added", "added", "tier_moved"]
         assert mine[2].record_ids == ("x", "y") and mine[2].agent_id == "ag"
-        assert store.events_after(["other"], 0)[0].namespace == "other"
-        assert store.events_after([], 0) == []
-        assert len(store.events_after(None, 0)) == 4
-        assert [e.type for e in store.events_after(["ns"], 0, types=["tier_moved"])] == \
+        assert store.events.events_after(["other"], 0)[0].namespace == "other"
+        assert store.events.events_after([], 0) == []
+        assert len(store.events.events_after(None, 0)) == 4
+        assert [e.type for e in store.events.events_after(["ns"], 0, types=["tier_moved"])] == \
             ["tier_moved"]
-        assert store.events_after(["ns"], mine[0].seq, limit=1) == [mine[1]]
-        assert store.events_after(["ns"], 0, upto=mine[0].seq) == [mine[0]]
-        assert store.last_event_seq() == mine[2].seq
+        assert store.events.events_after(["ns"], mine[0].seq, limit=1) == [mine[1]]
+        assert store.events.events_after(["ns"], 0, upto=mine[0].seq) == [mine[0]]
+        assert store.events.last_event_seq() == mine[2].seq
 
     def test_prune_keeps_what_a_webhook_has_not_delivered(self, store: Any) -> None:
         store.insert([rec(f"r{i}") for i in range(5)], model="m")
-        seqs = [e.seq for e in store.events_after(["ns"], 0)]
-        store.put_webhook(hook("w1", cursor=seqs[1]))
-        assert store.prune_events(before=time.time() + 10) == 2
-        assert [e.seq for e in store.events_after(["ns"], 0)] == seqs[2:]
-        store.remove_webhook("ns", "w1")
-        assert store.prune_events(before=time.time() + 10, limit=2) == 2
-        assert store.prune_events(before=time.time() - 3600) == 0  # too recent
-        assert [e.seq for e in store.events_after(["ns"], 0)] == seqs[4:]
+        seqs = [e.seq for e in store.events.events_after(["ns"], 0)]
+        store.events.put_webhook(hook("w1", cursor=seqs[1]))
+        assert store.events.prune_events(before=time.time() + 10) == 2
+        assert [e.seq for e in store.events.events_after(["ns"], 0)] == seqs[2:]
+        store.events.remove_webhook("ns", "w1")
+        assert store.events.prune_events(before=time.time() + 10, limit=2) == 2
+        assert store.events.prune_events(before=time.time() - 3600) == 0  # too recent
+        assert [e.seq for e in store.events.events_after(["ns"], 0)] == seqs[4:]
 
     def test_webhooks_claims_progress_and_dead_letters(self, store: Any) -> None:
-        store.put_webhook(hook("w1"))
-        store.put_webhook(hook("w2", ns="other"))
-        assert [h.id for h in store.webhooks("ns")] == ["w1"]
-        assert not store.remove_webhook("other", "w1")  # another namespace's id: untouched
+        store.events.put_webhook(hook("w1"))
+        store.events.put_webhook(hook("w2", ns="other"))
+        assert [h.id for h in store.events.webhooks("ns")] == ["w1"]
+        assert not store.events.remove_webhook("other", "w1")  # another namespace's id: untouched
         now = time.time()
-        assert {h.id for h in store.claim_webhooks("a", lease=30, now=now)} == {"w1", "w2"}
-        assert store.claim_webhooks("b", lease=30, now=now) == []  # held by a
-        assert not store.webhook_progress("w1", "b", cursor=9)  # not b's to move
-        assert store.webhook_progress("w1", "a", cursor=3, delivered=3)
-        assert store.webhook_progress("w1", "a", cursor=5, attempts=4, error="HTTP 500",
+        assert {h.id for h in store.events.claim_webhooks("a", lease=30, now=now)} == {"w1", "w2"}
+        assert store.events.claim_webhooks("b", lease=30, now=now) == []  # held by a
+        assert not store.events.webhook_progress("w1", "b", cursor=9)  # not b's to move
+        assert store.events.webhook_progress("w1", "a", cursor=3, delivered=3)
+        assert store.events.webhook_progress("w1", "a", cursor=5, attempts=4, error="HTTP 500",
                                       dead=[4, 5])
-        w1 = store.webhooks("ns")[0]
+        w1 = store.events.webhooks("ns")[0]
         assert (w1.cursor, w1.delivered, w1.attempts, w1.dead) == (5, 3, 4, 2)
-        assert [d[0] for d in store.dead_letters("w1")] == [4, 5]
-        assert store.redeliver_dead("other", "w1") == 0  # the namespace must match
-        assert store.redeliver_dead("ns", "w1") == 2
-        assert (store.webhooks("ns")[0].cursor, store.dead_letters("w1")) == (3, [])
-        assert [h.id for h in store.claim_webhooks("b", lease=30, now=now + 31)] == \
+        assert [d[0] for d in store.events.dead_letters("w1")] == [4, 5]
+        assert store.events.redeliver_dead("other", "w1") == 0  # the namespace must match
+        assert store.events.redeliver_dead("ns", "w1") == 2
+        assert (store.events.webhooks("ns")[0].cursor, store.events.dead_letters("w1")) == (3, [])
+        assert [h.id for h in store.events.claim_webhooks("b", lease=30, now=now + 31)] == \
             ["w1", "w2"]  # a's lease ran out
-        assert store.release_webhooks(lambda owner: owner == "b") == 2
-        assert [h.id for h in store.claim_webhooks("c", lease=30, now=now + 32)] == \
+        assert store.events.release_webhooks(lambda owner: owner == "b") == 2
+        assert [h.id for h in store.events.claim_webhooks("c", lease=30, now=now + 32)] == \
             ["w1", "w2"]
 
     def test_a_reader_following_concurrent_writers_misses_nothing(self, store: Any) -> None:
@@ -155,7 +155,7 @@ class EventConformance:
             cursor = 0
             while True:
                 finished = done.is_set()
-                batch = store.events_after(["ns"], cursor, limit=50)
+                batch = store.events.events_after(["ns"], cursor, limit=50)
                 seen.extend(e.seq for e in batch)
                 cursor = batch[-1].seq if batch else cursor
                 if finished and not batch:

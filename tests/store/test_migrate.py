@@ -67,7 +67,8 @@ def test_sqlite_to_postgres_and_back(tmp_path: Path, pg_url: str) -> None:
     a, b = open_store(src), open_store(back)
     try:
         assert verify(a, b).ok
-        assert [e for _, e in a.history_page(0, 1000)] == [e for _, e in b.history_page(0, 1000)]
+        assert [e for _, e in a.transfer.history_page(0, 1000)] == \
+            [e for _, e in b.transfer.history_page(0, 1000)]
     finally:
         a.close()
         b.close()
@@ -120,15 +121,15 @@ def seed_everything(path: Path) -> dict[str, Any]:
     ids = seed(path)
     with Memory(path, embedder="none") as mem:
         store = mem.store
-        store.put_webhook(Webhook(id="wh1", namespace="a", url="http://127.0.0.1:9/hook",
+        store.events.put_webhook(Webhook(id="wh1", namespace="a", url="http://127.0.0.1:9/hook",
                                   secret="s3cret", types=("add",), created_at=T0, cursor=0))
-        assert len(store.claim_webhooks("me", lease=60, now=T0)) == 1
-        assert store.webhook_progress("wh1", "me", cursor=5, delivered=4, dead=[5])
+        assert len(store.events.claim_webhooks("me", lease=60, now=T0)) == 1
+        assert store.events.webhook_progress("wh1", "me", cursor=5, delivered=4, dead=[5])
         with MemstreamSaver(mem) as saver:
             config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
             saved = saver.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
             saver.put_writes(saved, [("messages", "hello")], task_id="task-1")
-        events = [e.seq for e in store.events_after(None, 0, limit=1000)]
+        events = [e.seq for e in store.events.events_after(None, 0, limit=1000)]
     return {"ids": ids, "events": events}
 
 
@@ -147,12 +148,12 @@ def test_every_table_is_carried_and_compared(tmp_path: Path, pg_url: str) -> Non
         assert a == b > 0, (table, tables)
     with Memory(pg_url, embedder="none") as mem:
         store = mem.store
-        assert [e.seq for e in store.events_after(None, 0, limit=1000)] == seeded["events"]
-        (hook,) = store.webhooks("a")
+        assert [e.seq for e in store.events.events_after(None, 0, limit=1000)] == seeded["events"]
+        (hook,) = store.events.webhooks("a")
         assert (hook.secret, hook.cursor, hook.delivered, hook.dead) == ("s3cret", 5, 4, 1)
-        assert [seq for seq, _, _ in store.dead_letters("wh1")] == [5]
+        assert [seq for seq, _, _ in store.events.dead_letters("wh1")] == [5]
         mem.add("after the move", namespace="a")  # numbered after the copied events
-        assert store.last_event_seq() > max(seeded["events"])
+        assert store.events.last_event_seq() > max(seeded["events"])
         with MemstreamSaver(mem) as saver:
             got = saver.get_tuple({"configurable": {"thread_id": "t1"}})
             assert got is not None and got.pending_writes == [("task-1", "messages", "hello")]

@@ -48,9 +48,9 @@ def test_old_schema_is_migrated_and_newer_refused(tmp_path: Path):
     db.close()
     store = SQLiteStore(path)
     assert store.get("ns", ["01OLD"])[0].text == "kept across versions"
-    assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
-    assert store.pending_ratings(5) == []
-    store.set_meta("schema_version", str(SCHEMA_VERSION + 1))
+    assert store.kv.get_meta("schema_version") == str(SCHEMA_VERSION)
+    assert store.queues.pending_ratings(5) == []
+    store.kv.set_meta("schema_version", str(SCHEMA_VERSION + 1))
     store.close()
     with pytest.raises(BackendUnavailable, match="upgrade memstream"):
         SQLiteStore(path)

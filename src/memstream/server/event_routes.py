@@ -97,7 +97,7 @@ async def stream_events(request: Request, namespace: str | None = None,
     elif after is not None:
         start = after
     else:
-        start = int(await anyio.to_thread.run_sync(mem.store.last_event_seq))
+        start = int(await anyio.to_thread.run_sync(mem.store.events.last_event_seq))
     header = request.headers.get("authorization") or request.headers.get("x-api-key")
     holder = f"key:{who.key_id}" if who.key_id else \
         f"ip:{request.client.host if request.client else '-'}"
@@ -131,9 +131,9 @@ async def _events(request: Request, spaces: list[str] | None, cursor: int, types
             except MemstreamError as exc:
                 yield f"event: error\ndata: {json.dumps({'message': str(exc)})}\n\n"
                 return
-        last = await anyio.to_thread.run_sync(mem.store.last_event_seq)
+        last = await anyio.to_thread.run_sync(mem.store.events.last_event_seq)
         events = await anyio.to_thread.run_sync(functools.partial(
-            mem.store.events_after, spaces, cursor, limit=500, types=types, upto=last))
+            mem.store.events.events_after, spaces, cursor, limit=500, types=types, upto=last))
         # a keyless stream (the open local server) ends as soon as a key exists: it never
         # shows what was written after the server began to require keys
         if events and not header and await anyio.to_thread.run_sync(keys_enabled, mem.store):

@@ -12,6 +12,10 @@ from typing import Any, cast
 from .._types import HistoryEntry, Record
 from ..errors import Conflict, InvalidInput, NotFound
 from ..filters import And, Cond, Expr, Not, Or, Selection
+from ._events import EventLog
+from ._kv import KeyValues
+from ._queues import Queues
+from ._transfer import Copying
 from .protocol import (
     ApiKey,
     EventStore,
@@ -235,26 +239,6 @@ class Selecting:
                                                  offset, order)]
 
 
-class RatingQueue:
-    """``set_rating``, the same on every backend: the rated importance is an update (with its
-    history), then the record leaves the queue (``_rated``, the backend's one statement)."""
-
-    def update(self, namespace: str, record_id: str, patch: Patch, *, at: float) -> Record:
-        raise NotImplementedError
-
-    def _rated(self, namespace: str, record_id: str) -> None:
-        raise NotImplementedError
-
-    def set_rating(self, namespace: str, record_id: str, importance: float | None, *,
-                   at: float) -> None:
-        if importance is not None:
-            try:
-                self.update(namespace, record_id, Patch(importance=importance), at=at)
-            except NotFound:
-                return
-        self._rated(namespace, record_id)
-
-
 class KeyLookup:
     """API keys by id and all of them, the same on every backend over its ``_keys`` query."""
 
@@ -279,23 +263,16 @@ class SpaceRegistry:
     """Named vector spaces (``define_space``, ``spaces``), kept as meta values: the same on
     every backend."""
 
-    def get_meta(self, key: str) -> str | None:
-        raise NotImplementedError
-
-    def set_meta(self, key: str, value: str) -> None:
-        raise NotImplementedError
-
-    def meta_items(self) -> dict[str, str]:
-        raise NotImplementedError
+    _kv: KeyValues  # where the meta values are (the store's ``kv`` part)
 
     def define_space(self, name: str, model: str, dim: int) -> VectorSpace:
         if not isinstance(name, str) or not name.isidentifier() or not name.islower():
             raise InvalidInput(f"a vector space is named by a lowercase identifier, not {name!r}"
                                " (the text space \"\" is the memory's embedder's)")
         space = VectorSpace(model, int(dim))
-        saved = self.get_meta(_SPACE + name)
+        saved = self._kv.get_meta(_SPACE + name)
         if saved is None:
-            self.set_meta(_SPACE + name, json.dumps({"model": model, "dim": space.dim}))
+            self._kv.set_meta(_SPACE + name, json.dumps({"model": model, "dim": space.dim}))
             return space
         held = VectorSpace(**json.loads(saved))
         if held != space:
@@ -305,11 +282,19 @@ class SpaceRegistry:
 
     def spaces(self) -> dict[str, VectorSpace]:
         return {key[len(_SPACE):]: VectorSpace(**json.loads(value))
-                for key, value in self.meta_items().items() if key.startswith(_SPACE)}
+                for key, value in self._kv.meta_items().items() if key.startswith(_SPACE)}
 
 
 class Bundle:
-    """The parts of a store (``protocol.Store``), each a view of the backend."""
+    """The parts of a store (``protocol.Store``): the event log (``_events``), the key-value
+    part (``_kv``), the work queues (``_queues``) and the transfer part (``_transfer``) are
+    objects of their own over the store's connection; the records and the search indexes are
+    still views of the backend."""
+
+    _events: EventLog
+    _kv: KeyValues
+    _queues: Queues
+    _transfer: Copying
 
     @property
     def records(self) -> RecordStore:
@@ -321,16 +306,16 @@ class Bundle:
 
     @property
     def queues(self) -> WorkQueues:
-        return cast("WorkQueues", self)
+        return self._queues
 
     @property
     def kv(self) -> KeyValue:
-        return cast("KeyValue", self)
+        return self._kv
 
     @property
     def transfer(self) -> Transfer:
-        return cast("Transfer", self)
+        return self._transfer
 
     @property
     def events(self) -> EventStore:
-        return cast("EventStore", self)
+        return self._events

@@ -1,7 +1,7 @@
-"""The change-event outbox and the webhooks that read it, the same SQL on every backend (a mixin
-of both stores; only the placeholder and how events are serialised differ).
+"""The change-event outbox and the webhooks that read it: a store's ``events`` part, the same SQL
+on every backend (only the placeholder and how events are serialised differ: ``Backend``).
 
-The stores write a change's events inside the change's own transaction (``_log``), so an event
+The stores write a change's events inside the change's own transaction (``log``), so an event
 exists if and only if its change committed. Sequence numbers follow commit order: SQLite has one
 writer at a time; PostgreSQL takes a transaction lock before it numbers events
 (``_serialise_events``), so a reader that has seen number n will never later see a smaller one.
@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
 from ..events import ChangeEvent, Webhook, current_cause, event_type
 
@@ -32,23 +32,31 @@ PRUNE_BATCH = 10_000
 LOG_ROWS = 500
 
 
-class EventLog:
-    """The outbox (``events``) and webhooks (``webhooks``, ``webhook_dead``) of a store."""
+class Backend(Protocol):
+    """What the event log needs of its store: the placeholder, a connection or cursor (with
+    ``write``, in one transaction), and the two hooks of how events are numbered."""
 
-    PLACEHOLDER = "?"
-    #: what the memory's config asks (``configure_events``)
-    events_on = True
-    events_text = False
-    events_touch = False
+    PLACEHOLDER: str
 
-    # what the store provides
-    def _session(self, write: bool) -> AbstractContextManager[Any]:
-        """A connection or cursor with ``execute`` and ``executemany``; with ``write``, in one
-        transaction."""
-        raise NotImplementedError
+    def _session(self, write: bool) -> AbstractContextManager[Any]: ...
 
     def _serialise_events(self, db: Any) -> None:
         """Make event numbering follow commit order (nothing to do with one writer)."""
+
+    def _events_copied(self, db: Any) -> None:
+        """After events were written with their own numbers: later ones are numbered above."""
+
+
+class EventLog:
+    """The outbox (``events``) and webhooks (``webhooks``, ``webhook_dead``) of a store: its
+    ``events`` part (``protocol.EventStore``), over the store's connection."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._session = backend._session
+        self.PLACEHOLDER = backend.PLACEHOLDER
+        #: what the memory's config asks (``configure_events``)
+        self.events_on, self.events_text, self.events_touch = True, False, False
 
     def configure_events(self, *, enabled: bool, text: bool = False, touch: bool = False
                          ) -> None:
@@ -56,7 +64,7 @@ class EventLog:
 
     # --- writing, inside a store's own transactions ----------------------------------------
 
-    def _event_rows(self, op: str, records: Iterable[Any], *, fields: Sequence[str] = (),
+    def change_rows(self, op: str, records: Iterable[Any], *, fields: Sequence[str] = (),
                     superseded_by: str | None = None, text: str | None = None
                     ) -> list[tuple[Any, ...]]:
         """One row per record (anything with namespace, id, kind and scope ids) for ``op``."""
@@ -81,7 +89,7 @@ class EventLog:
                          json.dumps(data)))
         return rows
 
-    def _scrub_events(self, db: Any, namespace: str, ids: Sequence[str]) -> int:
+    def scrub(self, db: Any, namespace: str, ids: Sequence[str]) -> int:
         """Take the text out of the kept events of erased records (written while
         ``events_text`` was on): what the event log, pending webhook batches and dead letters
         (all read from the log) would still show of them. How many events were changed."""
@@ -99,17 +107,17 @@ class EventLog:
                     changed += 1
         return changed
 
-    def _log(self, db: Any, rows: Sequence[tuple[Any, ...]]) -> None:
+    def log(self, db: Any, rows: Sequence[tuple[Any, ...]]) -> None:
         if not rows:
             return
-        self._serialise_events(db)
+        self._backend._serialise_events(db)
         row = f"({', '.join([self.PLACEHOLDER] * 9)})"
         for start in range(0, len(rows), LOG_ROWS):  # a multi-row statement per part
             part = rows[start:start + LOG_ROWS]
             db.execute(f"INSERT INTO events({_EVENT_COLUMNS}) VALUES "
                        + ", ".join([row] * len(part)), [v for r in part for v in r])
 
-    def _bulk_rows(self, namespace: str, type_: str, record_ids: Sequence[str], *,
+    def bulk_rows(self, namespace: str, type_: str, record_ids: Sequence[str], *,
                    agent_id: str | None = None, data: dict[str, Any] | None = None
                    ) -> list[tuple[Any, ...]]:
         """One event about many records (touches, tier moves)."""
@@ -118,8 +126,8 @@ class EventLog:
         return [(namespace, type_, json.dumps(list(record_ids)), None, None, agent_id, None,
                  time.time(), json.dumps(data or {}))]
 
-    def _touch_rows(self, namespace: str, ids: Sequence[str]) -> list[tuple[Any, ...]]:
-        return self._bulk_rows(namespace, "touched", ids, data={"op": "touch"}) \
+    def touch_rows(self, namespace: str, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+        return self.bulk_rows(namespace, "touched", ids, data={"op": "touch"}) \
             if self.events_touch else []
 
     def append_events(self, namespace: str, type_: str, record_ids: Sequence[str], *,
@@ -127,10 +135,10 @@ class EventLog:
                       ) -> None:
         """Write one event that no record change carries (tier moves) in its own
         transaction."""
-        rows = self._bulk_rows(namespace, type_, record_ids, agent_id=agent_id, data=data)
+        rows = self.bulk_rows(namespace, type_, record_ids, agent_id=agent_id, data=data)
         if rows:
             with self._session(True) as db:
-                self._log(db, rows)
+                self.log(db, rows)
 
     # --- reading --------------------------------------------------------------------------
 
@@ -164,9 +172,6 @@ class EventLog:
 
     # --- transfer (memstream migrate) ---------------------------------------------------------
 
-    def _events_copied(self, db: Any) -> None:
-        """After events were written with their own numbers: later ones are numbered above."""
-
     def outbox_rows(self, table: str, offset: int, limit: int) -> list[tuple[Any, ...]]:
         """Rows of an ``OUTBOX_TABLES`` table in its order, as stored."""
         order, columns = OUTBOX_TABLES[table]
@@ -186,7 +191,7 @@ class EventLog:
             db.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})",
                            [tuple(r) for r in rows])
             if table == "events":
-                self._events_copied(db)
+                self._backend._events_copied(db)
 
     def outbox_count(self, table: str) -> int:
         if table not in OUTBOX_TABLES:

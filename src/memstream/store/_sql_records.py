@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._types import HistoryEntry, Record
 from ..filters import Selection
 from ._common import Refresh, change_of, plan_refresh
+from ._events import EventLog
 from .protocol import Patch, Signals
 
 #: a selection up to this many records reads its whole stream once to find neighbours
@@ -88,12 +89,7 @@ class SQLRecords:
         """Insert new records (and their "add" history entries with ``history``)."""
         raise NotImplementedError
 
-    if TYPE_CHECKING:  # what the event log provides (``_events.EventLog``)
-        def _event_rows(self, op: str, records: Iterable[Any], *, fields: Sequence[str] = (),
-                        superseded_by: str | None = None, text: str | None = None
-                        ) -> list[tuple[Any, ...]]: ...
-
-        def _log(self, db: Any, rows: Sequence[tuple[Any, ...]]) -> None: ...
+    _events: EventLog  # the store's event log (its ``events`` part)
 
     # --- writes -----------------------------------------------------------------------------
 
@@ -123,14 +119,14 @@ class SQLRecords:
             if fresh:
                 self._insert_rows(db, fresh, event=event, model=model, rate=rate,
                                   history=history)
-                self._log(db, self._event_rows(event, fresh))
+                self._events.log(db, self._events.change_rows(event, fresh))
             return {} if plan is None else self._apply_refresh(db, plan)
 
     def _apply_refresh(self, db: Any, plan: Refresh) -> dict[str, Record]:
         """Write what ``insert(refresh=True)`` found repeated: the stored records' new last
         access and count, their history entries and events."""
         ph = self.PLACEHOLDER
-        self._log(db, self._event_rows("refresh", plan.stored))
+        self._events.log(db, self._events.change_rows("refresh", plan.stored))
         if plan.stored:
             db.executemany(f"UPDATE records SET last_accessed_at = {ph}, access_count = {ph} "
                            f"WHERE {self._NS_BY_ID} = {ph} AND id = {ph}",
@@ -153,19 +149,10 @@ class SQLRecords:
             after = self._rewrite(db, namespace, record_id, sets)
             self._write_history(db, [(namespace, record_id, change.event, at, change.old,
                                       change.new)])
-            self._log(db, self._event_rows(change.event, [before], fields=sorted(change.new),
-                                           superseded_by=change.fields.get("superseded_by"),
-                                           text=change.fields.get("text")))
+            self._events.log(db, self._events.change_rows(
+                change.event, [before], fields=sorted(change.new),
+                superseded_by=change.fields.get("superseded_by"), text=change.fields.get("text")))
         return after
-
-    def clear_embeddings(self) -> int:
-        """Queue every record of the text space for a new embedding (after a change of
-        embedder); the vectors of named spaces are their capabilities' and stay."""
-        with self._session(True) as db:
-            cur = db.execute("UPDATE records SET embedding = NULL, embed_model = NULL, "
-                             f"needs_embedding = {self.PLACEHOLDER}, embed_owner = NULL, "
-                             "embed_until = NULL WHERE space = ''", (True,))
-            return int(cur.rowcount)
 
     # --- reads ------------------------------------------------------------------------------
 

@@ -15,15 +15,17 @@ import numpy as np
 
 from .. import _json
 from .._types import HistoryEntry, Record
-from ._common import KeyLookup, RatingQueue
+from ._common import KeyLookup
+from ._queues import Queues
 from ._sqlite_rows import SELECT as _SELECT
 from ._sqlite_rows import row_to_record as _row_to_record
+from ._transfer import Copying
 from .protocol import ApiKey, StoreStats
 
 _dumps = _json.dumps
 
 
-class SQLiteAdmin(RatingQueue, KeyLookup):
+class SQLiteAdmin(KeyLookup):
     # what the store provides (sqlite.SQLiteStore)
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
@@ -34,40 +36,6 @@ class SQLiteAdmin(RatingQueue, KeyLookup):
     def _vectors_by_key(self, sql: str, first: str, keys: Sequence[str]
                         ) -> dict[str, np.ndarray]:
         raise NotImplementedError
-
-    def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
-        with self._read() as db:
-            rows = db.execute("SELECT namespace, id, text, kind FROM records "
-                              "WHERE needs_rating = 1 ORDER BY rowid LIMIT ?", (limit,)).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
-
-    def _rated(self, namespace: str, record_id: str) -> None:
-        with self._write() as db:
-            db.execute("UPDATE records SET needs_rating = 0 WHERE +namespace = ? AND id = ?",
-                       (namespace, record_id))
-
-    def pending_embeddings(self, limit: int, *, owner: str | None = None,
-                           lease: float = 60.0) -> list[tuple[str, str, str]]:
-        if owner is None:
-            with self._read() as db:
-                rows = db.execute("SELECT namespace, id, text FROM records WHERE "
-                                  "needs_embedding = 1 ORDER BY rowid LIMIT ?",
-                                  (limit,)).fetchall()
-            return [(r[0], r[1], r[2]) for r in rows]
-        now = time.time()
-        with self._write() as db:
-            rows = db.execute(
-                "SELECT rowid, namespace, id, text FROM records WHERE needs_embedding = 1 AND "
-                "(embed_until IS NULL OR embed_until <= ? OR embed_owner = ?) ORDER BY rowid "
-                "LIMIT ?", (now, owner, limit)).fetchall()
-            db.executemany("UPDATE records SET embed_owner = ?, embed_until = ? WHERE rowid = ?",
-                           [(owner, now + lease, r[0]) for r in rows])
-        return [(r[1], r[2], r[3]) for r in rows]
-
-    def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._vectors_by_key(
-            "SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({q})",
-            model, hashes)
 
     def stats(self, namespace: str) -> StoreStats:
         with self._read() as db:
@@ -102,9 +70,47 @@ class SQLiteAdmin(RatingQueue, KeyLookup):
             return db.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) "
                               "WHERE id = ?", (at, key_id)).rowcount > 0
 
+
+
+class SQLiteQueues(Queues):
+    """The queues of a SQLite store: its records in insertion order (rowid)."""
+
+    def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:
+        with self._session(False) as db:
+            rows = db.execute("SELECT namespace, id, text, kind FROM records "
+                              "WHERE needs_rating = 1 ORDER BY rowid LIMIT ?", (limit,)).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def _rated(self, namespace: str, record_id: str) -> None:
+        with self._session(True) as db:
+            db.execute("UPDATE records SET needs_rating = 0 WHERE +namespace = ? AND id = ?",
+                       (namespace, record_id))
+
+    def pending_embeddings(self, limit: int, *, owner: str | None = None,
+                           lease: float = 60.0) -> list[tuple[str, str, str]]:
+        if owner is None:
+            with self._session(False) as db:
+                rows = db.execute("SELECT namespace, id, text FROM records WHERE "
+                                  "needs_embedding = 1 ORDER BY rowid LIMIT ?",
+                                  (limit,)).fetchall()
+            return [(r[0], r[1], r[2]) for r in rows]
+        now = time.time()
+        with self._session(True) as db:
+            rows = db.execute(
+                "SELECT rowid, namespace, id, text FROM records WHERE needs_embedding = 1 AND "
+                "(embed_until IS NULL OR embed_until <= ? OR embed_owner = ?) ORDER BY rowid "
+                "LIMIT ?", (now, owner, limit)).fetchall()
+            db.executemany("UPDATE records SET embed_owner = ?, embed_until = ? WHERE rowid = ?",
+                           [(owner, now + lease, r[0]) for r in rows])
+        return [(r[1], r[2], r[3]) for r in rows]
+
+
+class SQLiteTransfer(Copying):
+    """A SQLite store's pages."""
+
     def records_page(self, namespace: str, after: str | None, limit: int
                      ) -> list[tuple[Record, str | None]]:
-        with self._read() as db:
+        with self._session(False) as db:
             rows = db.execute(
                 _SELECT.replace(" FROM", ", r.embedding, r.embed_model FROM", 1)
                 + " WHERE +r.namespace = ? AND r.id > ? ORDER BY r.id LIMIT ?",
@@ -118,27 +124,16 @@ class SQLiteAdmin(RatingQueue, KeyLookup):
         return out
 
     def history_page(self, after: int, limit: int) -> list[tuple[int, HistoryEntry]]:
-        with self._read() as db:
+        with self._session(False) as db:
             rows = db.execute("SELECT seq, record_id, namespace, event, at, old, new FROM history "
                               "WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)).fetchall()
         return [(r[0], HistoryEntry(r[1], r[2], r[3], r[4], json.loads(r[5]) if r[5] else None,
                                     json.loads(r[6]) if r[6] else None)) for r in rows]
 
     def put_history(self, entries: Sequence[HistoryEntry]) -> None:
-        with self._write() as db:
+        with self._session(True) as db:
             db.executemany("INSERT INTO history(namespace, record_id, event, at, old, new) "
                            "VALUES (?, ?, ?, ?, ?, ?)",
                            [(e.namespace, e.record_id, e.event, e.at,
                              None if e.old is None else _dumps(e.old),
                              None if e.new is None else _dumps(e.new)) for e in entries])
-
-    def meta_items(self) -> dict[str, str]:
-        with self._read() as db:
-            return dict(db.execute("SELECT key, value FROM meta WHERE key <> 'schema_version' "
-                                   "ORDER BY key").fetchall())
-
-    def get_meta(self, key: str) -> str | None:
-        with self._read() as db:
-            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-

@@ -27,7 +27,8 @@ from ..errors import BackendUnavailable, Conflict, InvalidInput
 from ..filters import Selection
 from ._common import Bundle, Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
-from ._pg_admin import PgAdmin
+from ._kv import KeyValues
+from ._pg_admin import PgAdmin, PgQueues, PgTransfer
 from ._pg_rows import SELECT as _SELECT
 from ._pg_rows import from_db as _from_db
 from ._pg_rows import jsonb as _jsonb
@@ -43,7 +44,7 @@ from .protocol import TermStats
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
-class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry, Bundle):
+class PostgresStore(SQLRecords, PgAdmin, Selecting, SpaceRegistry, Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -56,6 +57,10 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry, Bun
         """``ann_threshold`` is accepted for symmetry with SQLite and not used: pgvector's
         HNSW index serves every search."""
         self.url = url
+        self._events = EventLog(self)
+        self._kv = KeyValues(self)
+        self._queues = PgQueues(self)
+        self._transfer = PgTransfer(self)
         self._display = url.split("@")[-1]  # never the password
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
@@ -232,7 +237,7 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry, Bun
             gone = [_row_to_record(row) for row in rows]
             self._write_history(cur, [(namespace, r.id, "delete", at, r.to_dict(), None)
                                       for r in gone])
-            self._log(cur, self._event_rows("delete", gone))
+            self._events.log(cur, self._events.change_rows("delete", gone))
         return len(rows)
 
     def erase(self, namespace: str, ids: Sequence[str], *, at: float,
@@ -248,8 +253,8 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry, Bun
             gone = cur.execute("DELETE FROM records r WHERE r.namespace = %s AND r.id = ANY(%s) "
                                "RETURNING " + ", ".join(f"r.{c}" for c in COLUMNS),
                                (namespace, unique)).fetchall()
-            self._log(cur, self._event_rows("erase", map(_row_to_record, gone)))
-            self._scrub_events(cur, namespace, known)
+            self._events.log(cur, self._events.change_rows("erase", map(_row_to_record, gone)))
+            self._events.scrub(cur, namespace, known)
             cur.execute("DELETE FROM history WHERE namespace = %s AND record_id = ANY(%s)",
                         (namespace, unique))
             if known:
@@ -279,7 +284,7 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry, Bun
                         "access_count = access_count + 1 WHERE id IN (SELECT id FROM records "
                         "WHERE namespace = %s AND id = ANY(%s) ORDER BY id FOR UPDATE)",
                         (at, namespace, list(ids)))
-            self._log(cur, self._touch_rows(namespace, ids))
+            self._events.log(cur, self._events.touch_rows(namespace, ids))
 
     def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
                        model: str) -> None:
@@ -293,31 +298,11 @@ class PostgresStore(SQLRecords, PgAdmin, EventLog, Selecting, SpaceRegistry, Bun
                 "WHERE namespace = %s AND id = %s",
                 [(v, model, namespace, rid) for rid, v in sorted(vectors, key=lambda x: x[0])])
 
-    def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        if not items:
-            return
-        with self._conn(write=True) as cur:
-            cur.executemany("INSERT INTO embedding_cache VALUES (%s, %s, %s) "
-                            "ON CONFLICT DO NOTHING",
-                            [(model, h, _vec(v).tobytes()) for h, v in sorted(items)])
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._conn(write=True) as cur:
-            cur.execute("INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
-                        "SET value = excluded.value", (key, value))
-
     def reset(self) -> None:
         with self._conn(write=True) as cur:
             cur.execute("TRUNCATE records, history, embedding_cache, events")
             cur.execute("DELETE FROM meta WHERE key <> 'schema_version'")
         self._stats.clear()
-
-    def wipe(self) -> None:
-        """Every row of every table gone, keys and webhooks too (an unfinished migrate's
-        target, before it starts again)."""
-        self.reset()
-        with self._conn(write=True) as cur:
-            cur.execute("TRUNCATE api_keys, webhooks, webhook_dead")
 
     # --- reads -------------------------------------------------------------------------------
 

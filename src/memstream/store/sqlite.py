@@ -28,8 +28,9 @@ from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
 from ._common import Bundle, Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
+from ._kv import KeyValues
 from ._sql_records import SQLRecords
-from ._sqlite_admin import SQLiteAdmin
+from ._sqlite_admin import SQLiteAdmin, SQLiteQueues, SQLiteTransfer
 from ._sqlite_check import inspect_file
 from ._sqlite_keywords import SQLiteKeywords
 from ._sqlite_rows import SELECT as _SELECT
@@ -56,8 +57,8 @@ MMAP_BYTES = 2**31 - 2**16  # of the file read through a memory map (SQLite's us
 _dumps = _json.dumps
 
 
-class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventLog,
-                  Selecting, SpaceRegistry, Bundle):
+class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting,
+                  SpaceRegistry, Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -66,6 +67,10 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
                  synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
         self.path = str(path)
+        self._events = EventLog(self)
+        self._kv = KeyValues(self)
+        self._queues = SQLiteQueues(self)
+        self._transfer = SQLiteTransfer(self)
         self.ann_threshold = ann_threshold
         self.exact_selection = EXACT_SELECTION
         self._ann: dict[str, AnnIndex] = {}
@@ -181,6 +186,12 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
     def _check_open(self) -> None:
         if self._closed:
             raise BackendUnavailable("this store is closed; open a new Memory")
+
+    def _serialise_events(self, db: Any) -> None:
+        """Events are numbered in commit order already: one writer at a time."""
+
+    def _events_copied(self, db: Any) -> None:
+        """AUTOINCREMENT numbers the next event above the copied ones by itself."""
 
     # --- the dialect of the shared SQL (``_sql_records.SQLRecords``) ------------------------
 
@@ -319,7 +330,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
                 gone = [_row_to_record(row) for row in rows]
                 self._write_history(db, [(namespace, r.id, "delete", at, r.to_dict(), None)
                                          for r in gone])
-                self._log(db, self._event_rows("delete", gone))
+                self._events.log(db, self._events.change_rows("delete", gone))
                 removed += db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                       (namespace, *chunk)).rowcount
         return removed
@@ -343,8 +354,8 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
                             _SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
                             (namespace, *chunk))]
                         spaces.update(r.space for r in gone)
-                        self._log(db, self._event_rows("erase", gone))
-                        self._scrub_events(db, namespace, sorted(known))
+                        self._events.log(db, self._events.change_rows("erase", gone))
+                        self._events.scrub(db, namespace, sorted(known))
                         db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                    (namespace, *chunk))
                         db.execute(f"DELETE FROM history WHERE namespace = ? AND record_id IN "
@@ -390,7 +401,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
                     "UPDATE records SET last_accessed_at = max(last_accessed_at, ?), "
                     f"access_count = access_count + 1 WHERE +namespace = ? AND id IN "
                     f"({','.join('?' * len(chunk))})", (at, namespace, *chunk))
-            self._log(db, self._touch_rows(namespace, ids))
+            self._events.log(db, self._events.touch_rows(namespace, ids))
 
     def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
                        model: str) -> None:
@@ -402,31 +413,12 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, EventL
                 "WHERE +namespace = ? AND id = ?",
                 [(np.asarray(v, np.float32).tobytes(), model, namespace, rid) for rid, v in items])
 
-    def cache_vectors(self, model: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        if not items:
-            return
-        with self._write() as db:
-            db.executemany("INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?)",
-                           [(model, h, np.asarray(v, np.float32).tobytes()) for h, v in items])
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._write() as db:
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
     def reset(self) -> None:
         with self._write() as db:
             for table in ("records", "history", "vector_log", "embedding_cache", "events"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
         self._vectors.clear()
-
-    def wipe(self) -> None:
-        """Every row of every table gone, keys and webhooks too (an unfinished migrate's
-        target, before it starts again)."""
-        self.reset()
-        with self._write() as db:
-            for table in ("api_keys", "webhooks", "webhook_dead"):
-                db.execute(f"DELETE FROM {table}")
 
     # --- reads -------------------------------------------------------------------------------
 
