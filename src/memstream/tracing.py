@@ -87,9 +87,9 @@ _NAMES = {"vector_search": "memstream.vector_search",
           "embed": "memstream.embed"}
 
 
-#: the parts of a store (``store.protocol.Store``): their methods' spans are
-#: ``memstream.store.<method>``
-_PARTS = frozenset({"records", "indexes", "queues", "kv", "transfer", "events"})
+#: the parts of a store (``store.protocol.Store``, and its API keys): their methods' spans
+#: are ``memstream.store.<method>``
+_PARTS = frozenset({"records", "indexes", "queues", "kv", "transfer", "events", "keys"})
 
 
 class _Traced:

@@ -577,14 +577,14 @@ class KeysConformance:
         from memstream.store import ApiKey
 
         key = ApiKey("k1", "ab" * 32, "ci", ("ns", "other"), "write", T0)
-        store.put_key(key)
+        store.keys.put_key(key)
         with pytest.raises(Conflict):
-            store.put_key(key)
-        assert store.get_key("k1") == key and store.get_key("nope") is None
-        assert store.revoke_key("k1", at=T0 + 5) and not store.revoke_key("nope", at=T0)
-        store.revoke_key("k1", at=T0 + 9)  # the first revocation time stays
-        assert store.get_key("k1").revoked_at == T0 + 5
-        assert [k.id for k in store.list_keys()] == ["k1"]
+            store.keys.put_key(key)
+        assert store.keys.get_key("k1") == key and store.keys.get_key("nope") is None
+        assert store.keys.revoke_key("k1", at=T0 + 5) and not store.keys.revoke_key("nope", at=T0)
+        store.keys.revoke_key("k1", at=T0 + 9)  # the first revocation time stays
+        assert store.keys.get_key("k1").revoked_at == T0 + 5
+        assert [k.id for k in store.keys.list_keys()] == ["k1"]
 
 
 class StoreConformance(RecordsConformance, IndexesConformance, QueuesConformance,
@@ -594,7 +594,7 @@ class StoreConformance(RecordsConformance, IndexesConformance, QueuesConformance
 
     def test_implements_every_part_and_keys_stay_out_of_store(self, store):
         parts = (RecordStore, SearchIndexes, WorkQueues, KeyValue, Transfer, EventStore)
-        assert isinstance(store, Store) and isinstance(store, KeyStore)
+        assert isinstance(store, Store) and isinstance(store.keys, KeyStore)
         members = {name for part in parts for name in vars(part) if not name.startswith("_")}
         store_own = {n for n in vars(Store) if not n.startswith("_")}
         assert not store_own & members  # every method is declared once, in its part

@@ -239,17 +239,26 @@ class Selecting:
                                                  offset, order)]
 
 
-class KeyLookup:
-    """API keys by id and all of them, the same on every backend over its ``_keys`` query."""
+class Keys:
+    """A store's API keys (``protocol.KeyStore``, reached through ``keys_of``): by id and all
+    of them, the same on every backend over its ``_keys`` query; a backend adds ``put_key``,
+    ``revoke_key`` and ``_keys``."""
 
-    #: the backend's parameter placeholder
-    PLACEHOLDER = "?"
+    def __init__(self, backend: Any) -> None:
+        self._session = backend._session
+        self._ph: str = backend.PLACEHOLDER
 
     def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
         raise NotImplementedError
 
+    def put_key(self, key: ApiKey) -> None:
+        raise NotImplementedError
+
+    def revoke_key(self, key_id: str, *, at: float) -> bool:
+        raise NotImplementedError
+
     def get_key(self, key_id: str) -> ApiKey | None:
-        found = self._keys(f"WHERE id = {self.PLACEHOLDER}", (key_id,))
+        found = self._keys(f"WHERE id = {self._ph}", (key_id,))
         return found[0] if found else None
 
     def list_keys(self) -> list[ApiKey]:

@@ -1,68 +1,23 @@
-"""The PostgreSQL store's work queues (embeddings, ratings), API keys, statistics, migration
-paging and meta values (a mixin of ``postgres.PostgresStore``)."""
+"""The PostgreSQL store's parts that are not its records or indexes: its work queues
+(embeddings, ratings), its pages for ``migrate`` and its API keys (each an object over the
+store's connection: ``postgres.PostgresStore`` makes them)."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
-import psycopg
-
 from .._types import HistoryEntry, Record
-from ._common import KeyLookup
+from ._common import Keys
 from ._pg_rows import SELECT as _SELECT
 from ._pg_rows import from_db as _from_db
 from ._pg_rows import jsonb as _jsonb
 from ._pg_rows import row_to_record as _row_to_record
 from ._queues import Queues
 from ._transfer import Copying
-from .protocol import ApiKey, StoreStats
-
-
-class PgAdmin(KeyLookup):
-    PLACEHOLDER = "%s"
-    # what the store provides (postgres.PostgresStore)
-    def _conn(self, write: bool) -> AbstractContextManager[psycopg.Cursor[Any]]:
-        raise NotImplementedError
-
-    def stats(self, namespace: str) -> StoreStats:
-        with self._conn(write=False) as cur:
-            row = cur.execute(
-                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
-                "count(embedding), min(created_at), max(created_at) FROM records "
-                "WHERE namespace = %s", (namespace,)).fetchone()
-            assert row is not None
-            total, valid, embedded, oldest, newest = row
-            kinds = dict(cur.execute("SELECT kind, count(*) FROM records WHERE namespace = %s "
-                                     "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
-        return StoreStats(total, valid, embedded, kinds, oldest, newest)
-
-    def namespaces(self) -> list[str]:
-        with self._conn(write=False) as cur:
-            return [r[0] for r in cur.execute(
-                "SELECT DISTINCT namespace FROM records ORDER BY namespace").fetchall()]
-
-    def put_key(self, key: ApiKey) -> None:
-        with self._conn(write=True) as cur:
-            cur.execute("INSERT INTO api_keys VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                        (key.id, key.hash, key.name, list(key.namespaces), key.role,
-                         key.created_at, key.revoked_at))
-
-    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT id, hash, name, namespaces, role, created_at, "
-                               f"revoked_at FROM api_keys {where}", params).fetchall()
-        return [ApiKey(r[0], r[1], r[2], tuple(r[3]), r[4], r[5], r[6]) for r in rows]
-
-    def revoke_key(self, key_id: str, *, at: float) -> bool:
-        with self._conn(write=True) as cur:
-            cur.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, %s) WHERE id = %s",
-                        (at, key_id))
-            return cur.rowcount > 0
-
+from .protocol import ApiKey
 
 
 class PgQueues(Queues):
@@ -131,3 +86,25 @@ class PgTransfer(Copying):
                             "VALUES (%s, %s, %s, %s, %s, %s)",
                             [(e.namespace, e.record_id, e.event, e.at, _jsonb(e.old),
                               _jsonb(e.new)) for e in entries])
+
+
+class PgKeys(Keys):
+    """The API keys of a PostgreSQL store (``api_keys``)."""
+
+    def put_key(self, key: ApiKey) -> None:
+        with self._session(True) as cur:
+            cur.execute("INSERT INTO api_keys VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (key.id, key.hash, key.name, list(key.namespaces), key.role,
+                         key.created_at, key.revoked_at))
+
+    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
+        with self._session(False) as cur:
+            rows = cur.execute("SELECT id, hash, name, namespaces, role, created_at, "
+                               f"revoked_at FROM api_keys {where}", params).fetchall()
+        return [ApiKey(r[0], r[1], r[2], tuple(r[3]), r[4], r[5], r[6]) for r in rows]
+
+    def revoke_key(self, key_id: str, *, at: float) -> bool:
+        with self._session(True) as cur:
+            cur.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, %s) WHERE id = %s",
+                        (at, key_id))
+            return bool(cur.rowcount > 0)

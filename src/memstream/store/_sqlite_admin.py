@@ -1,75 +1,27 @@
-"""The SQLite store's work queues (embeddings, ratings), API keys, statistics, migration
-paging and meta values (a mixin of ``sqlite.SQLiteStore``)."""
+"""The SQLite store's parts that are not its records or indexes: its work queues (embeddings,
+ratings), its pages for ``migrate`` and its API keys (each an object over the store's
+connection: ``sqlite.SQLiteStore`` makes them)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 import time
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
 from .. import _json
 from .._types import HistoryEntry, Record
-from ._common import KeyLookup
+from ._common import Keys
 from ._queues import Queues
 from ._sqlite_rows import SELECT as _SELECT
 from ._sqlite_rows import row_to_record as _row_to_record
 from ._transfer import Copying
-from .protocol import ApiKey, StoreStats
+from .protocol import ApiKey
 
 _dumps = _json.dumps
-
-
-class SQLiteAdmin(KeyLookup):
-    # what the store provides (sqlite.SQLiteStore)
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _vectors_by_key(self, sql: str, first: str, keys: Sequence[str]
-                        ) -> dict[str, np.ndarray]:
-        raise NotImplementedError
-
-    def stats(self, namespace: str) -> StoreStats:
-        with self._read() as db:
-            total, valid, embedded, oldest, newest = db.execute(
-                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
-                "count(embedding), min(created_at), max(created_at) FROM records "
-                "WHERE namespace = ?", (namespace,)).fetchone()
-            kinds = dict(db.execute("SELECT kind, count(*) FROM records WHERE namespace = ? "
-                                    "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
-        return StoreStats(total, valid, embedded, kinds, oldest, newest)
-
-    def namespaces(self) -> list[str]:
-        with self._read() as db:
-            return [r[0] for r in db.execute(
-                "SELECT DISTINCT namespace FROM records ORDER BY namespace")]
-
-    def put_key(self, key: ApiKey) -> None:
-        with self._write() as db:
-            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (key.id, key.hash, key.name, _dumps(list(key.namespaces)), key.role,
-                        key.created_at, key.revoked_at))
-
-    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
-        with self._read() as db:
-            rows = db.execute("SELECT id, hash, name, namespaces, role, created_at, revoked_at "
-                              f"FROM api_keys {where}", params).fetchall()
-        return [ApiKey(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6])
-                for r in rows]
-
-    def revoke_key(self, key_id: str, *, at: float) -> bool:
-        with self._write() as db:
-            return db.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) "
-                              "WHERE id = ?", (at, key_id)).rowcount > 0
-
 
 
 class SQLiteQueues(Queues):
@@ -137,3 +89,25 @@ class SQLiteTransfer(Copying):
                            [(e.namespace, e.record_id, e.event, e.at,
                              None if e.old is None else _dumps(e.old),
                              None if e.new is None else _dumps(e.new)) for e in entries])
+
+
+class SQLiteKeys(Keys):
+    """The API keys of a SQLite store (``api_keys``)."""
+
+    def put_key(self, key: ApiKey) -> None:
+        with self._session(True) as db:
+            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (key.id, key.hash, key.name, _dumps(list(key.namespaces)), key.role,
+                        key.created_at, key.revoked_at))
+
+    def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
+        with self._session(False) as db:
+            rows = db.execute("SELECT id, hash, name, namespaces, role, created_at, revoked_at "
+                              f"FROM api_keys {where}", params).fetchall()
+        return [ApiKey(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6])
+                for r in rows]
+
+    def revoke_key(self, key_id: str, *, at: float) -> bool:
+        with self._session(True) as db:
+            return bool(db.execute("UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) "
+                                   "WHERE id = ?", (at, key_id)).rowcount > 0)

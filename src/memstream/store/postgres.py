@@ -28,7 +28,7 @@ from ..filters import Selection
 from ._common import Bundle, Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
 from ._kv import KeyValues
-from ._pg_admin import PgAdmin, PgQueues, PgTransfer
+from ._pg_admin import PgKeys, PgQueues, PgTransfer
 from ._pg_rows import SELECT as _SELECT
 from ._pg_rows import from_db as _from_db
 from ._pg_rows import jsonb as _jsonb
@@ -39,12 +39,12 @@ from ._pg_rows import vec as _vec
 from ._pg_schema import COLUMNS, EVENTS_LOCK, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
 from ._sql_records import SQLRecords
-from .protocol import TermStats
+from .protocol import StoreStats, TermStats
 
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
-class PostgresStore(SQLRecords, PgAdmin, Selecting, SpaceRegistry, Bundle):
+class PostgresStore(SQLRecords, Selecting, SpaceRegistry, Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -61,6 +61,8 @@ class PostgresStore(SQLRecords, PgAdmin, Selecting, SpaceRegistry, Bundle):
         self._kv = KeyValues(self)
         self._queues = PgQueues(self)
         self._transfer = PgTransfer(self)
+        #: the API keys (not part of ``Store``: the server reaches them through ``keys_of``)
+        self.keys = PgKeys(self)
         self._display = url.split("@")[-1]  # never the password
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
@@ -427,6 +429,23 @@ class PostgresStore(SQLRecords, PgAdmin, Selecting, SpaceRegistry, Bundle):
                                "id = ANY(%s) AND embedding IS NOT NULL",
                                (namespace, list(ids)), binary=True).fetchall()
         return {rid: _from_db(v) for rid, v in rows}
+
+    def stats(self, namespace: str) -> StoreStats:
+        with self._conn(write=False) as cur:
+            row = cur.execute(
+                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
+                "count(embedding), min(created_at), max(created_at) FROM records "
+                "WHERE namespace = %s", (namespace,)).fetchone()
+            assert row is not None
+            total, valid, embedded, oldest, newest = row
+            kinds = dict(cur.execute("SELECT kind, count(*) FROM records WHERE namespace = %s "
+                                     "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
+        return StoreStats(total, valid, embedded, kinds, oldest, newest)
+
+    def namespaces(self) -> list[str]:
+        with self._conn(write=False) as cur:
+            return [r[0] for r in cur.execute(
+                "SELECT DISTINCT namespace FROM records ORDER BY namespace").fetchall()]
 
     def close(self) -> None:
         if not self._closed:

@@ -404,8 +404,10 @@ class KeyStore(Protocol):
 
 
 def keys_of(store: object) -> KeyStore:
-    """The API-key table of a store's backend; ``BackendUnavailable`` when it keeps none."""
-    if not isinstance(store, KeyStore):
+    """The API-key table of a store's backend (its ``keys``); ``BackendUnavailable`` when it
+    keeps none."""
+    keys = getattr(store, "keys", None)
+    if not isinstance(keys, KeyStore):
         raise BackendUnavailable(f"{type(store).__name__} keeps no API keys: serve from a "
                                  "SQLite or PostgreSQL store")
-    return store
+    return keys

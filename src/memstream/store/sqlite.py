@@ -30,7 +30,7 @@ from ._common import Bundle, Selecting, SpaceRegistry, order_sql
 from ._events import EventLog
 from ._kv import KeyValues
 from ._sql_records import SQLRecords
-from ._sqlite_admin import SQLiteAdmin, SQLiteQueues, SQLiteTransfer
+from ._sqlite_admin import SQLiteKeys, SQLiteQueues, SQLiteTransfer
 from ._sqlite_check import inspect_file
 from ._sqlite_keywords import SQLiteKeywords
 from ._sqlite_rows import SELECT as _SELECT
@@ -41,6 +41,7 @@ from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._sqlite_vector import ANN_THRESHOLD, ERASED, EXACT_SELECTION, SQLiteVectors, vector_key
 from ._vectors import OP_VALID, VectorIndex
+from .protocol import StoreStats
 
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
 # walk the namespace index, which costs a scan of the whole namespace (100 ms at 100k rows).
@@ -57,12 +58,13 @@ MMAP_BYTES = 2**31 - 2**16  # of the file read through a memory map (SQLite's us
 _dumps = _json.dumps
 
 
-class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Selecting,
+class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, Selecting,
                   SpaceRegistry, Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
     _NS_BY_ID = "+namespace"
+    PLACEHOLDER = "?"
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
                  synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
@@ -71,6 +73,8 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Select
         self._kv = KeyValues(self)
         self._queues = SQLiteQueues(self)
         self._transfer = SQLiteTransfer(self)
+        #: the API keys (not part of ``Store``: the server reaches them through ``keys_of``)
+        self.keys = SQLiteKeys(self)
         self.ann_threshold = ann_threshold
         self.exact_selection = EXACT_SELECTION
         self._ann: dict[str, AnnIndex] = {}
@@ -470,6 +474,21 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, SQLiteAdmin, Select
         return self._vectors_by_key(
             "SELECT id, embedding FROM records WHERE +namespace = ? AND id IN ({q}) "
             "AND embedding IS NOT NULL", namespace, ids)
+
+    def stats(self, namespace: str) -> StoreStats:
+        with self._read() as db:
+            total, valid, embedded, oldest, newest = db.execute(
+                "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
+                "count(embedding), min(created_at), max(created_at) FROM records "
+                "WHERE namespace = ?", (namespace,)).fetchone()
+            kinds = dict(db.execute("SELECT kind, count(*) FROM records WHERE namespace = ? "
+                                    "GROUP BY kind ORDER BY kind", (namespace,)).fetchall())
+        return StoreStats(total, valid, embedded, kinds, oldest, newest)
+
+    def namespaces(self) -> list[str]:
+        with self._read() as db:
+            return [r[0] for r in db.execute(
+                "SELECT DISTINCT namespace FROM records ORDER BY namespace")]
 
     def close(self) -> None:
         with self._lock:
