@@ -12,6 +12,7 @@ from typing import Any, cast
 from .._types import HistoryEntry, Record
 from ..errors import Conflict, InvalidInput, NotFound
 from ..filters import And, Cond, Expr, Not, Or, Selection
+from ._backend import Backend
 from ._events import EventLog
 from ._kv import KeyValues
 from ._queues import Queues
@@ -244,9 +245,9 @@ class Keys:
     of them, the same on every backend over its ``_keys`` query; a backend adds ``put_key``,
     ``revoke_key`` and ``_keys``."""
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Backend) -> None:
         self._session = backend._session
-        self._ph: str = backend.PLACEHOLDER
+        self._ph = backend.PLACEHOLDER
 
     def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:
         raise NotImplementedError

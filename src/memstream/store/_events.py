@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..events import ChangeEvent, Webhook, current_cause, event_type
+from ._backend import Backend
 
 _EVENT_COLUMNS = "namespace, type, record_ids, kind, user_id, agent_id, run_id, at, data"
 _HOOK_COLUMNS = ("id, namespace, url, secret, types, created_at, cursor, attempts, next_at, "
@@ -32,13 +32,8 @@ PRUNE_BATCH = 10_000
 LOG_ROWS = 500
 
 
-class Backend(Protocol):
-    """What the event log needs of its store: the placeholder, a connection or cursor (with
-    ``write``, in one transaction), and the two hooks of how events are numbered."""
-
-    PLACEHOLDER: str
-
-    def _session(self, write: bool) -> AbstractContextManager[Any]: ...
+class Numbering(Backend, Protocol):
+    """What the event log needs of its store besides a session: how events are numbered."""
 
     def _serialise_events(self, db: Any) -> None:
         """Make event numbering follow commit order (nothing to do with one writer)."""
@@ -51,7 +46,7 @@ class EventLog:
     """The outbox (``events``) and webhooks (``webhooks``, ``webhook_dead``) of a store: its
     ``events`` part (``protocol.EventStore``), over the store's connection."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Numbering) -> None:
         self._backend = backend
         self._session = backend._session
         self.PLACEHOLDER = backend.PLACEHOLDER

@@ -4,24 +4,15 @@ SQL on every backend (only the placeholder differs), over the store's connection
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
 
 import numpy as np
+
+from ._backend import Backend
 
 __all__ = ["KeyValues"]
 
 #: hashes per ``IN (...)`` list, well under SQLite's limit of bound parameters
 CHUNK = 500
-
-
-class Backend(Protocol):
-    """What the part needs of its store: the placeholder and a connection or cursor (with
-    ``write``, in one transaction)."""
-
-    PLACEHOLDER: str
-
-    def _session(self, write: bool) -> AbstractContextManager[Any]: ...
 
 
 class KeyValues:

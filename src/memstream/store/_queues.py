@@ -5,22 +5,17 @@ claims work from its table is its subclass's (``_sqlite_admin.SQLiteQueues``,
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..errors import NotFound
+from ._backend import Backend
 from .protocol import Patch, RecordStore
 
 __all__ = ["Queues"]
 
 
-class Backend(Protocol):
-    """What the part needs of its store: the placeholder, a connection or cursor (with
-    ``write``, in one transaction) and the records part (a rating is an update)."""
-
-    PLACEHOLDER: str
-
-    def _session(self, write: bool) -> AbstractContextManager[Any]: ...
+class WithRecords(Backend, Protocol):
+    """A store with its records part (a rating is an update)."""
 
     @property
     def records(self) -> RecordStore: ...
@@ -31,7 +26,7 @@ class Queues:
     ``pending_embeddings`` and ``_rated`` (its one statement taking a record off the rating
     queue)."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: WithRecords) -> None:
         self._backend = backend
         self._session = backend._session
         self._ph = backend.PLACEHOLDER

@@ -6,19 +6,17 @@ backend's subclass reads and writes its records and history (``_sqlite_admin.SQL
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from .._types import HistoryEntry, Record
+from ._backend import Backend
 from ._events import EventLog
 
 __all__ = ["Copying"]
 
 
-class Backend(Protocol):
-    """What the part needs of its store."""
-
-    def _session(self, write: bool) -> AbstractContextManager[Any]: ...
+class WithEvents(Backend, Protocol):
+    """A store with its event log (the outbox tables) and ``reset``."""
 
     _events: EventLog
 
@@ -28,7 +26,7 @@ class Backend(Protocol):
 class Copying:
     """The outbox tables (through the event log) and ``wipe``; a backend adds its pages."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: WithEvents) -> None:
         self._backend = backend
         self._session = backend._session
 

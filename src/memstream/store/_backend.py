@@ -1,0 +1,15 @@
+"""What a storage part needs of the store it belongs to (``Backend``): the backend's parameter
+placeholder and a session, a connection or cursor that is, with ``write``, one transaction."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+__all__ = ["Backend"]
+
+
+class Backend(Protocol):
+    PLACEHOLDER: str
+
+    def _session(self, write: bool) -> AbstractContextManager[Any]: ...
