@@ -47,20 +47,14 @@ __all__ = ["run_search"]
 
 #: Context smoothing applies to selections of at most this many records (see context.py).
 LARGE_STREAM = 5000
-
-
 #: Records longer than this (characters, the median of the best candidates) carry their own
 #: context: long messages and whole exchanges skip context smoothing, the learned stage (which
 #: model short conversational turns) and the sharing of relevance between near-duplicates
 #: (which is about short statements of fact: long records on one subject all look alike).
 LONG_TEXT = 600
-
-
 #: a namespace found to hold more than ``LARGE_STREAM`` records is taken to stay that large for
 #: this long (seconds) before it is counted again
 LARGE_TTL = 30.0
-
-
 _large: weakref.WeakKeyDictionary[Store, dict[str, float]] = weakref.WeakKeyDictionary()
 
 
