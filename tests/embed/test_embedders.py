@@ -101,7 +101,7 @@ def test_a_users_embedder_is_checked_and_scaled_to_unit_length(db_path: Path):
     with Memory(db_path, embedder=Unscaled(), config=_sync()) as mem:
         a = mem.add("a cat").id
         mem.add("a very long text about the weather and nothing else at all")
-        emb = mem.store.embeddings(mem.config.namespace, [a])[a]
+        emb = mem.store.indexes.embeddings(mem.config.namespace, [a])[a]
         assert np.isclose(np.linalg.norm(emb), 1.0)
         assert mem.search("cat", k=1, weights="recall")[0].record.id == a
     with Memory(tmp_path_db(db_path), embedder=Unscaled(rows=[[1.0, 2.0]]),

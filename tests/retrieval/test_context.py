@@ -40,4 +40,5 @@ def test_answer_after_the_question_is_found(tmp_path, e5):
         b = mem.add("second", at=3, user_id="u")
         c = mem.add("third", at=4, user_id="u")
         sel = mem._selection(Scope(user_id="u"), Query())
-        assert mem.store.neighbours(sel, [b.id], before=2, after=1) == {b.id: ([a.id], [c.id])}
+        assert mem.store.indexes.neighbours(sel, [b.id], before=2, after=1) == \
+            {b.id: ([a.id], [c.id])}

@@ -31,6 +31,11 @@ from memstream.store.protocol import (
     WorkQueues,
 )
 
+
+def _kws(store, sel, terms, limit):
+    """``retrieval.keywords.keyword_search`` over a store's indexes part."""
+    return keyword_search(store.indexes, sel, terms, limit)
+
 T0 = 1_700_000_000.0
 
 
@@ -129,7 +134,7 @@ class RecordsConformance:
         assert store.count(Selection("ns")) == 601
         got = store.get("ns", [many[0].id, many[599].id])
         assert [r.data for r in got] == [{"i": 0}, {"i": 599}]
-        assert set(store.embeddings("ns", [many[599].id])) == {many[599].id}
+        assert set(store.indexes.embeddings("ns", [many[599].id])) == {many[599].id}
 
     def test_update_records_history(self, store):
         a = rec("old text", importance=0.2)
@@ -164,8 +169,8 @@ class RecordsConformance:
                 ("erase", T0 + 3, None, None)]
         assert store.history("ns", "never-existed") == []
         assert store.get("ns", [a.id, b.id]) == []
-        assert [i for i, _ in keyword_search(store, Selection("ns"), ["vault"], 5)] == [keep.id]
-        assert [i for i, _ in store.vector_search(Selection("ns"), unit(1, 0, 0), 5)] == [
+        assert [i for i, _ in _kws(store, Selection("ns"), ["vault"], 5)] == [keep.id]
+        assert [i for i, _ in store.indexes.vector_search(Selection("ns"), unit(1, 0, 0), 5)] == [
             keep.id]
         assert set(store.kv.cached_vectors("m", ["h-a", "h-keep"])) == {"h-keep"}
         assert store.erase("ns", [a.id], at=T0 + 4) == 1  # idempotent: the tombstone stays
@@ -271,8 +276,8 @@ class RecordsConformance:
         store.update("ns", a.id, Patch(invalidated_at=T0 + 5, superseded_by=b.id), at=T0 + 5)
         assert [r.id for r in store.select(Selection("ns"))] == [b.id]
         assert len(store.select(Selection("ns", include_invalid=True))) == 2
-        assert [i for i, _ in keyword_search(store, Selection("ns"), ["apple"], 5)] == [b.id]
-        assert [i for i, _ in store.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
+        assert [i for i, _ in _kws(store, Selection("ns"), ["apple"], 5)] == [b.id]
+        assert [i for i, _ in store.indexes.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
         assert store.history("ns", a.id)[-1].event == "invalidate"
 
 
@@ -286,20 +291,21 @@ class IndexesConformance:
         assert store.queues.pending_embeddings(10) == []
         store.update("ns", a.id, Patch(text="bananas"), at=T0)
         assert [p[1] for p in store.queues.pending_embeddings(10)] == [a.id]
-        assert keyword_search(store, Selection("ns"), ["apples"], 5) == []
-        assert [i for i, _ in keyword_search(store, Selection("ns"), ["bananas"], 5)] == [a.id]
-        assert store.vector_search(Selection("ns"), unit(1, 0, 0), 5) == []
+        assert _kws(store, Selection("ns"), ["apples"], 5) == []
+        assert [i for i, _ in _kws(store, Selection("ns"), ["bananas"], 5)] == [a.id]
+        assert store.indexes.vector_search(Selection("ns"), unit(1, 0, 0), 5) == []
 
     def test_delete_removes_from_every_index(self, store):
         a = rec("zebra stripes", embedding=unit(0, 1, 0))
         b = rec("zebra crossing", embedding=unit(0, 1, 0.1))
         store.insert([a, b], model="m")
-        assert len(store.vector_search(Selection("ns"), unit(0, 1, 0), 5)) == 2
+        assert len(store.indexes.vector_search(Selection("ns"), unit(0, 1, 0), 5)) == 2
         assert store.delete("ns", [a.id, "missing"], at=T0 + 1) == 1
         assert store.delete("ns", [a.id], at=T0 + 2) == 0
         assert store.get("ns", [a.id]) == []
-        assert [i for i, _ in keyword_search(store, Selection("ns"), ["zebra"], 5)] == [b.id]
-        assert [i for i, _ in store.vector_search(Selection("ns"), unit(0, 1, 0), 5)] == [b.id]
+        assert [i for i, _ in _kws(store, Selection("ns"), ["zebra"], 5)] == [b.id]
+        assert [i for i, _ in store.indexes.vector_search(Selection("ns"), unit(0, 1, 0), 5)] == \
+            [b.id]
         assert [h.event for h in store.history("ns", a.id)] == ["add", "delete"]
 
     def test_keyword_statistics_are_the_selections(self, store):
@@ -309,10 +315,10 @@ class IndexesConformance:
                 rec("banana bread recipe notes", user_id="u1"),
                 rec("banana smoothie recipe notes", user_id="u1")]
         store.insert(mine)
-        alone = keyword_search(store, Selection("ns", user_id="u1"), ["apple", "banana"], 3)
+        alone = _kws(store, Selection("ns", user_id="u1"), ["apple", "banana"], 3)
         store.insert([rec(f"apple orchard visit number {i} notes", user_id="u2")
                       for i in range(60)])
-        crowded = keyword_search(store, Selection("ns", user_id="u1"), ["apple", "banana"], 3)
+        crowded = _kws(store, Selection("ns", user_id="u1"), ["apple", "banana"], 3)
         assert alone[0][0] == crowded[0][0] == mine[0].id
 
     def test_term_stats_describe_the_selection_or_its_namespace(self, store):
@@ -320,12 +326,13 @@ class IndexesConformance:
                       rec("banana", user_id="u2")]
                      + [rec(f"plum {i}", user_id="u3") for i in range(5)])
         u1 = Selection("ns", user_id="u1")
-        small = store.term_stats(u1, ["apple", "banana"], selection_up_to=10, cap=lambda n: 100)
+        small = store.indexes.term_stats(u1, ["apple", "banana"], selection_up_to=10,
+                                         cap=lambda n: 100)
         assert (small.records, small.matches, small.of_selection) == (
             2, {"apple": 2, "banana": 0}, True)
-        wide = store.term_stats(u1, ["apples"], selection_up_to=1, cap=lambda n: 100)
+        wide = store.indexes.term_stats(u1, ["apples"], selection_up_to=1, cap=lambda n: 100)
         assert (wide.records, wide.matches, wide.of_selection) == (8, {"apples": 2}, False)
-        capped = store.term_stats(Selection("ns"), ["plum"], selection_up_to=10,
+        capped = store.indexes.term_stats(Selection("ns"), ["plum"], selection_up_to=10,
                                   cap=lambda n: 2)
         assert capped.matches == {"plum": 3}  # counted up to the cap, plus one
 
@@ -333,25 +340,24 @@ class IndexesConformance:
         a, b = rec("apple orchard"), rec("banana grove")
         store.insert([a, b, rec("cherry stone")])
         sel = Selection("ns")
-        assert [i for i, _ in store.keyword_scores(sel, [("apple", 1), ("banana", 3)], 5)] == [
-            b.id, a.id]
-        assert [i for i, _ in store.keyword_scores(sel, [("apple", 3), ("banana", 1)], 5)] == [
-            a.id, b.id]
-        one = dict(store.keyword_scores(sel, [("apple", 1.0)], 5))
-        two = dict(store.keyword_scores(sel, [("apple", 2.0)], 5))
+        scores = store.indexes.keyword_scores
+        assert [i for i, _ in scores(sel, [("apple", 1), ("banana", 3)], 5)] == [b.id, a.id]
+        assert [i for i, _ in scores(sel, [("apple", 3), ("banana", 1)], 5)] == [a.id, b.id]
+        one = dict(store.indexes.keyword_scores(sel, [("apple", 1.0)], 5))
+        two = dict(store.indexes.keyword_scores(sel, [("apple", 2.0)], 5))
         assert two[a.id] == pytest.approx(2 * one[a.id])
-        assert store.keyword_scores(sel, [], 5) == []
+        assert store.indexes.keyword_scores(sel, [], 5) == []
 
     def test_keyword_search_ranks_and_scopes(self, store):
         store.insert([
             rec("the cat sat on the mat"), rec("a dog and a cat and another cat"),
             rec("nothing relevant here"), rec("cat", ns="other"),
         ])
-        hits = keyword_search(store, Selection("ns"), ["cat"], 10)
+        hits = _kws(store, Selection("ns"), ["cat"], 10)
         assert len(hits) == 2
         assert hits[0][1] >= hits[1][1]
-        assert keyword_search(store, Selection("ns"), [], 10) == []
-        assert keyword_search(store, Selection("ns"), ['"quoted" cat*'], 10) == []
+        assert _kws(store, Selection("ns"), [], 10) == []
+        assert _kws(store, Selection("ns"), ['"quoted" cat*'], 10) == []
 
     def test_keyword_search_ranks_by_the_sum_over_terms(self, store):
         """A record holding both words, but long enough to rank below 300 others on each word
@@ -360,8 +366,8 @@ class IndexesConformance:
         store.insert([both] + [rec(f"apple a{i}") for i in range(300)]
                      + [rec(f"zebra z{i}") for i in range(300)]
                      + [rec(f"other words o{i}") for i in range(1500)])
-        assert keyword_search(store, Selection("ns"), ["apple"], 10)[0][0] != both.id
-        assert keyword_search(store, Selection("ns"), ["apple", "zebra"], 10)[0][0] == both.id
+        assert _kws(store, Selection("ns"), ["apple"], 10)[0][0] != both.id
+        assert _kws(store, Selection("ns"), ["apple", "zebra"], 10)[0][0] == both.id
 
     def test_keyword_scores_are_the_whole_sum_beside_other_namespaces(self, store):
         """The same with another namespace in the index (so that the terms are weighed by the
@@ -371,10 +377,10 @@ class IndexesConformance:
         store.insert([both] + [rec(f"apple a{i}") for i in range(300)]
                      + [rec(f"zebra z{i}") for i in range(300)]
                      + [rec(f"other words o{i}") for i in range(400)])
-        alone = keyword_search(store, Selection("ns"), ["apple", "zebra"], 10)
+        alone = _kws(store, Selection("ns"), ["apple", "zebra"], 10)
         store.insert([rec(f"zebra apple elsewhere {i}", ns="b") for i in range(40)]
                      + [rec(f"unrelated words w{i}", ns="b") for i in range(3000)])
-        beside = keyword_search(store, Selection("ns"), ["apple", "zebra"], 10)
+        beside = _kws(store, Selection("ns"), ["apple", "zebra"], 10)
         assert beside[0][0] == both.id
         assert [i for i, _ in beside] == [i for i, _ in alone]
 
@@ -384,27 +390,27 @@ class IndexesConformance:
         the cap of the whole index)."""
         budget, photos = rec("budget review for the quarter"), rec("trip photos from Lisbon")
         store.insert([budget, photos] + [rec(f"garden notes g{i}") for i in range(20)])
-        alone = keyword_search(store, Selection("ns"), ["budget", "photos"], 10)
+        alone = _kws(store, Selection("ns"), ["budget", "photos"], 10)
         store.insert([rec(f"budget line b{i}", ns="b") for i in range(2100)])
-        stats = store.term_stats(Selection("ns"), ["budget", "photos"],
+        stats = store.indexes.term_stats(Selection("ns"), ["budget", "photos"],
                                  selection_up_to=SELECTION_STATS, cap=cap)
         assert stats.matches == {"budget": 1, "photos": 1}
-        beside = keyword_search(store, Selection("ns"), ["budget", "photos"], 10)
+        beside = _kws(store, Selection("ns"), ["budget", "photos"], 10)
         assert {i for i, _ in alone} == {i for i, _ in beside} == {budget.id, photos.id}
 
     def test_keyword_search_stems(self, store):
         a = rec("she was running marathons")
         store.insert([a])
-        assert [i for i, _ in keyword_search(store, Selection("ns"), ["runs"], 5)] == [a.id]
+        assert [i for i, _ in _kws(store, Selection("ns"), ["runs"], 5)] == [a.id]
 
     def test_keyword_ranking_ignores_other_namespaces(self, store):
         store.insert([rec("apple pie recipe", ns="a", at=T0),
                       rec("zebra crossing rules", ns="a", at=T0 + 1),
                       rec("apple zebra stripes", ns="a", at=T0 + 2)])
-        before = keyword_search(store, Selection("a"), ["apple", "zebra"], 10)
+        before = _kws(store, Selection("a"), ["apple", "zebra"], 10)
         # another tenant floods the index with one of the terms (same document lengths)
         store.insert([rec(f"apple tart dessert{i}", ns="b", at=T0 + 10 + i) for i in range(60)])
-        after = keyword_search(store, Selection("a"), ["apple", "zebra"], 10)
+        after = _kws(store, Selection("a"), ["apple", "zebra"], 10)
         assert [i for i, _ in after] == [i for i, _ in before]
         assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-6)
         assert after[0][0] == store.select(Selection("a"))[2].id  # both terms beat one
@@ -414,34 +420,34 @@ class IndexesConformance:
         recs = [rec(f"v{i}", embedding=v, user_id=f"u{i % 2}") for i, v in enumerate(vecs)]
         store.insert(recs, model="m")
         q = unit(1, 0.2, 0)
-        hits = store.vector_search(Selection("ns"), q, 4)
+        hits = store.indexes.vector_search(Selection("ns"), q, 4)
         expected = sorted(range(4), key=lambda i: -float(vecs[i] @ q))
         assert [i for i, _ in hits] == [recs[i].id for i in expected]
         assert hits[0][1] == pytest.approx(float(vecs[expected[0]] @ q), abs=1e-5)
-        only_u1 = store.vector_search(Selection("ns", user_id="u1"), q, 4)
+        only_u1 = store.indexes.vector_search(Selection("ns", user_id="u1"), q, 4)
         assert {i for i, _ in only_u1} == {recs[1].id, recs[3].id}
-        assert store.vector_search(Selection("other"), q, 4) == []
+        assert store.indexes.vector_search(Selection("other"), q, 4) == []
 
     def test_vector_index_sees_later_writes(self, store):
         a = rec("a", embedding=unit(1, 0))
         store.insert([a], model="m")
-        assert len(store.vector_search(Selection("ns"), unit(1, 0), 5)) == 1
+        assert len(store.indexes.vector_search(Selection("ns"), unit(1, 0), 5)) == 1
         b = rec("b")
         store.insert([b])
-        store.set_embeddings("ns", [(b.id, unit(1, 0.01))], "m")
-        assert len(store.vector_search(Selection("ns"), unit(1, 0), 5)) == 2
-        assert store.embeddings("ns", [b.id])[b.id] == pytest.approx(unit(1, 0.01))
+        store.indexes.set_embeddings("ns", [(b.id, unit(1, 0.01))], "m")
+        assert len(store.indexes.vector_search(Selection("ns"), unit(1, 0), 5)) == 2
+        assert store.indexes.embeddings("ns", [b.id])[b.id] == pytest.approx(unit(1, 0.01))
 
     def test_vector_spaces_keep_their_vectors_apart(self, store):
         """Records of a named space share a namespace with text records, but a search, a
         scan and a reindex see only their own space; a selection of every space sees both."""
-        assert store.define_space("agents", "hash-3", 3) == VectorSpace("hash-3", 3)
-        assert store.define_space("agents", "hash-3", 3) == VectorSpace("hash-3", 3)
+        assert store.indexes.define_space("agents", "hash-3", 3) == VectorSpace("hash-3", 3)
+        assert store.indexes.define_space("agents", "hash-3", 3) == VectorSpace("hash-3", 3)
         with pytest.raises(Conflict, match="hash-3"):
-            store.define_space("agents", "other-model", 3)
+            store.indexes.define_space("agents", "other-model", 3)
         with pytest.raises(InvalidInput):
-            store.define_space("", "hash-3", 3)
-        assert store.spaces() == {"agents": VectorSpace("hash-3", 3)}
+            store.indexes.define_space("", "hash-3", 3)
+        assert store.indexes.spaces() == {"agents": VectorSpace("hash-3", 3)}
         text = [rec("a text memory", embedding=unit(1, 0, 0), at=T0),
                 rec("another text", embedding=unit(0, 1, 0), at=T0 + 1)]
         states = [rec("position=1", embedding=unit(1, 0, 0), space="agents", step=1,
@@ -449,37 +455,37 @@ class IndexesConformance:
         store.insert(text, model="m")
         store.insert(states, model="hash-3")
         q = unit(1, 0, 0)
-        assert [i for i, _ in store.vector_search(Selection("ns"), q, 5)] == \
+        assert [i for i, _ in store.indexes.vector_search(Selection("ns"), q, 5)] == \
             [text[0].id, text[1].id]
-        assert [i for i, _ in store.vector_search(Selection("ns", space="agents"), q, 5)] == \
-            [states[0].id]
-        assert store.selection_vectors(Selection("ns", space="agents"))[0] == [states[0].id]
+        agents = Selection("ns", space="agents")
+        assert [i for i, _ in store.indexes.vector_search(agents, q, 5)] == [states[0].id]
+        assert store.indexes.selection_vectors(Selection("ns", space="agents"))[0] == [states[0].id]
         assert store.select_ids(Selection("ns")) == [r.id for r in text]
         assert store.count(Selection("ns", space=None)) == 3
         # keyword statistics are the space's: the states do not count as text memories
-        assert store.term_stats(Selection("ns"), ["position"], selection_up_to=0,
+        assert store.indexes.term_stats(Selection("ns"), ["position"], selection_up_to=0,
                                 cap=lambda n: 1000).records == 2
-        assert store.keyword_scores(Selection("ns"), [("position", 1.0)], 5) == []
-        assert [i for i, _ in store.keyword_scores(Selection("ns", space="agents"),
+        assert store.indexes.keyword_scores(Selection("ns"), [("position", 1.0)], 5) == []
+        assert [i for i, _ in store.indexes.keyword_scores(Selection("ns", space="agents"),
                                                    [("position", 1.0)], 5)] == [states[0].id]
         assert store.get("ns", [states[0].id])[0].space == "agents"
         assert store.queues.clear_embeddings() == 2  # the text space only
-        assert store.vector_search(Selection("ns"), q, 5) == []
-        assert store.embeddings("ns", [states[0].id])[states[0].id] == pytest.approx(q)
+        assert store.indexes.vector_search(Selection("ns"), q, 5) == []
+        assert store.indexes.embeddings("ns", [states[0].id])[states[0].id] == pytest.approx(q)
         kept = store.update("ns", states[0].id, Patch(text="position=2"), at=T0 + 3)
         assert kept.space == "agents"  # a new text never queues a named space's vector
-        assert [i for i, _ in store.vector_search(Selection("ns", space="agents"), q, 5)] == \
-            [states[0].id]
+        agents = Selection("ns", space="agents")
+        assert [i for i, _ in store.indexes.vector_search(agents, q, 5)] == [states[0].id]
 
     def test_neighbours_in_creation_order(self, store):
         recs = [rec(f"t{i}", at=T0 + i, user_id="u" if i != 2 else "v") for i in range(6)]
         store.insert(recs)
         ids = [r.id for r in recs]
-        got = store.neighbours(Selection("ns", user_id="u"), [ids[3]], before=2, after=1)
+        got = store.indexes.neighbours(Selection("ns", user_id="u"), [ids[3]], before=2, after=1)
         assert got == {ids[3]: ([ids[1], ids[0]], [ids[4]])}
-        edge = store.neighbours(Selection("ns"), [ids[0], ids[5]], before=2, after=2)
+        edge = store.indexes.neighbours(Selection("ns"), [ids[0], ids[5]], before=2, after=2)
         assert edge == {ids[0]: ([], [ids[1], ids[2]]), ids[5]: ([ids[4], ids[3]], [])}
-        assert store.neighbours(Selection("other"), [ids[0]], before=1, after=1) == {}
+        assert store.indexes.neighbours(Selection("other"), [ids[0]], before=1, after=1) == {}
 
 
 class QueuesConformance:
@@ -509,7 +515,7 @@ class QueuesConformance:
         again = store.queues.pending_embeddings(5, owner="w1", lease=60)  # its own claims come back
         assert [p[1] for p in again] == [a.id, b.id]
         assert len(store.queues.pending_embeddings(10)) == 3  # unclaimed view: everything queued
-        store.set_embeddings("ns", [(a.id, unit(1, 0))], "m")
+        store.indexes.set_embeddings("ns", [(a.id, unit(1, 0))], "m")
         short = store.queues.pending_embeddings(5, owner="w4", lease=0.05)
         assert short == []
         store.insert([d := rec("d", at=T0 + 3)])

@@ -48,16 +48,16 @@ def test_graph_answers_like_exact_search_and_is_saved(filled, caplog) -> None:
     q = vectors(1, seed=9)[0]
     caplog.set_level(logging.INFO, "memstream.ann")
     s = SQLiteStore(path, ann_threshold=100)
-    got = [i for i, _ in s.vector_search(Selection("ns"), q, 10)]
+    got = [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 10)]
     assert "building the HNSW index" in caplog.text
     assert got == exact_top(vecs, ids, q, 10)
-    assert "ns" in s._ann  # the graph served it
+    assert "ns" in s._indexes.vectors._ann  # the graph served it
     files = sorted(p.suffix for p in (Path(str(path) + ".ann")).iterdir())
     assert files == [".hnsw", ".json"]
     s.close()
     caplog.clear()
     again = SQLiteStore(path, ann_threshold=100)  # the next process loads it
-    assert [i for i, _ in again.vector_search(Selection("ns"), q, 10)] == got
+    assert [i for i, _ in again.indexes.vector_search(Selection("ns"), q, 10)] == got
     assert "building" not in caplog.text
     again.close()
 
@@ -69,20 +69,20 @@ def test_an_erased_vector_never_comes_back_in_a_saved_graph(filled) -> None:
     path, ids, vecs = filled
     q = vectors(1, seed=9)[0]
     a = SQLiteStore(path, ann_threshold=100)
-    a.vector_search(Selection("ns"), q, 5)  # A builds (and saves) its graph
+    a.indexes.vector_search(Selection("ns"), q, 5)  # A builds (and saves) its graph
     a.insert([rec("dirty the graph", embedding=vectors(1, seed=11)[0], at=T0 + 500)],
              model="m")
-    a.vector_search(Selection("ns"), q, 5)
+    a.indexes.vector_search(Selection("ns"), q, 5)
     b = SQLiteStore(path, ann_threshold=100)
     b.erase("ns", [ids[7]], at=T0 + 1000)
     b.close()
-    assert ids[7] not in [i for i, _ in a.vector_search(Selection("ns"), q, 400)]
+    assert ids[7] not in [i for i, _ in a.indexes.vector_search(Selection("ns"), q, 400)]
     a.close()  # saves its changed graphs
     folder = Path(str(path) + ".ann")
     saved = b"".join(p.read_bytes() for p in folder.iterdir()) if folder.exists() else b""
     assert vecs[7].tobytes() not in saved
     again = SQLiteStore(path, ann_threshold=100)
-    assert ids[7] not in [i for i, _ in again.vector_search(Selection("ns"), q, 400)]
+    assert ids[7] not in [i for i, _ in again.indexes.vector_search(Selection("ns"), q, 400)]
     again.close()
 
 
@@ -91,15 +91,15 @@ def test_graph_follows_other_processes_writes(filled) -> None:
     q = vectors(1, seed=9)[0]
     reader = SQLiteStore(path, ann_threshold=100)
     writer = SQLiteStore(path, ann_threshold=100)
-    first = [i for i, _ in reader.vector_search(Selection("ns"), q, 5)]
+    first = [i for i, _ in reader.indexes.vector_search(Selection("ns"), q, 5)]
     near = rec("new, nearest", embedding=q, at=T0 + 999)
     writer.insert([near], model="m")
     writer.delete("ns", [first[0]], at=T0 + 1000)
     writer.update("ns", first[1], Patch(invalidated_at=T0 + 1000), at=T0 + 1000)
-    got = [i for i, _ in reader.vector_search(Selection("ns"), q, 5)]
+    got = [i for i, _ in reader.indexes.vector_search(Selection("ns"), q, 5)]
     assert got[0] == near.id
     assert first[0] not in got and first[1] not in got
-    assert first[1] in [i for i, _ in reader.vector_search(
+    assert first[1] in [i for i, _ in reader.indexes.vector_search(
         Selection("ns", include_invalid=True), q, 5)]
     writer.close()
     reader.close()
@@ -109,21 +109,21 @@ def test_saved_graph_is_brought_up_to_date_or_rebuilt(filled, caplog) -> None:
     path = filled[0]
     q = vectors(1, seed=9)[0]
     s = SQLiteStore(path, ann_threshold=100)
-    before = [i for i, _ in s.vector_search(Selection("ns"), q, 5)]
+    before = [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 5)]
     s.close()  # saved at this log position
     w = SQLiteStore(path, ann_threshold=0)  # a process without the graph keeps writing
     w.delete("ns", [before[0]], at=T0 + 5000)
     w.close()
     caplog.set_level(logging.INFO, "memstream.ann")
     s = SQLiteStore(path, ann_threshold=100)
-    got = [i for i, _ in s.vector_search(Selection("ns"), q, 5)]
+    got = [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 5)]
     assert "building" not in caplog.text and got[:4] == before[1:]
     s.close()
     for f in Path(str(path) + ".ann").glob("*.hnsw"):
         f.write_bytes(b"not a graph")
     caplog.clear()
     s = SQLiteStore(path, ann_threshold=100)
-    assert [i for i, _ in s.vector_search(Selection("ns"), q, 5)] == got
+    assert [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 5)] == got
     assert "rebuilding" in caplog.text
     s.close()
 
@@ -134,13 +134,13 @@ def test_filters_on_graph_candidates_and_narrow_selections(filled) -> None:
     s = SQLiteStore(path, ann_threshold=100)
     users = [f"u{i % 10}" for i in range(400)]
     want = exact_top(vecs, ids, q, 5, [u == "u3" for u in users])
-    assert [i for i, _ in s.vector_search(Selection("ns", user_id="u3"), q, 5)] == want
+    assert [i for i, _ in s.indexes.vector_search(Selection("ns", user_id="u3"), q, 5)] == want
     s.exact_selection = 10  # now 40 records of u3 are too many: graph candidates, filtered
-    assert [i for i, _ in s.vector_search(Selection("ns", user_id="u3"), q, 5)] == want
+    assert [i for i, _ in s.indexes.vector_search(Selection("ns", user_id="u3"), q, 5)] == want
     from memstream.filters import parse_filter
 
     rare = Selection("ns", where=parse_filter({"rare": True}))  # 3 records: exact over them
-    got = [i for i, _ in s.vector_search(rare, q, 5)]
+    got = [i for i, _ in s.indexes.vector_search(rare, q, 5)]
     assert got == exact_top(vecs, ids, q, 5, [i < 3 for i in range(400)])
     s.close()
 
@@ -157,11 +157,13 @@ def test_exact_vectors_are_dropped_while_the_graph_serves(filled) -> None:
     path, ids, vecs = filled
     q = vectors(1, seed=9)[0]
     s = SQLiteStore(path, ann_threshold=100)
-    assert [i for i, _ in s.vector_search(Selection("ns"), q, 10)] == exact_top(vecs, ids, q, 10)
-    assert not s._vectors["ns"].keeps_vectors  # the graph holds them; no second copy
+    assert [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 10)] == \
+        exact_top(vecs, ids, q, 10)
+    # the graph holds them; no second copy
+    assert not s._indexes.vectors._vectors["ns"].keeps_vectors
     s.delete("ns", ids[:350], at=T0 + 9999)  # below the threshold: exact search comes back
     keep = [i >= 350 for i in range(400)]
-    assert [i for i, _ in s.vector_search(Selection("ns"), q, 10)] == \
+    assert [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 10)] == \
         exact_top(vecs, ids, q, 10, keep)
-    assert s._vectors["ns"].keeps_vectors
+    assert s._indexes.vectors._vectors["ns"].keeps_vectors
     s.close()

@@ -57,7 +57,7 @@ def test_sqlite_to_postgres_and_back(tmp_path: Path, pg_url: str) -> None:
         assert mem.get(ids["n3"], namespace="a").importance == 0.9
         assert [h.event for h in mem.history(ids["n4"], namespace="a")] == ["add", "delete"]
         assert mem.get(ids["old"], namespace="b").superseded_by is not None
-        near = mem.store.vector_search(Selection("a"), np.eye(4, dtype=np.float32)[2], 7)
+        near = mem.store.indexes.vector_search(Selection("a"), np.eye(4, dtype=np.float32)[2], 7)
         got = mem.store.get("a", [rid for rid, _ in near])
         assert len(got) == 7 and {r.data["i"] % 4 for r in got} == {2}  # vectors came along
     back = tmp_path / "back.db"

@@ -15,6 +15,11 @@ from memstream.store.sqlite import SQLiteStore
 from .conformance import StoreConformance, rec, unit
 
 
+def _kws(store, sel, terms, limit):
+    """``retrieval.keywords.keyword_search`` over a store's indexes part."""
+    return keyword_search(store.indexes, sel, terms, limit)
+
+
 class TestSQLiteConformance(StoreConformance):
     @pytest.fixture
     def store(self, tmp_path: Path):
@@ -61,11 +66,11 @@ def test_two_connections_see_each_others_writes(tmp_path: Path):
     one, two = SQLiteStore(path), SQLiteStore(path)
     a = rec("first", embedding=unit(1, 0))
     one.insert([a], model="m")
-    assert [i for i, _ in two.vector_search(Selection("ns"), unit(1, 0), 5)] == [a.id]
+    assert [i for i, _ in two.indexes.vector_search(Selection("ns"), unit(1, 0), 5)] == [a.id]
     b = rec("second", embedding=unit(0.9, 0.1))
     two.insert([b], model="m")
     two.delete("ns", [a.id], at=0)
-    assert [i for i, _ in one.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
+    assert [i for i, _ in one.indexes.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
     one.close()
     two.close()
 
@@ -132,17 +137,17 @@ def test_the_vector_index_reads_other_namespaces_log_entries_once(tmp_path: Path
     s = SQLiteStore(tmp_path / "v.db")
     try:
         s.insert([rec("first", ns="docs", embedding=unit(1, 0, 0))], model="m")
-        assert [i for i, _ in s.vector_search(Selection("docs"), unit(1, 0, 0), 5)]
+        assert [i for i, _ in s.indexes.vector_search(Selection("docs"), unit(1, 0, 0), 5)]
         s.insert([rec(f"state {i}", ns="agents", embedding=unit(0, 1, i)) for i in range(50)],
                  model="m")
         late = rec("second", ns="docs", embedding=unit(1, 1, 0))
         s.insert([late], model="m")
         s.insert([rec("more", ns="agents", embedding=unit(0, 0, 1))], model="m")
-        hits = s.vector_search(Selection("docs"), unit(1, 1, 0), 5)
+        hits = s.indexes.vector_search(Selection("docs"), unit(1, 1, 0), 5)
         assert hits[0][0] == late.id and len(hits) == 2
         with sqlite3.connect(tmp_path / "v.db") as db:
             end = db.execute("SELECT max(seq) FROM vector_log").fetchone()[0]
-        assert s._vectors["docs"].last_seq == end  # past the agents' 51 entries
+        assert s._indexes.vectors._vectors["docs"].last_seq == end  # past the agents' 51 entries
     finally:
         s.close()
 
@@ -155,10 +160,9 @@ def test_a_term_common_in_the_whole_index_is_reported_over_the_cap(tmp_path: Pat
         s.insert([rec(f"plum {i}", user_id="u2") for i in range(30)]
                  + [rec("plum pie", user_id="u1"), rec("plum jam", user_id="u1")])
         u1 = Selection("ns", user_id="u1")
-        assert s.term_stats(u1, ["plum"], selection_up_to=10, cap=lambda n: 5).matches == {
-            "plum": 6}
-        assert s.term_stats(u1, ["plum"], selection_up_to=10, cap=lambda n: 100).matches == {
-            "plum": 2}
+        stats = s.indexes.term_stats
+        assert stats(u1, ["plum"], selection_up_to=10, cap=lambda n: 5).matches == {"plum": 6}
+        assert stats(u1, ["plum"], selection_up_to=10, cap=lambda n: 100).matches == {"plum": 2}
     finally:
         s.close()
 
@@ -217,13 +221,13 @@ def test_a_namespace_span_is_renewed_by_any_insert(tmp_path: Path):
     path = tmp_path / "span.db"
     one, two = SQLiteStore(path), SQLiteStore(path)
     one.insert([rec(f"note {i}") for i in range(5)] + [rec("other", ns="b")], model="m")
-    assert keyword_search(one, Selection("ns"), ["walrus"], 5) == []
+    assert _kws(one, Selection("ns"), ["walrus"], 5) == []
     late = rec("a walrus on the beach")
     two.insert([late], model="m")
-    assert [i for i, _ in keyword_search(one, Selection("ns"), ["walrus"], 5)] == [late.id]
+    assert [i for i, _ in _kws(one, Selection("ns"), ["walrus"], 5)] == [late.id]
     mine = rec("another walrus")
     one.insert([mine], model="m")
-    assert {i for i, _ in keyword_search(one, Selection("ns"), ["walrus"], 5)} == {late.id,
+    assert {i for i, _ in _kws(one, Selection("ns"), ["walrus"], 5)} == {late.id,
                                                                                   mine.id}
     one.close()
     two.close()
@@ -235,11 +239,11 @@ def test_keyword_statistics_see_another_connections_writes(tmp_path: Path):
     path = tmp_path / "stats.db"
     one, two = SQLiteStore(path), SQLiteStore(path)
     one.insert([rec(f"walrus note {i}") for i in range(5)], model="m")
-    stats = one.term_stats(Selection("ns"), ["walrus"], selection_up_to=SELECTION_STATS,
+    stats = one.indexes.term_stats(Selection("ns"), ["walrus"], selection_up_to=SELECTION_STATS,
                            cap=cap)
     assert (stats.records, stats.matches["walrus"]) == (5, 5)
     two.insert([rec("walrus from the other process"), rec("a seal")], model="m")
-    stats = one.term_stats(Selection("ns"), ["walrus"], selection_up_to=SELECTION_STATS,
+    stats = one.indexes.term_stats(Selection("ns"), ["walrus"], selection_up_to=SELECTION_STATS,
                            cap=cap)
     assert (stats.records, stats.matches["walrus"]) == (7, 6)
     one.close()

@@ -99,7 +99,7 @@ def _ann_recall(mem: Memory, qvecs: np.ndarray) -> float:
         hits = 0
         for vec in qvecs:
             got = {i for i, _ in mem.store.indexes.vector_search(Selection("scale"), vec, 10)}
-            want = {i for i, _ in exact.vector_search(Selection("scale"), vec, 10)}
+            want = {i for i, _ in exact.indexes.vector_search(Selection("scale"), vec, 10)}
             hits += len(got & want)
     finally:
         exact.close()

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .._types import HistoryEntry, Record
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound
 from ..filters import And, Cond, Expr, Not, Or, Selection
 from ._backend import Backend
 from ._events import EventLog
+from ._indexes import Indexes
 from ._kv import KeyValues
 from ._queues import Queues
 from ._transfer import Copying
@@ -25,7 +26,6 @@ from .protocol import (
     RecordStore,
     SearchIndexes,
     Transfer,
-    VectorSpace,
     WorkQueues,
 )
 
@@ -266,35 +266,6 @@ class Keys:
         return self._keys("ORDER BY created_at, id", ())
 
 
-_SPACE = "space:"  # the meta key of a named vector space
-
-
-class SpaceRegistry:
-    """Named vector spaces (``define_space``, ``spaces``), kept as meta values: the same on
-    every backend."""
-
-    _kv: KeyValues  # where the meta values are (the store's ``kv`` part)
-
-    def define_space(self, name: str, model: str, dim: int) -> VectorSpace:
-        if not isinstance(name, str) or not name.isidentifier() or not name.islower():
-            raise InvalidInput(f"a vector space is named by a lowercase identifier, not {name!r}"
-                               " (the text space \"\" is the memory's embedder's)")
-        space = VectorSpace(model, int(dim))
-        saved = self._kv.get_meta(_SPACE + name)
-        if saved is None:
-            self._kv.set_meta(_SPACE + name, json.dumps({"model": model, "dim": space.dim}))
-            return space
-        held = VectorSpace(**json.loads(saved))
-        if held != space:
-            raise Conflict(f"the vector space {name!r} of this store holds vectors of {held.model}"
-                           f" ({held.dim} dimensions), not of {model} ({space.dim})")
-        return held
-
-    def spaces(self) -> dict[str, VectorSpace]:
-        return {key[len(_SPACE):]: VectorSpace(**json.loads(value))
-                for key, value in self._kv.meta_items().items() if key.startswith(_SPACE)}
-
-
 class Bundle:
     """The parts of a store (``protocol.Store``): the event log (``_events``), the key-value
     part (``_kv``), the work queues (``_queues``) and the transfer part (``_transfer``) are
@@ -305,6 +276,7 @@ class Bundle:
     _kv: KeyValues
     _queues: Queues
     _transfer: Copying
+    _indexes: Indexes
 
     @property
     def records(self) -> RecordStore:
@@ -312,7 +284,7 @@ class Bundle:
 
     @property
     def indexes(self) -> SearchIndexes:
-        return cast("SearchIndexes", self)
+        return self._indexes
 
     @property
     def queues(self) -> WorkQueues:

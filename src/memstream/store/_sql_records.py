@@ -201,37 +201,3 @@ class SQLRecords:
                                    "r.last_accessed_at FROM records r", namespace, ids)
         found = {row[0]: Signals(*row) for row in rows}
         return [found[i] for i in ids if i in found]
-
-    def neighbours(self, sel: Selection, ids: Sequence[str], *, before: int, after: int
-                   ) -> dict[str, tuple[list[str], list[str]]]:
-        where, params = self._where(sel)
-        ph = self.PLACEHOLDER
-        out: dict[str, tuple[list[str], list[str]]] = {}
-        wanted = list(dict.fromkeys(ids))
-        with self._session(False) as db:
-            total = db.execute(self._count_sql(where, True),  # the size, up to the bound
-                               (*params, SMALL_SELECTION + 1)).fetchone()[0]
-            if total <= SMALL_SELECTION:  # read the whole stream once
-                order = self._stream(db, where, params)
-                pos = {rid: n for n, rid in enumerate(order)}
-                for rid in wanted:
-                    n = pos.get(rid)
-                    if n is not None:
-                        out[rid] = (order[max(0, n - before):n][::-1], order[n + 1:n + 1 + after])
-                return out
-            keys = dict(self._by_id(db, "SELECT r.id, r.created_at FROM records r",
-                                    sel.namespace, wanted))
-            # row values keep both lookups an index range (an OR would walk the stream)
-            sql = (f"SELECT * FROM (SELECT 0, r.id FROM records r WHERE {where} AND "
-                   f"(r.created_at, r.id) < ({ph}, {ph}) ORDER BY r.created_at DESC, r.id DESC "
-                   f"LIMIT {ph}) b UNION ALL SELECT * FROM (SELECT 1, r.id FROM records r "
-                   f"WHERE {where} AND (r.created_at, r.id) > ({ph}, {ph}) "
-                   f"ORDER BY r.created_at, r.id LIMIT {ph}) a")
-            for rid in wanted:
-                if rid not in keys:
-                    continue
-                rows = db.execute(sql, (*params, keys[rid], rid, before,
-                                        *params, keys[rid], rid, after)).fetchall()
-                out[rid] = ([i for side, i in rows if side == 0],
-                            [i for side, i in rows if side == 1])
-        return out

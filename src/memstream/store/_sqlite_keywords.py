@@ -1,5 +1,5 @@
-"""Keyword statistics and raw BM25 scores in the SQLite store, from FTS5 (a mixin of
-``sqlite.SQLiteStore``); the ranking policy is ``retrieval.keywords``'s."""
+"""Keyword statistics and raw BM25 scores in the SQLite store, from FTS5 (a component of its
+``indexes`` part); the ranking policy is ``retrieval.keywords``'s."""
 
 from __future__ import annotations
 
@@ -8,12 +8,15 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from ..filters import Selection
 from ._sqlite_sql import selection_sql
 from .protocol import TermStats
+
+if TYPE_CHECKING:
+    from .sqlite import SQLiteStore
 
 #: weights this close (relatively) to FTS5's own idf are taken as FTS5's: one query ranks all
 #: the terms at once instead of one query per term
@@ -28,23 +31,16 @@ COUNT_TTL = 60.0
 
 
 class SQLiteKeywords:
-    _counts: dict[tuple[str, str], tuple[int, tuple[int, int], float]]
-    _generation: int
-    #: ``PRAGMA data_version`` in the current read snapshot (another connection's commit
-    #: changes it)
-    _version: int = -1
-    _grown: int
-    _spans: dict[tuple[str, str | None], tuple[int, int, int, int]]
+    """Keyword statistics and raw BM25 scores of a SQLite store, with the counts and rowid
+    spans it keeps between searches (valid until this process or another writes)."""
 
-    # what the store provides (sqlite.SQLiteStore)
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def count(self, sel: Selection, *, limit: int | None = None) -> int:
-        raise NotImplementedError
+    def __init__(self, store: SQLiteStore) -> None:
+        self._s = store
+        self._counts: dict[tuple[str, str], tuple[int, tuple[int, int], float]] = {}
+        #: ``PRAGMA data_version`` in the current read snapshot (another connection's commit
+        #: changes it)
+        self._version = -1
+        self._spans: dict[tuple[str, str | None], tuple[int, int, int, int]] = {}
 
     def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
                    cap: Callable[[int], int]) -> TermStats:
@@ -65,7 +61,7 @@ class SQLiteKeywords:
             ns_params = [sel.namespace] + ([] if sel.space is None else [sel.space])
             in_ns = self._count((sel.namespace, f"\x01{sel.space}"), lambda: db.execute(
                 f"SELECT count(*) FROM records r WHERE {ns_where}", ns_params).fetchone()[0])
-            in_sel = None if plain else self.count(asked, limit=selection_up_to)
+            in_sel = None if plain else self._s.records.count(asked, limit=selection_up_to)
             own = in_sel is not None and in_sel <= selection_up_to
             records = in_sel if own and in_sel is not None else in_ns
             if not own:
@@ -99,7 +95,7 @@ class SQLiteKeywords:
                     continue
                 if whole:  # the count of the whole index, which keyword_scores reads again
                     self._counts.setdefault(("", quoted), (
-                        stored, (self._generation, self._version), time.monotonic()))
+                        stored, (self._s._generation, self._version), time.monotonic()))
                 if whole or packed:
                     matches[term] = stored
                     continue
@@ -140,7 +136,9 @@ class SQLiteKeywords:
                 rows = db.execute(match + " ORDER BY s, rid LIMIT ?", (
                     " OR ".join(q for q, _ in terms), *span, *params, limit)).fetchall()
                 return [(rid, -score) for _, rid, score in rows]
-            if _MATERIALIZED and self.count(asked, limit=EXACT_KEYWORDS) <= EXACT_KEYWORDS:
+            exact = _MATERIALIZED and \
+                self._s.records.count(asked, limit=EXACT_KEYWORDS) <= EXACT_KEYWORDS
+            if exact:
                 # each term's scores materialized on their own (bm25 needs its own MATCH)
                 each = match.replace("bm25(records_fts) AS s", "bm25(records_fts) * ? AS s"
                                      ).replace(" JOIN ", " CROSS JOIN ")  # the keyword index leads
@@ -168,7 +166,7 @@ class SQLiteKeywords:
         """One read snapshot, with the selection's test of the text space dropped when its
         namespace holds no record of a named space: the test then excludes nothing, and costs
         a read of the last column of every record a keyword matches."""
-        with self._read() as db:
+        with self._s._read() as db:
             own = not db.in_transaction
             if own:
                 db.execute("BEGIN")
@@ -192,7 +190,7 @@ class SQLiteKeywords:
         commits (``PRAGMA data_version``)."""
         version = self._version
         hit = self._spans.get((namespace, space))
-        if hit is not None and hit[2:] == (self._grown, version):
+        if hit is not None and hit[2:] == (self._s._grown, version):
             return hit[0], hit[1]
         where = "namespace = ?" + ("" if space is None else " AND space = ?")
         lo, hi = db.execute(f"SELECT min(rowid), max(rowid) FROM records WHERE {where}",
@@ -200,7 +198,7 @@ class SQLiteKeywords:
         span = (1, 0) if lo is None else (int(lo), int(hi))
         if len(self._spans) > 10_000:
             self._spans.clear()
-        self._spans[(namespace, space)] = (*span, self._grown, version)
+        self._spans[(namespace, space)] = (*span, self._s._grown, version)
         return span
 
     def _count(self, key: tuple[str, str], compute: Any) -> int:
@@ -208,7 +206,7 @@ class SQLiteKeywords:
         through ``PRAGMA data_version``, by another) when it is small (cheap), reused for up to
         a minute when it is large (it then barely moves)."""
         now = time.monotonic()
-        stamp = (self._generation, self._version)
+        stamp = (self._s._generation, self._version)
         hit = self._counts.get(key)
         if hit is not None and (hit[1] == stamp
                                 or (hit[0] > LARGE_COUNT and now - hit[2] < COUNT_TTL)):

@@ -1,13 +1,12 @@
 """Vector search in the SQLite store: exact with numpy over a namespace's vectors, or through an
-HNSW graph above ``ann_threshold`` (a mixin of ``sqlite.SQLiteStore``)."""
+HNSW graph above ``ann_threshold`` (a component of the store's ``indexes`` part)."""
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +17,9 @@ from ._ann import AnnIndex
 from ._sqlite_rows import chunks as _chunks
 from ._sqlite_sql import selection_sql
 from ._vectors import OP_REMOVED, VectorIndex, top_order
+
+if TYPE_CHECKING:
+    from .sqlite import SQLiteStore
 
 _dumps = _json.dumps
 
@@ -45,26 +47,14 @@ def _split(key: str) -> tuple[str, str]:
 
 
 class SQLiteVectors:
-    path: str
-    ann_threshold: int
-    exact_selection: int
-    _ann: dict[str, AnnIndex]
-    _ann_warned: bool
-    _closed: bool
-    _lock: threading.RLock
-    _vectors: dict[str, VectorIndex]
+    """Vector search of a SQLite store, with the vector indexes it keeps in memory (one per
+    namespace and space, exact or an HNSW graph)."""
 
-    # what the store provides (sqlite.SQLiteStore)
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
-
-    def count(self, sel: Selection, *, limit: int | None = None) -> int:
-        raise NotImplementedError
-
-    # --- vector search -----------------------------------------------------------------------
+    def __init__(self, store: SQLiteStore) -> None:
+        self._s = store
+        self._ann: dict[str, AnnIndex] = {}
+        self._ann_warned = False
+        self._vectors: dict[str, VectorIndex] = {}
 
     def _index(self, db: sqlite3.Connection, namespace: str, dim: int) -> VectorIndex:
         """The vector index of a ``vector_key`` (a namespace's vectors of one space), brought
@@ -112,7 +102,7 @@ class SQLiteVectors:
             return []
         space = sel.space or ""  # vectors are compared within one space
         key = vector_key(sel.namespace, space)
-        with self._read() as db:
+        with self._s._read() as db:
             index = self._index(db, key, query.shape[0])
             include_invalid = sel.include_invalid or sel.as_of is not None
             plain = Selection(sel.namespace, include_invalid=sel.include_invalid, space=space)
@@ -131,25 +121,25 @@ class SQLiteVectors:
     # --- the approximate index ---------------------------------------------------------------
 
     def _ann_path(self, namespace: str, dim: int) -> Path | None:
-        if self.path == ":memory:":
+        if self._s.path == ":memory:":
             return None
-        return _ann.file_for(Path(self.path + ".ann"), namespace, dim)
+        return _ann.file_for(Path(self._s.path + ".ann"), namespace, dim)
 
-    def _drop_ann(self, namespace: str, spaces: Sequence[str] = ("",)) -> None:
+    def drop_ann(self, namespace: str, spaces: Sequence[str] = ("",)) -> None:
         """Forget the namespace's HNSW graphs of these spaces, in memory and on disk (a graph
         keeps the vectors of removed entries): each is built again, from what is stored,
         when next needed."""
         for space in spaces:
             key = vector_key(namespace, space)
             self._ann.pop(key, None)
-            if self.path != ":memory:":
-                for file in _ann.files_for(Path(self.path + ".ann"), key):
+            if self._s.path != ":memory:":
+                for file in _ann.files_for(Path(self._s.path + ".ann"), key):
                     file.unlink(missing_ok=True)
 
     def _ann_index(self, db: sqlite3.Connection, namespace: str, index: VectorIndex
                    ) -> AnnIndex | None:
         """The namespace's HNSW graph when it is large enough, in step with the change log."""
-        if not self.ann_threshold or len(index) <= self.ann_threshold:
+        if not self._s.ann_threshold or len(index) <= self._s.ann_threshold:
             return None
         if not _ann.available():
             if not self._ann_warned:
@@ -207,8 +197,8 @@ class SQLiteVectors:
         is scored exactly over its own rows instead, and so is one too narrow for the graph."""
         include_invalid = sel.include_invalid or sel.as_of is not None
         where, params = selection_sql(sel)
-        cap = self.exact_selection
-        narrow = not plain and self.count(sel, limit=cap) <= cap
+        cap = self._s.exact_selection
+        narrow = not plain and self._s.records.count(sel, limit=cap) <= cap
         rids, sims = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         fetch = max(2 * limit, 100)
         while not narrow:
@@ -281,11 +271,16 @@ class SQLiteVectors:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (ERASED + key,)).fetchone()
         return int(row[0]) if row else 0
 
+    def clear(self) -> None:
+        """Forget the indexes held in memory (the store was reset or closed)."""
+        self._vectors.clear()
+        self._ann.clear()
+
     def save_indexes(self) -> None:
         """Save every approximate index that changed since it was saved (also on close);
         one built before an erase is dropped instead (it holds the erased vectors)."""
-        with self._lock:
-            with self._read() as db:
+        with self._s._lock:
+            with self._s._read() as db:
                 stale = [key for key, ann in self._ann.items()
                          if ann.built_seq < self._erased_at(db, key)]
             for key in stale:

@@ -24,23 +24,22 @@ from .. import _json
 from .._types import Record
 from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ..filters import Selection
-from ._ann import AnnIndex
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import Bundle, Selecting, SpaceRegistry, order_sql
+from ._common import Bundle, Selecting, order_sql
 from ._events import EventLog
 from ._kv import KeyValues
 from ._sql_records import SQLRecords
 from ._sqlite_admin import SQLiteKeys, SQLiteQueues, SQLiteTransfer
 from ._sqlite_check import inspect_file
-from ._sqlite_keywords import SQLiteKeywords
+from ._sqlite_indexes import SQLiteIndexes
 from ._sqlite_rows import SELECT as _SELECT
 from ._sqlite_rows import chunks as _chunks
 from ._sqlite_rows import record_row as _record_row
 from ._sqlite_rows import row_to_record as _row_to_record
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
-from ._sqlite_vector import ANN_THRESHOLD, ERASED, EXACT_SELECTION, SQLiteVectors, vector_key
-from ._vectors import OP_VALID, VectorIndex
+from ._sqlite_vector import ANN_THRESHOLD, ERASED, EXACT_SELECTION, vector_key
+from ._vectors import OP_VALID
 from .protocol import StoreStats
 
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
@@ -58,8 +57,7 @@ MMAP_BYTES = 2**31 - 2**16  # of the file read through a memory map (SQLite's us
 _dumps = _json.dumps
 
 
-class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, Selecting,
-                  SpaceRegistry, Bundle):
+class SQLiteStore(SQLRecords, Selecting, Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -77,14 +75,10 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, Selecting,
         self.keys = SQLiteKeys(self)
         self.ann_threshold = ann_threshold
         self.exact_selection = EXACT_SELECTION
-        self._ann: dict[str, AnnIndex] = {}
-        self._counts: dict[tuple[str, str], tuple[int, tuple[int, int], float]] = {}
         self._generation = 0  # bumped by every write of this process
         self._grown = 0  # bumped by every insert of this process (see _sqlite_keywords._span)
-        self._spans: dict[tuple[str, str | None], tuple[int, int, int, int]] = {}
         #: capped counts of selections, valid while neither this process nor another writes
         self._capped: dict[tuple[str, tuple[Any, ...]], tuple[int, int, int, int]] = {}
-        self._ann_warned = False
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
@@ -96,7 +90,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, Selecting,
                 )
             inspect_file(self.path)  # before anything writes to it
         self._lock = threading.RLock()
-        self._vectors: dict[str, VectorIndex] = {}
+        self._indexes: SQLiteIndexes = SQLiteIndexes(self)
         self._closed = False
         try:
             self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
@@ -383,7 +377,7 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, Selecting,
                     self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 self._db.execute("PRAGMA secure_delete = OFF")
-        self._drop_ann(namespace, sorted(spaces))
+        self._indexes.vectors.drop_ann(namespace, sorted(spaces))
         return erased
 
     def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:
@@ -407,22 +401,12 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, Selecting,
                     f"({','.join('?' * len(chunk))})", (at, namespace, *chunk))
             self._events.log(db, self._events.touch_rows(namespace, ids))
 
-    def set_embeddings(self, namespace: str, items: Sequence[tuple[str, np.ndarray]],
-                       model: str) -> None:
-        if not items:
-            return
-        with self._write() as db:
-            db.executemany(
-                "UPDATE records SET embedding = ?, embed_model = ?, needs_embedding = 0 "
-                "WHERE +namespace = ? AND id = ?",
-                [(np.asarray(v, np.float32).tobytes(), model, namespace, rid) for rid, v in items])
-
     def reset(self) -> None:
         with self._write() as db:
             for table in ("records", "history", "vector_log", "embedding_cache", "events"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
-        self._vectors.clear()
+        self._indexes.vectors.clear()
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -444,37 +428,6 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, Selecting,
         with self._read() as db:
             return db.execute(sql, (*params, -1 if limit is None else limit, offset)).fetchall()
 
-    def _vectors_by_key(self, sql: str, first: str, keys: Sequence[str]
-                        ) -> dict[str, np.ndarray]:
-        """Run ``sql`` (with ``{q}`` for the key placeholders) over chunks of keys and collect
-        (key, float32 blob) rows."""
-        out: dict[str, np.ndarray] = {}
-        with self._read() as db:
-            for chunk in _chunks(list(keys)):
-                for key, blob in db.execute(sql.format(q=",".join("?" * len(chunk))),
-                                            (first, *chunk)):
-                    out[key] = np.frombuffer(blob, dtype=np.float32)
-        return out
-
-    def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
-        where, params = selection_sql(sel)
-        with self._read() as db:
-            rows = db.execute(f"SELECT r.id, r.embedding FROM records r WHERE {where} "
-                              "AND r.embedding IS NOT NULL ORDER BY r.rowid", params).fetchall()
-        if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        dims = {len(blob) for _, blob in rows}
-        if len(dims) > 1:  # vectors of several models: keep the most common size
-            size = max(dims, key=lambda d: sum(1 for _, b in rows if len(b) == d))
-            rows = [r for r in rows if len(r[1]) == size]
-        mat = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-        return [r[0] for r in rows], mat.reshape(len(rows), -1)
-
-    def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._vectors_by_key(
-            "SELECT id, embedding FROM records WHERE +namespace = ? AND id IN ({q}) "
-            "AND embedding IS NOT NULL", namespace, ids)
-
     def stats(self, namespace: str) -> StoreStats:
         with self._read() as db:
             total, valid, embedded, oldest, newest = db.execute(
@@ -493,13 +446,12 @@ class SQLiteStore(SQLRecords, SQLiteKeywords, SQLiteVectors, Selecting,
     def close(self) -> None:
         with self._lock:
             if not self._closed:
-                self.save_indexes()
+                self._indexes.vectors.save_indexes()
                 self._closed = True
                 if self._checkpointer is not None:
                     self._checkpointer.close()
                 self._db.close()
-                self._vectors.clear()
-                self._ann.clear()
+                self._indexes.vectors.clear()
 
 
 def _split_sql(script: str) -> list[str]:
