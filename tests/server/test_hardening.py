@@ -137,9 +137,9 @@ def test_reads_survive_a_deep_record_already_stored(tmp_path: Path):
         node["a"] = {}
         node = node["a"]  # type: ignore[assignment]
     with Memory(db, embedder="none") as mem:  # written before the limit existed
-        mem.store.insert([Record(id="01JB0000000000000000000000", namespace="default",
-                                 text="deep poison", data=deep, created_at=time.time(),
-                                 last_accessed_at=time.time())])
+        mem.store.records.insert([Record(id="01JB0000000000000000000000", namespace="default",
+                                         text="deep poison", data=deep, created_at=time.time(),
+                                         last_accessed_at=time.time())])
         mem.add("an ordinary memory")
     srv = start(db, "--rate", "0")
     try:

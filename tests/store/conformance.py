@@ -83,119 +83,120 @@ class RecordsConformance:
         }
         recs = [rec(f"item {k}", data=v, metadata={"source": "chat"} if k == "b" else {},
                     at=T0 + i) for i, (k, v) in enumerate(rows.items())]
-        store.insert(recs)
+        store.records.insert(recs)
         return {r.id: r.text[-1] for r in recs}
 
     def test_insert_get_roundtrips_every_field(self, store):
         r = rec("hello world", kind="fact", data={"a": [1, 2], "b": {"c": None}}, user_id="u",
                 agent_id="g", run_id="r", step=5, importance=0.7, provenance=("x", "y"),
                 metadata={"m": 1})
-        store.insert([r])
-        got = store.get("ns", [r.id])[0]
+        store.records.insert([r])
+        got = store.records.get("ns", [r.id])[0]
         assert got == r
-        assert store.get("other", [r.id]) == []
+        assert store.records.get("other", [r.id]) == []
 
     def test_get_keeps_order_and_skips_unknown(self, store):
         a, b = rec("a"), rec("b")
-        store.insert([a, b])
-        assert [x.id for x in store.get("ns", [b.id, "nope", a.id])] == [b.id, a.id]
+        store.records.insert([a, b])
+        assert [x.id for x in store.records.get("ns", [b.id, "nope", a.id])] == [b.id, a.id]
 
     def test_texts_alone(self, store):
         a, b = rec("alpha text"), rec("beta text")
-        store.insert([a, b])
-        assert store.texts("ns", [b.id, "nope", a.id, b.id]) == {a.id: "alpha text",
-                                                                 b.id: "beta text"}
-        assert store.texts("other", [a.id]) == {} and store.texts("ns", []) == {}
+        store.records.insert([a, b])
+        assert store.records.texts("ns", [b.id, "nope", a.id, b.id]) == {a.id: "alpha text",
+                                                                         b.id: "beta text"}
+        assert store.records.texts("other", [a.id]) == {} and store.records.texts("ns", []) == {}
 
     def test_signals_are_the_scoring_fields(self, store):
         a = rec("a", importance=0.3, at=T0 + 1)
-        store.insert([a])
-        store.touch("ns", [a.id], at=T0 + 50)
-        assert store.signals("ns", ["nope", a.id]) == [(a.id, 0.3, T0 + 1, T0 + 50)]
-        assert store.signals("other", [a.id]) == []
+        store.records.insert([a])
+        store.records.touch("ns", [a.id], at=T0 + 50)
+        assert store.records.signals("ns", ["nope", a.id]) == [(a.id, 0.3, T0 + 1, T0 + 50)]
+        assert store.records.signals("other", [a.id]) == []
 
     def test_duplicate_id_conflicts_and_stores_nothing(self, store):
         a = rec("a")
-        store.insert([a])
+        store.records.insert([a])
         with pytest.raises(Conflict):
-            store.insert([rec("fresh"), rec("dup", id=a.id)])
-        assert store.count(Selection("ns")) == 1
+            store.records.insert([rec("fresh"), rec("dup", id=a.id)])
+        assert store.records.count(Selection("ns")) == 1
 
     def test_a_large_insert_is_one_transaction(self, store):
         """Past the rows of one INSERT statement, a conflict in the last part still leaves
         nothing of the earlier parts."""
         a = rec("a")
-        store.insert([a])
+        store.records.insert([a])
         many = [rec(f"r{i}", data={"i": i}, embedding=unit(1.0, i % 3)) for i in range(600)]
         with pytest.raises(Conflict):
-            store.insert([*many, rec("dup", id=a.id)])
-        assert store.count(Selection("ns")) == 1
-        store.insert(many, model="m")
-        assert store.count(Selection("ns")) == 601
-        got = store.get("ns", [many[0].id, many[599].id])
+            store.records.insert([*many, rec("dup", id=a.id)])
+        assert store.records.count(Selection("ns")) == 1
+        store.records.insert(many, model="m")
+        assert store.records.count(Selection("ns")) == 601
+        got = store.records.get("ns", [many[0].id, many[599].id])
         assert [r.data for r in got] == [{"i": 0}, {"i": 599}]
         assert set(store.indexes.embeddings("ns", [many[599].id])) == {many[599].id}
 
     def test_update_records_history(self, store):
         a = rec("old text", importance=0.2)
-        store.insert([a])
-        new = store.update("ns", a.id, Patch(text="new text", importance=0.9), at=T0 + 10)
+        store.records.insert([a])
+        new = store.records.update("ns", a.id, Patch(text="new text", importance=0.9), at=T0 + 10)
         assert (new.text, new.importance, new.updated_at) == ("new text", 0.9, T0 + 10)
-        hist = store.history("ns", a.id)
+        hist = store.records.history("ns", a.id)
         assert [h.event for h in hist] == ["add", "update"]
         assert hist[1].old == {"text": "old text", "importance": 0.2}
         assert hist[1].new == {"text": "new text", "importance": 0.9}
-        linked = store.update("ns", a.id, Patch(provenance=("o1", "o2")), at=T0 + 20)
+        linked = store.records.update("ns", a.id, Patch(provenance=("o1", "o2")), at=T0 + 20)
         assert linked.provenance == ("o1", "o2")
-        assert store.history("ns", a.id)[2].new == {"provenance": ["o1", "o2"]}
+        assert store.records.history("ns", a.id)[2].new == {"provenance": ["o1", "o2"]}
         with pytest.raises(NotFound):
-            store.update("ns", "missing", Patch(text="x"), at=T0)
+            store.records.update("ns", "missing", Patch(text="x"), at=T0)
         with pytest.raises(NotFound):
-            store.update("other", a.id, Patch(text="x"), at=T0)
+            store.records.update("other", a.id, Patch(text="x"), at=T0)
 
     def test_erase_keeps_only_a_tombstone(self, store):
         a = rec("the vault code is 4417", user_id="pat", embedding=unit(1, 0, 0))
         b = rec("pat's earlier note", user_id="pat")
         keep = rec("the vault code is 4417 too", user_id="sam", embedding=unit(1, 0, 0))
-        store.insert([a, b, keep], model="m")
+        store.records.insert([a, b, keep], model="m")
         store.kv.cache_vectors("m", [("h-a", unit(1, 0, 0)), ("h-keep", unit(0, 1, 0))])
-        store.update("ns", a.id, Patch(text="the vault code is 4418"), at=T0 + 1)
-        store.delete("ns", [b.id], at=T0 + 2)
-        assert sorted(store.history_ids("ns", {"user_id": "pat"})) == sorted([a.id, b.id])
-        assert store.erase("ns", [a.id, b.id, "never-existed"], at=T0 + 3,
-                           cache_keys=["h-a"]) == 2
+        store.records.update("ns", a.id, Patch(text="the vault code is 4418"), at=T0 + 1)
+        store.records.delete("ns", [b.id], at=T0 + 2)
+        assert sorted(store.records.history_ids("ns", {"user_id": "pat"})) == sorted([a.id, b.id])
+        assert store.records.erase("ns", [a.id, b.id, "never-existed"], at=T0 + 3,
+                                   cache_keys=["h-a"]) == 2
         for rid in (a.id, b.id):
-            assert [(h.event, h.at, h.old, h.new) for h in store.history("ns", rid)] == [
+            assert [(h.event, h.at, h.old, h.new) for h in store.records.history("ns", rid)] == [
                 ("erase", T0 + 3, None, None)]
-        assert store.history("ns", "never-existed") == []
-        assert store.get("ns", [a.id, b.id]) == []
+        assert store.records.history("ns", "never-existed") == []
+        assert store.records.get("ns", [a.id, b.id]) == []
         assert [i for i, _ in _kws(store, Selection("ns"), ["vault"], 5)] == [keep.id]
         assert [i for i, _ in store.indexes.vector_search(Selection("ns"), unit(1, 0, 0), 5)] == [
             keep.id]
         assert set(store.kv.cached_vectors("m", ["h-a", "h-keep"])) == {"h-keep"}
-        assert store.erase("ns", [a.id], at=T0 + 4) == 1  # idempotent: the tombstone stays
-        assert store.taken([a.id, keep.id]) == {keep.id}
-        assert store.taken([keep.id]) == {keep.id} and store.get("other", [keep.id]) == []
+        assert store.records.erase("ns", [a.id], at=T0 + 4) == 1  # idempotent: the tombstone stays
+        assert store.records.taken([a.id, keep.id]) == {keep.id}
+        assert store.records.taken([keep.id]) == {keep.id}
+        assert store.records.get("other", [keep.id]) == []
 
     def test_delete_is_scoped_to_namespace(self, store):
         a = rec("a", ns="one")
-        store.insert([a])
-        assert store.delete("two", [a.id], at=T0) == 0
-        assert store.get("one", [a.id]) == [a]
+        store.records.insert([a])
+        assert store.records.delete("two", [a.id], at=T0) == 0
+        assert store.records.get("one", [a.id]) == [a]
 
     def test_touch_moves_access_forward_only(self, store):
         a = rec("a")
-        store.insert([a])
-        store.touch("ns", [a.id], at=T0 + 100)
-        store.touch("ns", [a.id], at=T0 + 50)
-        got = store.get("ns", [a.id])[0]
+        store.records.insert([a])
+        store.records.touch("ns", [a.id], at=T0 + 100)
+        store.records.touch("ns", [a.id], at=T0 + 50)
+        got = store.records.get("ns", [a.id])[0]
         assert (got.last_accessed_at, got.access_count) == (T0 + 100, 2)
 
     def test_refresh_instead_of_a_repeat(self, store):
         long_head = "x" * 64  # same first 64 characters, different texts
         a = rec("The user likes tea.", user_id="u1")
         b = rec(long_head + " one", at=T0 + 1)
-        assert store.insert([a, b], refresh=True) == {}
+        assert store.records.insert([a, b], refresh=True) == {}
         again = rec("The user likes tea.", user_id="u1", at=T0 + 50)
         other_user = rec("The user likes tea.", user_id="u2", at=T0 + 60)
         other_data = rec("The user likes tea.", user_id="u1", data={"k": 1}, at=T0 + 61)
@@ -203,55 +204,56 @@ class RecordsConformance:
         near = rec(long_head + " two", at=T0 + 63)
         in_call = rec("new", at=T0 + 64)
         in_call_again = rec("new", at=T0 + 65)
-        found = store.insert([again, other_user, other_data, stepped, near, in_call,
-                              in_call_again], refresh=True)
+        found = store.records.insert([again, other_user, other_data, stepped, near, in_call,
+                                      in_call_again], refresh=True)
         assert set(found) == {again.id, in_call_again.id}
         assert found[again.id].id == a.id and found[again.id].event == "refresh"
         assert found[in_call_again.id].id == in_call.id
-        assert store.get("ns", [again.id, in_call_again.id]) == []
-        assert len(store.get("ns", [other_user.id, other_data.id, stepped.id, near.id,
-                                    in_call.id])) == 5
-        got = store.get("ns", [a.id, in_call.id])
+        assert store.records.get("ns", [again.id, in_call_again.id]) == []
+        assert len(store.records.get("ns", [other_user.id, other_data.id, stepped.id, near.id,
+                                            in_call.id])) == 5
+        got = store.records.get("ns", [a.id, in_call.id])
         assert [(r.last_accessed_at, r.access_count) for r in got] == [(T0 + 50, 1),
                                                                         (T0 + 65, 1)]
-        refresh = store.history("ns", a.id)[-1]
+        refresh = store.records.history("ns", a.id)[-1]
         assert (refresh.event, refresh.at, refresh.old, refresh.new) == (
             "refresh", T0 + 50, {"last_accessed_at": T0, "access_count": 0},
             {"last_accessed_at": T0 + 50, "access_count": 1})
         # an older repeat never moves the access back; an invalidated memory is not repeated
-        store.insert([rec("The user likes tea.", user_id="u1", at=T0 + 10)], refresh=True)
-        assert store.get("ns", [a.id])[0].last_accessed_at == T0 + 50
-        store.update("ns", a.id, Patch(invalidated_at=T0 + 70), at=T0 + 70)
-        assert store.insert([rec("The user likes tea.", user_id="u1", at=T0 + 80)],
-                            refresh=True) == {}
+        store.records.insert([rec("The user likes tea.", user_id="u1", at=T0 + 10)], refresh=True)
+        assert store.records.get("ns", [a.id])[0].last_accessed_at == T0 + 50
+        store.records.update("ns", a.id, Patch(invalidated_at=T0 + 70), at=T0 + 70)
+        assert store.records.insert([rec("The user likes tea.", user_id="u1", at=T0 + 80)],
+                                    refresh=True) == {}
         # without refresh every record is inserted
         plain = rec("new", at=T0 + 90)
-        assert store.insert([plain]) == {} and store.get("ns", [plain.id]) == [plain]
+        assert store.records.insert([plain]) == {}
+        assert store.records.get("ns", [plain.id]) == [plain]
 
     def test_select_orders_and_pages(self, store):
         recs = [rec(f"r{i}", at=T0 + i, step=10 - i) for i in range(5)]
-        store.insert(recs)
+        store.records.insert(recs)
         ids = [r.id for r in recs]
-        assert [r.id for r in store.select(Selection("ns"))] == ids
-        assert [r.id for r in store.select(Selection("ns"), order="-created")] == ids[::-1]
-        assert [r.id for r in store.select(Selection("ns"), order="step")] == ids[::-1]
-        assert [r.id for r in store.select(Selection("ns"), limit=2, offset=1)] == ids[1:3]
+        assert [r.id for r in store.records.select(Selection("ns"))] == ids
+        assert [r.id for r in store.records.select(Selection("ns"), order="-created")] == ids[::-1]
+        assert [r.id for r in store.records.select(Selection("ns"), order="step")] == ids[::-1]
+        assert [r.id for r in store.records.select(Selection("ns"), limit=2, offset=1)] == ids[1:3]
         for kw in ({}, {"order": "-created"}, {"order": "step"}, {"limit": 2, "offset": 1},
                    {"order": "step", "limit": 3}):
-            assert store.select_ids(Selection("ns", step_max=9), **kw) == \
-                [r.id for r in store.select(Selection("ns", step_max=9), **kw)]
+            assert store.records.select_ids(Selection("ns", step_max=9), **kw) == \
+                [r.id for r in store.records.select(Selection("ns", step_max=9), **kw)]
         with pytest.raises(InvalidInput, match="order must be one of"):
-            store.select_ids(Selection("ns"), order="random")
+            store.records.select_ids(Selection("ns"), order="random")
 
     def test_selection_scope_time_step_kind(self, store):
-        store.insert([
+        store.records.insert([
             rec("a", user_id="u1", kind="fact", at=T0, step=1),
             rec("b", user_id="u2", kind="fact", at=T0 + 10, step=2),
             rec("c", user_id="u1", agent_id="g", run_id="r", kind="action", at=T0 + 20, step=3),
         ])
 
         def texts(**kw: Any) -> list[str]:
-            return [r.text for r in store.select(Selection("ns", **kw))]
+            return [r.text for r in store.records.select(Selection("ns", **kw))]
 
         assert texts(user_id="u1") == ["a", "c"]
         assert texts(agent_id="g", run_id="r") == ["c"]
@@ -259,26 +261,27 @@ class RecordsConformance:
         assert texts(since=T0 + 5) == ["b", "c"]
         assert texts(until=T0 + 10) == ["a", "b"]
         assert texts(step_min=2, step_max=2) == ["b"]
-        assert store.count(Selection("ns", user_id="u1")) == 2
+        assert store.records.count(Selection("ns", user_id="u1")) == 2
 
     @pytest.mark.parametrize(("raw", "expected"), FILTER_CASES)
     def test_payload_filters_agree_with_reference(self, store, raw, expected):
         names = self.seed_filters(store)
         where = parse_filter(raw)
-        got = sorted(names[r.id] for r in store.select(Selection("ns", where=where)))
+        got = sorted(names[r.id] for r in store.records.select(Selection("ns", where=where)))
         assert got == expected
-        every = store.select(Selection("ns"))
+        every = store.records.select(Selection("ns"))
         assert sorted(names[r.id] for r in every if matches(where, r)) == expected
 
     def test_invalidated_hidden_unless_asked(self, store):
         a, b = rec("apple pie", embedding=unit(1, 0)), rec("apple tart", embedding=unit(1, 0.1))
-        store.insert([a, b], model="m")
-        store.update("ns", a.id, Patch(invalidated_at=T0 + 5, superseded_by=b.id), at=T0 + 5)
-        assert [r.id for r in store.select(Selection("ns"))] == [b.id]
-        assert len(store.select(Selection("ns", include_invalid=True))) == 2
+        store.records.insert([a, b], model="m")
+        store.records.update("ns", a.id, Patch(invalidated_at=T0 + 5, superseded_by=b.id),
+                             at=T0 + 5)
+        assert [r.id for r in store.records.select(Selection("ns"))] == [b.id]
+        assert len(store.records.select(Selection("ns", include_invalid=True))) == 2
         assert [i for i, _ in _kws(store, Selection("ns"), ["apple"], 5)] == [b.id]
         assert [i for i, _ in store.indexes.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
-        assert store.history("ns", a.id)[-1].event == "invalidate"
+        assert store.records.history("ns", a.id)[-1].event == "invalidate"
 
 
 class IndexesConformance:
@@ -287,9 +290,9 @@ class IndexesConformance:
 
     def test_update_text_requeues_embedding_and_reindexes_keywords(self, store):
         a = rec("apples", embedding=unit(1, 0, 0))
-        store.insert([a], model="m")
+        store.records.insert([a], model="m")
         assert store.queues.pending_embeddings(10) == []
-        store.update("ns", a.id, Patch(text="bananas"), at=T0)
+        store.records.update("ns", a.id, Patch(text="bananas"), at=T0)
         assert [p[1] for p in store.queues.pending_embeddings(10)] == [a.id]
         assert _kws(store, Selection("ns"), ["apples"], 5) == []
         assert [i for i, _ in _kws(store, Selection("ns"), ["bananas"], 5)] == [a.id]
@@ -298,15 +301,15 @@ class IndexesConformance:
     def test_delete_removes_from_every_index(self, store):
         a = rec("zebra stripes", embedding=unit(0, 1, 0))
         b = rec("zebra crossing", embedding=unit(0, 1, 0.1))
-        store.insert([a, b], model="m")
+        store.records.insert([a, b], model="m")
         assert len(store.indexes.vector_search(Selection("ns"), unit(0, 1, 0), 5)) == 2
-        assert store.delete("ns", [a.id, "missing"], at=T0 + 1) == 1
-        assert store.delete("ns", [a.id], at=T0 + 2) == 0
-        assert store.get("ns", [a.id]) == []
+        assert store.records.delete("ns", [a.id, "missing"], at=T0 + 1) == 1
+        assert store.records.delete("ns", [a.id], at=T0 + 2) == 0
+        assert store.records.get("ns", [a.id]) == []
         assert [i for i, _ in _kws(store, Selection("ns"), ["zebra"], 5)] == [b.id]
         assert [i for i, _ in store.indexes.vector_search(Selection("ns"), unit(0, 1, 0), 5)] == \
             [b.id]
-        assert [h.event for h in store.history("ns", a.id)] == ["add", "delete"]
+        assert [h.event for h in store.records.history("ns", a.id)] == ["add", "delete"]
 
     def test_keyword_statistics_are_the_selections(self, store):
         """Other users of the namespace do not change how one user's records rank: "apple"
@@ -314,16 +317,16 @@ class IndexesConformance:
         mine = [rec("apple pie recipe notes", user_id="u1"),
                 rec("banana bread recipe notes", user_id="u1"),
                 rec("banana smoothie recipe notes", user_id="u1")]
-        store.insert(mine)
+        store.records.insert(mine)
         alone = _kws(store, Selection("ns", user_id="u1"), ["apple", "banana"], 3)
-        store.insert([rec(f"apple orchard visit number {i} notes", user_id="u2")
-                      for i in range(60)])
+        store.records.insert([rec(f"apple orchard visit number {i} notes", user_id="u2")
+                              for i in range(60)])
         crowded = _kws(store, Selection("ns", user_id="u1"), ["apple", "banana"], 3)
         assert alone[0][0] == crowded[0][0] == mine[0].id
 
     def test_term_stats_describe_the_selection_or_its_namespace(self, store):
-        store.insert([rec("apple pie", user_id="u1"), rec("apple tart", user_id="u1"),
-                      rec("banana", user_id="u2")]
+        store.records.insert([rec("apple pie", user_id="u1"), rec("apple tart", user_id="u1"),
+                              rec("banana", user_id="u2")]
                      + [rec(f"plum {i}", user_id="u3") for i in range(5)])
         u1 = Selection("ns", user_id="u1")
         small = store.indexes.term_stats(u1, ["apple", "banana"], selection_up_to=10,
@@ -333,12 +336,12 @@ class IndexesConformance:
         wide = store.indexes.term_stats(u1, ["apples"], selection_up_to=1, cap=lambda n: 100)
         assert (wide.records, wide.matches, wide.of_selection) == (8, {"apples": 2}, False)
         capped = store.indexes.term_stats(Selection("ns"), ["plum"], selection_up_to=10,
-                                  cap=lambda n: 2)
+                                          cap=lambda n: 2)
         assert capped.matches == {"plum": 3}  # counted up to the cap, plus one
 
     def test_keyword_scores_are_weighted_sums(self, store):
         a, b = rec("apple orchard"), rec("banana grove")
-        store.insert([a, b, rec("cherry stone")])
+        store.records.insert([a, b, rec("cherry stone")])
         sel = Selection("ns")
         scores = store.indexes.keyword_scores
         assert [i for i, _ in scores(sel, [("apple", 1), ("banana", 3)], 5)] == [b.id, a.id]
@@ -349,7 +352,7 @@ class IndexesConformance:
         assert store.indexes.keyword_scores(sel, [], 5) == []
 
     def test_keyword_search_ranks_and_scopes(self, store):
-        store.insert([
+        store.records.insert([
             rec("the cat sat on the mat"), rec("a dog and a cat and another cat"),
             rec("nothing relevant here"), rec("cat", ns="other"),
         ])
@@ -363,9 +366,9 @@ class IndexesConformance:
         """A record holding both words, but long enough to rank below 300 others on each word
         alone, comes first: the score is the whole sum, not the sum of truncated lists."""
         both = rec("apple zebra " + " ".join(f"filler{i}" for i in range(4)))
-        store.insert([both] + [rec(f"apple a{i}") for i in range(300)]
-                     + [rec(f"zebra z{i}") for i in range(300)]
-                     + [rec(f"other words o{i}") for i in range(1500)])
+        store.records.insert([both] + [rec(f"apple a{i}") for i in range(300)]
+                             + [rec(f"zebra z{i}") for i in range(300)]
+                             + [rec(f"other words o{i}") for i in range(1500)])
         assert _kws(store, Selection("ns"), ["apple"], 10)[0][0] != both.id
         assert _kws(store, Selection("ns"), ["apple", "zebra"], 10)[0][0] == both.id
 
@@ -374,12 +377,12 @@ class IndexesConformance:
         namespace's own statistics, one term at a time): a search must not depend on what
         other namespaces hold (SQLite summed each term's best 200 records here)."""
         both = rec("apple zebra " + " ".join(f"filler{i}" for i in range(4)))
-        store.insert([both] + [rec(f"apple a{i}") for i in range(300)]
-                     + [rec(f"zebra z{i}") for i in range(300)]
-                     + [rec(f"other words o{i}") for i in range(400)])
+        store.records.insert([both] + [rec(f"apple a{i}") for i in range(300)]
+                             + [rec(f"zebra z{i}") for i in range(300)]
+                             + [rec(f"other words o{i}") for i in range(400)])
         alone = _kws(store, Selection("ns"), ["apple", "zebra"], 10)
-        store.insert([rec(f"zebra apple elsewhere {i}", ns="b") for i in range(40)]
-                     + [rec(f"unrelated words w{i}", ns="b") for i in range(3000)])
+        store.records.insert([rec(f"zebra apple elsewhere {i}", ns="b") for i in range(40)]
+                             + [rec(f"unrelated words w{i}", ns="b") for i in range(3000)])
         beside = _kws(store, Selection("ns"), ["apple", "zebra"], 10)
         assert beside[0][0] == both.id
         assert [i for i, _ in beside] == [i for i, _ in alone]
@@ -389,36 +392,37 @@ class IndexesConformance:
         here it is rare, and it still finds its record (SQLite left such a word out, as over
         the cap of the whole index)."""
         budget, photos = rec("budget review for the quarter"), rec("trip photos from Lisbon")
-        store.insert([budget, photos] + [rec(f"garden notes g{i}") for i in range(20)])
+        store.records.insert([budget, photos] + [rec(f"garden notes g{i}") for i in range(20)])
         alone = _kws(store, Selection("ns"), ["budget", "photos"], 10)
-        store.insert([rec(f"budget line b{i}", ns="b") for i in range(2100)])
+        store.records.insert([rec(f"budget line b{i}", ns="b") for i in range(2100)])
         stats = store.indexes.term_stats(Selection("ns"), ["budget", "photos"],
-                                 selection_up_to=SELECTION_STATS, cap=cap)
+                                         selection_up_to=SELECTION_STATS, cap=cap)
         assert stats.matches == {"budget": 1, "photos": 1}
         beside = _kws(store, Selection("ns"), ["budget", "photos"], 10)
         assert {i for i, _ in alone} == {i for i, _ in beside} == {budget.id, photos.id}
 
     def test_keyword_search_stems(self, store):
         a = rec("she was running marathons")
-        store.insert([a])
+        store.records.insert([a])
         assert [i for i, _ in _kws(store, Selection("ns"), ["runs"], 5)] == [a.id]
 
     def test_keyword_ranking_ignores_other_namespaces(self, store):
-        store.insert([rec("apple pie recipe", ns="a", at=T0),
-                      rec("zebra crossing rules", ns="a", at=T0 + 1),
-                      rec("apple zebra stripes", ns="a", at=T0 + 2)])
+        store.records.insert([rec("apple pie recipe", ns="a", at=T0),
+                              rec("zebra crossing rules", ns="a", at=T0 + 1),
+                              rec("apple zebra stripes", ns="a", at=T0 + 2)])
         before = _kws(store, Selection("a"), ["apple", "zebra"], 10)
         # another tenant floods the index with one of the terms (same document lengths)
-        store.insert([rec(f"apple tart dessert{i}", ns="b", at=T0 + 10 + i) for i in range(60)])
+        store.records.insert([rec(f"apple tart dessert{i}", ns="b", at=T0 + 10 + i)
+                              for i in range(60)])
         after = _kws(store, Selection("a"), ["apple", "zebra"], 10)
         assert [i for i, _ in after] == [i for i, _ in before]
         assert [s for _, s in after] == pytest.approx([s for _, s in before], rel=1e-6)
-        assert after[0][0] == store.select(Selection("a"))[2].id  # both terms beat one
+        assert after[0][0] == store.records.select(Selection("a"))[2].id  # both terms beat one
 
     def test_vector_search_exact_cosine_and_filters(self, store):
         vecs = [unit(1, 0, 0), unit(1, 1, 0), unit(0, 1, 0), unit(0, 0, 1)]
         recs = [rec(f"v{i}", embedding=v, user_id=f"u{i % 2}") for i, v in enumerate(vecs)]
-        store.insert(recs, model="m")
+        store.records.insert(recs, model="m")
         q = unit(1, 0.2, 0)
         hits = store.indexes.vector_search(Selection("ns"), q, 4)
         expected = sorted(range(4), key=lambda i: -float(vecs[i] @ q))
@@ -430,10 +434,10 @@ class IndexesConformance:
 
     def test_vector_index_sees_later_writes(self, store):
         a = rec("a", embedding=unit(1, 0))
-        store.insert([a], model="m")
+        store.records.insert([a], model="m")
         assert len(store.indexes.vector_search(Selection("ns"), unit(1, 0), 5)) == 1
         b = rec("b")
-        store.insert([b])
+        store.records.insert([b])
         store.indexes.set_embeddings("ns", [(b.id, unit(1, 0.01))], "m")
         assert len(store.indexes.vector_search(Selection("ns"), unit(1, 0), 5)) == 2
         assert store.indexes.embeddings("ns", [b.id])[b.id] == pytest.approx(unit(1, 0.01))
@@ -452,34 +456,35 @@ class IndexesConformance:
                 rec("another text", embedding=unit(0, 1, 0), at=T0 + 1)]
         states = [rec("position=1", embedding=unit(1, 0, 0), space="agents", step=1,
                       kind="state", agent_id="bot", at=T0 + 2)]
-        store.insert(text, model="m")
-        store.insert(states, model="hash-3")
+        store.records.insert(text, model="m")
+        store.records.insert(states, model="hash-3")
         q = unit(1, 0, 0)
         assert [i for i, _ in store.indexes.vector_search(Selection("ns"), q, 5)] == \
             [text[0].id, text[1].id]
         agents = Selection("ns", space="agents")
         assert [i for i, _ in store.indexes.vector_search(agents, q, 5)] == [states[0].id]
         assert store.indexes.selection_vectors(Selection("ns", space="agents"))[0] == [states[0].id]
-        assert store.select_ids(Selection("ns")) == [r.id for r in text]
-        assert store.count(Selection("ns", space=None)) == 3
+        assert store.records.select_ids(Selection("ns")) == [r.id for r in text]
+        assert store.records.count(Selection("ns", space=None)) == 3
         # keyword statistics are the space's: the states do not count as text memories
         assert store.indexes.term_stats(Selection("ns"), ["position"], selection_up_to=0,
-                                cap=lambda n: 1000).records == 2
+                                        cap=lambda n: 1000).records == 2
         assert store.indexes.keyword_scores(Selection("ns"), [("position", 1.0)], 5) == []
-        assert [i for i, _ in store.indexes.keyword_scores(Selection("ns", space="agents"),
-                                                   [("position", 1.0)], 5)] == [states[0].id]
-        assert store.get("ns", [states[0].id])[0].space == "agents"
+        agents = Selection("ns", space="agents")
+        assert [i for i, _ in store.indexes.keyword_scores(agents, [("position", 1.0)], 5)] == \
+            [states[0].id]
+        assert store.records.get("ns", [states[0].id])[0].space == "agents"
         assert store.queues.clear_embeddings() == 2  # the text space only
         assert store.indexes.vector_search(Selection("ns"), q, 5) == []
         assert store.indexes.embeddings("ns", [states[0].id])[states[0].id] == pytest.approx(q)
-        kept = store.update("ns", states[0].id, Patch(text="position=2"), at=T0 + 3)
+        kept = store.records.update("ns", states[0].id, Patch(text="position=2"), at=T0 + 3)
         assert kept.space == "agents"  # a new text never queues a named space's vector
         agents = Selection("ns", space="agents")
         assert [i for i, _ in store.indexes.vector_search(agents, q, 5)] == [states[0].id]
 
     def test_neighbours_in_creation_order(self, store):
         recs = [rec(f"t{i}", at=T0 + i, user_id="u" if i != 2 else "v") for i in range(6)]
-        store.insert(recs)
+        store.records.insert(recs)
         ids = [r.id for r in recs]
         got = store.indexes.neighbours(Selection("ns", user_id="u"), [ids[3]], before=2, after=1)
         assert got == {ids[3]: ([ids[1], ids[0]], [ids[4]])}
@@ -493,21 +498,21 @@ class QueuesConformance:
 
     def test_rating_queue(self, store):
         a, b = rec("rate me", importance=0.3), rec("leave me")
-        store.insert([a, b], rate={a.id})
+        store.records.insert([a, b], rate={a.id})
         assert store.queues.pending_ratings(5) == [("ns", a.id, "rate me", "observation")]
         store.queues.set_rating("ns", a.id, 0.9, at=T0 + 1)
         assert store.queues.pending_ratings(5) == []
-        assert store.get("ns", [a.id])[0].importance == 0.9
-        assert store.history("ns", a.id)[-1].new == {"importance": 0.9}
-        store.insert([c := rec("offline")], rate={rec("x").id, b.id})
+        assert store.records.get("ns", [a.id])[0].importance == 0.9
+        assert store.records.history("ns", a.id)[-1].new == {"importance": 0.9}
+        store.records.insert([c := rec("offline")], rate={rec("x").id, b.id})
         store.queues.set_rating("ns", "gone", None, at=T0)  # unknown ids are skipped
-        assert store.get("ns", [c.id])[0].importance == 0.5
+        assert store.records.get("ns", [c.id])[0].importance == 0.5
 
     def test_embedding_claims(self, store):
         import time
 
         a, b, c = rec("a", at=T0), rec("b", at=T0 + 1), rec("c", at=T0 + 2)
-        store.insert([a, b, c])
+        store.records.insert([a, b, c])
         first = store.queues.pending_embeddings(2, owner="w1", lease=60)
         assert [p[1] for p in first] == [a.id, b.id]
         assert [p[1] for p in store.queues.pending_embeddings(5, owner="w2", lease=60)] == [c.id]
@@ -518,7 +523,7 @@ class QueuesConformance:
         store.indexes.set_embeddings("ns", [(a.id, unit(1, 0))], "m")
         short = store.queues.pending_embeddings(5, owner="w4", lease=0.05)
         assert short == []
-        store.insert([d := rec("d", at=T0 + 3)])
+        store.records.insert([d := rec("d", at=T0 + 3)])
         assert [p[1] for p in store.queues.pending_embeddings(5, owner="w4", lease=0.05)] == [d.id]
         time.sleep(0.1)  # w4's lease lapses: another worker takes its record
         assert [p[1] for p in store.queues.pending_embeddings(5, owner="w5", lease=0.05)] == [d.id]
@@ -530,7 +535,7 @@ class KeyValueConformance:
 
     def test_pending_and_cache(self, store):
         a, b = rec("a"), rec("b", embedding=unit(1, 0))
-        store.insert([a, b], model="m")
+        store.records.insert([a, b], model="m")
         assert [p[1] for p in store.queues.pending_embeddings(10)] == [a.id]
         store.kv.cache_vectors("m", [("h1", unit(0, 1))])
         store.kv.cache_vectors("m", [("h1", unit(1, 0))])  # idempotent: first value stays
@@ -538,7 +543,7 @@ class KeyValueConformance:
         assert store.kv.cached_vectors("other-model", ["h1"]) == {}
 
     def test_stats_namespaces_meta_reset(self, store):
-        store.insert([rec("a", kind="fact"), rec("b"), rec("c", ns="z")])
+        store.records.insert([rec("a", kind="fact"), rec("b"), rec("c", ns="z")])
         s = store.stats("ns")
         assert (s.records, s.valid, s.by_kind) == (2, 2, {"fact": 1, "observation": 1})
         assert store.namespaces() == ["ns", "z"]
@@ -554,9 +559,9 @@ class TransferConformance:
     def test_pages_for_copying_a_store(self, store):
         recs = [rec(f"p{i}", at=T0 + i, embedding=unit(1, i) if i % 2 else None)
                 for i in range(5)]
-        store.insert(recs, model="m")
-        store.update("ns", recs[0].id, Patch(invalidated_at=T0 + 9), at=T0 + 9)
-        store.delete("ns", [recs[4].id], at=T0 + 10)
+        store.records.insert(recs, model="m")
+        store.records.update("ns", recs[0].id, Patch(invalidated_at=T0 + 9), at=T0 + 9)
+        store.records.delete("ns", [recs[4].id], at=T0 + 10)
         first = store.transfer.records_page("ns", None, 2)
         rest = store.transfer.records_page("ns", first[-1][0].id, 10)
         got = first + rest
@@ -571,7 +576,7 @@ class TransferConformance:
         assert positions == sorted(positions)
         assert store.transfer.history_page(positions[-2], 100) == entries[-1:]
         store.transfer.put_history([entries[0][1]])
-        assert store.history("ns", recs[0].id)[-1] == entries[0][1]
+        assert store.records.history("ns", recs[0].id)[-1] == entries[0][1]
         store.kv.set_meta("a", "1")
         assert store.kv.meta_items() == {"a": "1"}
 

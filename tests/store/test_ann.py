@@ -38,7 +38,7 @@ def filled(tmp_path: Path) -> tuple[Path, list[str], np.ndarray]:
     recs = [rec(f"r{i}", embedding=vecs[i], at=T0 + i, user_id=f"u{i % 10}",
                 data={"rare": i < 3}) for i in range(400)]
     s = SQLiteStore(path, ann_threshold=100)
-    s.insert(recs, model="m")
+    s.records.insert(recs, model="m")
     s.close()
     return path, [r.id for r in recs], vecs
 
@@ -70,11 +70,11 @@ def test_an_erased_vector_never_comes_back_in_a_saved_graph(filled) -> None:
     q = vectors(1, seed=9)[0]
     a = SQLiteStore(path, ann_threshold=100)
     a.indexes.vector_search(Selection("ns"), q, 5)  # A builds (and saves) its graph
-    a.insert([rec("dirty the graph", embedding=vectors(1, seed=11)[0], at=T0 + 500)],
-             model="m")
+    a.records.insert([rec("dirty the graph", embedding=vectors(1, seed=11)[0], at=T0 + 500)],
+                     model="m")
     a.indexes.vector_search(Selection("ns"), q, 5)
     b = SQLiteStore(path, ann_threshold=100)
-    b.erase("ns", [ids[7]], at=T0 + 1000)
+    b.records.erase("ns", [ids[7]], at=T0 + 1000)
     b.close()
     assert ids[7] not in [i for i, _ in a.indexes.vector_search(Selection("ns"), q, 400)]
     a.close()  # saves its changed graphs
@@ -93,9 +93,9 @@ def test_graph_follows_other_processes_writes(filled) -> None:
     writer = SQLiteStore(path, ann_threshold=100)
     first = [i for i, _ in reader.indexes.vector_search(Selection("ns"), q, 5)]
     near = rec("new, nearest", embedding=q, at=T0 + 999)
-    writer.insert([near], model="m")
-    writer.delete("ns", [first[0]], at=T0 + 1000)
-    writer.update("ns", first[1], Patch(invalidated_at=T0 + 1000), at=T0 + 1000)
+    writer.records.insert([near], model="m")
+    writer.records.delete("ns", [first[0]], at=T0 + 1000)
+    writer.records.update("ns", first[1], Patch(invalidated_at=T0 + 1000), at=T0 + 1000)
     got = [i for i, _ in reader.indexes.vector_search(Selection("ns"), q, 5)]
     assert got[0] == near.id
     assert first[0] not in got and first[1] not in got
@@ -112,7 +112,7 @@ def test_saved_graph_is_brought_up_to_date_or_rebuilt(filled, caplog) -> None:
     before = [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 5)]
     s.close()  # saved at this log position
     w = SQLiteStore(path, ann_threshold=0)  # a process without the graph keeps writing
-    w.delete("ns", [before[0]], at=T0 + 5000)
+    w.records.delete("ns", [before[0]], at=T0 + 5000)
     w.close()
     caplog.set_level(logging.INFO, "memstream.ann")
     s = SQLiteStore(path, ann_threshold=100)
@@ -161,7 +161,7 @@ def test_exact_vectors_are_dropped_while_the_graph_serves(filled) -> None:
         exact_top(vecs, ids, q, 10)
     # the graph holds them; no second copy
     assert not s._indexes.vectors._vectors["ns"].keeps_vectors
-    s.delete("ns", ids[:350], at=T0 + 9999)  # below the threshold: exact search comes back
+    s.records.delete("ns", ids[:350], at=T0 + 9999)  # below the threshold: exact search comes back
     keep = [i >= 350 for i in range(400)]
     assert [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 10)] == \
         exact_top(vecs, ids, q, 10, keep)

@@ -18,7 +18,7 @@ from .conformance import rec
 
 def _fill(store: SQLiteStore, batches: int) -> None:
     for b in range(batches):
-        store.insert([rec(f"batch {b} record {i} " + "padding " * 60) for i in range(500)])
+        store.records.insert([rec(f"batch {b} record {i} " + "padding " * 60) for i in range(500)])
 
 
 def _threads() -> list[threading.Thread]:
@@ -39,7 +39,7 @@ def test_the_log_is_copied_back_by_the_thread_and_nothing_is_lost(tmp_path: Path
     store.close()
     assert _threads() == []
     again = SQLiteStore(path)
-    assert again.count(Selection("ns")) == 5000
+    assert again.records.count(Selection("ns")) == 5000
     again.close()
 
 

@@ -32,11 +32,12 @@ class EventConformance:
 
     def test_every_change_writes_its_event(self, store: Any) -> None:
         a, b = rec("alpha", user_id="u1"), rec("beta", kind="fact", agent_id="ag")
-        store.insert([a, b], model="m")
-        store.update("ns", a.id, Patch(text="alpha two"), at=T0 + 1)
-        store.update("ns", b.id, Patch(invalidated_at=T0 + 2, superseded_by=a.id), at=T0 + 2)
-        store.delete("ns", [a.id], at=T0 + 3)
-        store.erase("ns", [b.id], at=T0 + 4)
+        store.records.insert([a, b], model="m")
+        store.records.update("ns", a.id, Patch(text="alpha two"), at=T0 + 1)
+        store.records.update("ns", b.id, Patch(invalidated_at=T0 + 2, superseded_by=a.id),
+                             at=T0 + 2)
+        store.records.delete("ns", [a.id], at=T0 + 3)
+        store.records.erase("ns", [b.id], at=T0 + 4)
         events = store.events.events_after(["ns"], 0)
         assert [(e.type, e.record_ids) for e in events] == [
             ("added", (a.id,)), ("added", (b.id,)), ("updated", (a.id,)),
@@ -55,11 +56,11 @@ class EventConformance:
         the log (so nowhere in a pending webhook batch or a dead letter, read from it)."""
         store.events.configure_events(enabled=True, text=True)
         secret, kept = rec("the vault code is 7731-0042"), rec("the vault code is elsewhere")
-        store.insert([secret, kept], model="m")
-        store.update("ns", secret.id, Patch(text="the vault code is 7731-0042 still"),
-                     at=T0 + 1)
+        store.records.insert([secret, kept], model="m")
+        store.records.update("ns", secret.id, Patch(text="the vault code is 7731-0042 still"),
+                             at=T0 + 1)
         store.events.put_webhook(hook("wh_1", cursor=0))  # a webhook that has not received them
-        store.erase("ns", [secret.id], at=T0 + 2)
+        store.records.erase("ns", [secret.id], at=T0 + 2)
         events = store.events.events_after(["ns"], 0)
         assert not any("7731" in str(e.data) for e in events)
         assert [e.data.get("erased") for e in events if e.record_ids == (secret.id,)] == \
@@ -71,28 +72,28 @@ class EventConformance:
 
     def test_a_failed_change_writes_no_event(self, store: Any) -> None:
         a = rec("alpha")
-        store.insert([a], model="m")
+        store.records.insert([a], model="m")
         with pytest.raises(Conflict):
-            store.insert([rec("other"), rec("again", id=a.id)], model="m")
+            store.records.insert([rec("other"), rec("again", id=a.id)], model="m")
         assert [e.type for e in store.events.events_after(None, 0)] == ["added"]
 
     def test_refresh_text_touch_and_off(self, store: Any) -> None:
         store.events.configure_events(enabled=True, text=True, touch=True)
         a = rec("alpha")
-        store.insert([a], model="m")
-        store.insert([rec("alpha", at=T0 + 5)], model="m", refresh=True)
-        store.touch("ns", [a.id], at=T0 + 6)
+        store.records.insert([a], model="m")
+        store.records.insert([rec("alpha", at=T0 + 5)], model="m", refresh=True)
+        store.records.touch("ns", [a.id], at=T0 + 6)
         events = store.events.events_after(["ns"], 0)
         assert [e.type for e in events] == ["added", "refreshed", "touched"]
         assert events[0].data["text"] == "alpha"
         store.events.configure_events(enabled=False)
-        store.insert([rec("quiet")], model="m")
+        store.records.insert([rec("quiet")], model="m")
         assert len(store.events.events_after(["ns"], 0)) == 3
 
     def test_reading_by_namespace_type_and_range(self, store: Any) -> None:
-        store.insert([rec("one"), rec("two", ns="other"), rec("three")], model="m")
+        store.records.insert([rec("one"), rec("two", ns="other"), rec("three")], model="m")
         store.events.append_events("ns", "tier_moved", ["x", "y"], agent_id="ag",
-                            data={"from": "stm", "to": "im"})
+                                   data={"from": "stm", "to": "im"})
         mine = store.events.events_after(["ns"], 0)
         assert [e.type for e in mine] == ["added", "added", "tier_moved"]
         assert mine[2].record_ids == ("x", "y") and mine[2].agent_id == "ag"
@@ -106,7 +107,7 @@ class EventConformance:
         assert store.events.last_event_seq() == mine[2].seq
 
     def test_prune_keeps_what_a_webhook_has_not_delivered(self, store: Any) -> None:
-        store.insert([rec(f"r{i}") for i in range(5)], model="m")
+        store.records.insert([rec(f"r{i}") for i in range(5)], model="m")
         seqs = [e.seq for e in store.events.events_after(["ns"], 0)]
         store.events.put_webhook(hook("w1", cursor=seqs[1]))
         assert store.events.prune_events(before=time.time() + 10) == 2
@@ -127,7 +128,7 @@ class EventConformance:
         assert not store.events.webhook_progress("w1", "b", cursor=9)  # not b's to move
         assert store.events.webhook_progress("w1", "a", cursor=3, delivered=3)
         assert store.events.webhook_progress("w1", "a", cursor=5, attempts=4, error="HTTP 500",
-                                      dead=[4, 5])
+                                             dead=[4, 5])
         w1 = store.events.webhooks("ns")[0]
         assert (w1.cursor, w1.delivered, w1.attempts, w1.dead) == (5, 3, 4, 2)
         assert [d[0] for d in store.events.dead_letters("w1")] == [4, 5]
@@ -149,7 +150,7 @@ class EventConformance:
 
         def write(w: int) -> None:
             for i in range(per):
-                store.insert([rec(f"w{w} r{i}", at=T0 + i)], model="m")
+                store.records.insert([rec(f"w{w} r{i}", at=T0 + i)], model="m")
 
         def read() -> None:
             cursor = 0

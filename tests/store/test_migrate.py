@@ -58,7 +58,7 @@ def test_sqlite_to_postgres_and_back(tmp_path: Path, pg_url: str) -> None:
         assert [h.event for h in mem.history(ids["n4"], namespace="a")] == ["add", "delete"]
         assert mem.get(ids["old"], namespace="b").superseded_by is not None
         near = mem.store.indexes.vector_search(Selection("a"), np.eye(4, dtype=np.float32)[2], 7)
-        got = mem.store.get("a", [rid for rid, _ in near])
+        got = mem.store.records.get("a", [rid for rid, _ in near])
         assert len(got) == 7 and {r.data["i"] % 4 for r in got} == {2}  # vectors came along
     back = tmp_path / "back.db"
     result = runner.invoke(cli, ["migrate", pg_url, str(back)])
@@ -122,7 +122,7 @@ def seed_everything(path: Path) -> dict[str, Any]:
     with Memory(path, embedder="none") as mem:
         store = mem.store
         store.events.put_webhook(Webhook(id="wh1", namespace="a", url="http://127.0.0.1:9/hook",
-                                  secret="s3cret", types=("add",), created_at=T0, cursor=0))
+                                         secret="s3cret", types=("add",), created_at=T0, cursor=0))
         assert len(store.events.claim_webhooks("me", lease=60, now=T0)) == 1
         assert store.events.webhook_progress("wh1", "me", cursor=5, delivered=4, dead=[5])
         with MemstreamSaver(mem) as saver:

@@ -47,7 +47,7 @@ def test_unreachable_server_names_the_problem() -> None:
 def test_hnsw_index_per_dimension_and_used(pg_url: str) -> None:
     s = PostgresStore(pg_url)
     try:
-        s.insert([rec(f"r{i}", embedding=unit(1, i, 0)) for i in range(3)], model="m")
+        s.records.insert([rec(f"r{i}", embedding=unit(1, i, 0)) for i in range(3)], model="m")
         with psycopg.connect(pg_url) as conn:
             names = [r[0] for r in conn.execute(
                 "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'records_vec_%'")]
@@ -74,7 +74,7 @@ def test_vectors_searched_exactly_make_no_hnsw_index(pg_url: str) -> None:
         assert tm.similar("a1", {"hp": 1}, k=1, tiers=["ltm"])[0][0]["step_number"] == 1
         s = mem.store
         assert isinstance(s, PostgresStore)
-        s.insert([rec("text", embedding=unit(1, 0, 0, 0))], model="m")  # a text embedding
+        s.records.insert([rec("text", embedding=unit(1, 0, 0, 0))], model="m")  # a text embedding
     with psycopg.connect(pg_url) as conn:
         names = [r[0] for r in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'records_vec_%'")]
@@ -84,10 +84,10 @@ def test_vectors_searched_exactly_make_no_hnsw_index(pg_url: str) -> None:
 def test_nul_characters_are_refused_and_nothing_is_stored(pg_url: str) -> None:
     s = PostgresStore(pg_url)
     try:
-        s.insert([rec("kept")])
+        s.records.insert([rec("kept")])
         with pytest.raises(InvalidInput, match="NUL"):
-            s.insert([rec("bad \x00 text")])
-        assert [r.text for r in s.select(Selection("ns"))] == ["kept"]
+            s.records.insert([rec("bad \x00 text")])
+        assert [r.text for r in s.records.select(Selection("ns"))] == ["kept"]
     finally:
         s.close()
 

@@ -52,7 +52,7 @@ def test_old_schema_is_migrated_and_newer_refused(tmp_path: Path):
     db.commit()
     db.close()
     store = SQLiteStore(path)
-    assert store.get("ns", ["01OLD"])[0].text == "kept across versions"
+    assert store.records.get("ns", ["01OLD"])[0].text == "kept across versions"
     assert store.kv.get_meta("schema_version") == str(SCHEMA_VERSION)
     assert store.queues.pending_ratings(5) == []
     store.kv.set_meta("schema_version", str(SCHEMA_VERSION + 1))
@@ -65,11 +65,11 @@ def test_two_connections_see_each_others_writes(tmp_path: Path):
     path = tmp_path / "shared.db"
     one, two = SQLiteStore(path), SQLiteStore(path)
     a = rec("first", embedding=unit(1, 0))
-    one.insert([a], model="m")
+    one.records.insert([a], model="m")
     assert [i for i, _ in two.indexes.vector_search(Selection("ns"), unit(1, 0), 5)] == [a.id]
     b = rec("second", embedding=unit(0.9, 0.1))
-    two.insert([b], model="m")
-    two.delete("ns", [a.id], at=0)
+    two.records.insert([b], model="m")
+    two.records.delete("ns", [a.id], at=0)
     assert [i for i, _ in one.indexes.vector_search(Selection("ns"), unit(1, 0), 5)] == [b.id]
     one.close()
     two.close()
@@ -113,7 +113,7 @@ def test_closed_store_refuses_work(tmp_path: Path):
     s.close()
     s.close()
     with pytest.raises(BackendUnavailable, match="closed"):
-        s.get("ns", ["x"])
+        s.records.get("ns", ["x"])
 
 
 def test_columns_are_the_first_fields_of_a_record_in_order():
@@ -136,13 +136,13 @@ def test_the_vector_index_reads_other_namespaces_log_entries_once(tmp_path: Path
     sees its own changes made in between."""
     s = SQLiteStore(tmp_path / "v.db")
     try:
-        s.insert([rec("first", ns="docs", embedding=unit(1, 0, 0))], model="m")
+        s.records.insert([rec("first", ns="docs", embedding=unit(1, 0, 0))], model="m")
         assert [i for i, _ in s.indexes.vector_search(Selection("docs"), unit(1, 0, 0), 5)]
-        s.insert([rec(f"state {i}", ns="agents", embedding=unit(0, 1, i)) for i in range(50)],
-                 model="m")
+        s.records.insert([rec(f"state {i}", ns="agents", embedding=unit(0, 1, i))
+                          for i in range(50)], model="m")
         late = rec("second", ns="docs", embedding=unit(1, 1, 0))
-        s.insert([late], model="m")
-        s.insert([rec("more", ns="agents", embedding=unit(0, 0, 1))], model="m")
+        s.records.insert([late], model="m")
+        s.records.insert([rec("more", ns="agents", embedding=unit(0, 0, 1))], model="m")
         hits = s.indexes.vector_search(Selection("docs"), unit(1, 1, 0), 5)
         assert hits[0][0] == late.id and len(hits) == 2
         with sqlite3.connect(tmp_path / "v.db") as db:
@@ -157,8 +157,8 @@ def test_a_term_common_in_the_whole_index_is_reported_over_the_cap(tmp_path: Pat
     whole index is reported over the cap instead (and left out by the ranking policy)."""
     s = SQLiteStore(tmp_path / "g.db")
     try:
-        s.insert([rec(f"plum {i}", user_id="u2") for i in range(30)]
-                 + [rec("plum pie", user_id="u1"), rec("plum jam", user_id="u1")])
+        s.records.insert([rec(f"plum {i}", user_id="u2") for i in range(30)]
+                         + [rec("plum pie", user_id="u1"), rec("plum jam", user_id="u1")])
         u1 = Selection("ns", user_id="u1")
         stats = s.indexes.term_stats
         assert stats(u1, ["plum"], selection_up_to=10, cap=lambda n: 5).matches == {"plum": 6}
@@ -190,27 +190,28 @@ def test_a_capped_count_is_reused_until_the_file_changes(tmp_path: Path):
     another connection is seen at once."""
     path = tmp_path / "counts.db"
     one, two = SQLiteStore(path), SQLiteStore(path)
-    one.insert([rec(f"note {i}", user_id="u") for i in range(5)], model="m")
+    one.records.insert([rec(f"note {i}", user_id="u") for i in range(5)], model="m")
     sel = Selection("ns", user_id="u")
     counted: list[str] = []
     one._db.set_trace_callback(lambda sql: counted.append(sql) if "count(*)" in sql else None)
-    assert one.count(sel, limit=100) == 5
-    assert one.count(sel, limit=3) == 4  # more than 3: from the exact count, not counted again
-    assert one.count(sel, limit=10) == 5
+    assert one.records.count(sel, limit=100) == 5
+    # more than 3: from the exact count, not counted again
+    assert one.records.count(sel, limit=3) == 4
+    assert one.records.count(sel, limit=10) == 5
     assert len(counted) == 1
-    two.insert([rec("from the other process", user_id="u")], model="m")
-    assert one.count(sel, limit=10) == 6
-    one.insert([rec("from this one", user_id="u")], model="m")
-    assert one.count(sel, limit=10) == 7
+    two.records.insert([rec("from the other process", user_id="u")], model="m")
+    assert one.records.count(sel, limit=10) == 6
+    one.records.insert([rec("from this one", user_id="u")], model="m")
+    assert one.records.count(sel, limit=10) == 7
     assert len(counted) == 3
     # a capped answer serves lower caps only
-    one.insert([rec("one more", user_id="u")], model="m")
-    assert one.count(sel, limit=2) == 3
-    assert one.count(sel, limit=1) == 2
+    one.records.insert([rec("one more", user_id="u")], model="m")
+    assert one.records.count(sel, limit=2) == 3
+    assert one.records.count(sel, limit=1) == 2
     assert len(counted) == 4
-    assert one.count(sel, limit=50) == 8
+    assert one.records.count(sel, limit=50) == 8
     assert len(counted) == 5
-    assert one.count(sel) == 8  # an uncapped count is always counted
+    assert one.records.count(sel) == 8  # an uncapped count is always counted
     one.close()
     two.close()
 
@@ -220,13 +221,13 @@ def test_a_namespace_span_is_renewed_by_any_insert(tmp_path: Path):
     search, by this connection or another, is found by the next one."""
     path = tmp_path / "span.db"
     one, two = SQLiteStore(path), SQLiteStore(path)
-    one.insert([rec(f"note {i}") for i in range(5)] + [rec("other", ns="b")], model="m")
+    one.records.insert([rec(f"note {i}") for i in range(5)] + [rec("other", ns="b")], model="m")
     assert _kws(one, Selection("ns"), ["walrus"], 5) == []
     late = rec("a walrus on the beach")
-    two.insert([late], model="m")
+    two.records.insert([late], model="m")
     assert [i for i, _ in _kws(one, Selection("ns"), ["walrus"], 5)] == [late.id]
     mine = rec("another walrus")
-    one.insert([mine], model="m")
+    one.records.insert([mine], model="m")
     assert {i for i, _ in _kws(one, Selection("ns"), ["walrus"], 5)} == {late.id,
                                                                                   mine.id}
     one.close()
@@ -238,13 +239,13 @@ def test_keyword_statistics_see_another_connections_writes(tmp_path: Path):
     one does (before, the namespace's size stayed as first counted)."""
     path = tmp_path / "stats.db"
     one, two = SQLiteStore(path), SQLiteStore(path)
-    one.insert([rec(f"walrus note {i}") for i in range(5)], model="m")
+    one.records.insert([rec(f"walrus note {i}") for i in range(5)], model="m")
     stats = one.indexes.term_stats(Selection("ns"), ["walrus"], selection_up_to=SELECTION_STATS,
-                           cap=cap)
+                                   cap=cap)
     assert (stats.records, stats.matches["walrus"]) == (5, 5)
-    two.insert([rec("walrus from the other process"), rec("a seal")], model="m")
+    two.records.insert([rec("walrus from the other process"), rec("a seal")], model="m")
     stats = one.indexes.term_stats(Selection("ns"), ["walrus"], selection_up_to=SELECTION_STATS,
-                           cap=cap)
+                                   cap=cap)
     assert (stats.records, stats.matches["walrus"]) == (7, 6)
     one.close()
     two.close()

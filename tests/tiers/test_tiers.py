@@ -159,8 +159,8 @@ def test_transitions_capacity_and_merged_order(store_memory: Memory, backend):
     assert [e["step_number"] for e in tm.step_range("a1", 3, 5)] == [3, 4, 5]
     assert [e["step_number"] for e in tm.recent("a1", 3)] == [11, 10, 9]
     # the durable store kept every record in full
-    assert [r.data for r in store_memory.store.select(tm._select("a1", None), order="step")] \
-        == [state(i) for i in range(12)]
+    steps = store_memory.store.records.select(tm._select("a1", None), order="step")
+    assert [r.data for r in steps] == [state(i) for i in range(12)]
 
 
 def test_low_priority_moves_first(store_memory: Memory, backend):

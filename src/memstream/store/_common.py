@@ -7,26 +7,15 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from .._types import HistoryEntry, Record
 from ..errors import InvalidInput, NotFound
 from ..filters import And, Cond, Expr, Not, Or, Selection
 from ._backend import Backend
-from ._events import EventLog
-from ._indexes import Indexes
-from ._kv import KeyValues
-from ._queues import Queues
-from ._transfer import Copying
 from .protocol import (
     ApiKey,
-    EventStore,
-    KeyValue,
     Patch,
-    RecordStore,
-    SearchIndexes,
-    Transfer,
-    WorkQueues,
 )
 
 PATCHABLE = ("text", "data", "importance", "metadata", "invalidated_at", "superseded_by",
@@ -216,30 +205,6 @@ def order_sql(order: str) -> str:
     return _ORDERS[order]
 
 
-class Selecting:
-    """``select`` and ``select_ids`` of a store, given how it runs a selection's query
-    (``_selected``) and makes a record of a row (``_record``)."""
-
-    _ALL: str  # "SELECT <every column> FROM records r"
-
-    def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
-                  order: str) -> list[Any]:
-        raise NotImplementedError
-
-    def _record(self, row: Any) -> Record:
-        raise NotImplementedError
-
-    def select(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
-               order: str = "created") -> list[Record]:
-        return [self._record(row) for row in self._selected(self._ALL, sel, limit, offset,
-                                                            order)]
-
-    def select_ids(self, sel: Selection, *, limit: int | None = None, offset: int = 0,
-                   order: str = "created") -> list[str]:
-        return [row[0] for row in self._selected("SELECT r.id FROM records r", sel, limit,
-                                                 offset, order)]
-
-
 class Keys:
     """A store's API keys (``protocol.KeyStore``, reached through ``keys_of``): by id and all
     of them, the same on every backend over its ``_keys`` query; a backend adds ``put_key``,
@@ -264,40 +229,3 @@ class Keys:
 
     def list_keys(self) -> list[ApiKey]:
         return self._keys("ORDER BY created_at, id", ())
-
-
-class Bundle:
-    """The parts of a store (``protocol.Store``): the event log (``_events``), the key-value
-    part (``_kv``), the work queues (``_queues``) and the transfer part (``_transfer``) are
-    objects of their own over the store's connection; the records and the search indexes are
-    still views of the backend."""
-
-    _events: EventLog
-    _kv: KeyValues
-    _queues: Queues
-    _transfer: Copying
-    _indexes: Indexes
-
-    @property
-    def records(self) -> RecordStore:
-        return cast("RecordStore", self)
-
-    @property
-    def indexes(self) -> SearchIndexes:
-        return self._indexes
-
-    @property
-    def queues(self) -> WorkQueues:
-        return self._queues
-
-    @property
-    def kv(self) -> KeyValue:
-        return self._kv
-
-    @property
-    def transfer(self) -> Transfer:
-        return self._transfer
-
-    @property
-    def events(self) -> EventStore:
-        return self._events

@@ -78,7 +78,7 @@ class Indexes:
         out: dict[str, tuple[list[str], list[str]]] = {}
         wanted = list(dict.fromkeys(ids))
         with self._s._session(False) as db:
-            total = db.execute(self._s._count_sql(where, True),  # the size, up to the bound
+            total = db.execute(self._s.records._count_sql(where, True),  # the size, up to the bound
                                (*params, SMALL_SELECTION + 1)).fetchone()[0]
             if total <= SMALL_SELECTION:  # read the whole stream once
                 order = self._s._stream(db, where, params)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -24,11 +24,13 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .._types import Record
 from ..errors import BackendUnavailable, Conflict, InvalidInput
 from ..filters import Selection
-from ._common import Bundle, Selecting, order_sql
+from ._bundle import Bundle
+from ._common import order_sql
 from ._events import EventLog
 from ._kv import KeyValues
 from ._pg_admin import PgKeys, PgQueues, PgTransfer
 from ._pg_indexes import PgIndexes
+from ._pg_records import PgRecords
 from ._pg_rows import SELECT as _SELECT
 from ._pg_rows import jsonb as _jsonb
 from ._pg_rows import record_row as _record_row
@@ -37,16 +39,16 @@ from ._pg_rows import scalar as _scalar
 from ._pg_rows import vec as _vec
 from ._pg_schema import COLUMNS, EVENTS_LOCK, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
 from ._pg_sql import selection_sql
-from ._sql_records import SQLRecords
 from .protocol import StoreStats
 
 STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is reused
 
 
-class PostgresStore(SQLRecords, Selecting, Bundle):
+class PostgresStore(Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
+    _NS_BY_ID = "namespace"
     PLACEHOLDER = "%s"
     #: PostgreSQL text and jsonb cannot hold a NUL character (migrate checks a source first)
     holds_nul = False
@@ -63,6 +65,7 @@ class PostgresStore(SQLRecords, Selecting, Bundle):
         #: the API keys (not part of ``Store``: the server reaches them through ``keys_of``)
         self.keys = PgKeys(self)
         self._indexes = PgIndexes(self)
+        self._records = PgRecords(self)
         self._display = url.split("@")[-1]  # never the password
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
@@ -144,7 +147,7 @@ class PostgresStore(SQLRecords, Selecting, Bundle):
     def _session(self, write: bool) -> AbstractContextManager[psycopg.Cursor[Any]]:
         return self._conn(write)
 
-    # --- the dialect of the shared SQL (``_sql_records.SQLRecords``) ------------------------
+    # --- the dialect of the records part (``_records.Records``) ------------------------------
 
     def _json(self, value: Any) -> Any:
         return _jsonb(value)
@@ -225,68 +228,8 @@ class PostgresStore(SQLRecords, Selecting, Bundle):
                        "needs_embedding, needs_rating) VALUES "
                        f"({', '.join(['%s'] * (len(COLUMNS) + 4))})", rows)
         if history:
-            self._write_history(db, [(r.namespace, r.id, event, r.created_at, None,
-                                      r.to_dict()) for r in records])
-
-    def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
-        if not ids:
-            return 0
-        with self._conn(write=True) as cur:
-            rows = cur.execute(
-                "DELETE FROM records r WHERE r.namespace = %s AND r.id = ANY(%s) RETURNING "
-                + ", ".join(f"r.{c}" for c in COLUMNS),
-                (namespace, sorted(set(ids)))).fetchall()
-            gone = [_row_to_record(row) for row in rows]
-            self._write_history(cur, [(namespace, r.id, "delete", at, r.to_dict(), None)
-                                      for r in gone])
-            self._events.log(cur, self._events.change_rows("delete", gone))
-        return len(rows)
-
-    def erase(self, namespace: str, ids: Sequence[str], *, at: float,
-              cache_keys: Sequence[str] = ()) -> int:
-        if not ids:
-            return 0
-        unique = sorted(set(ids))
-        with self._conn(write=True) as cur:
-            known = sorted({r[0] for r in cur.execute(
-                "SELECT id FROM records WHERE namespace = %s AND id = ANY(%s) UNION "
-                "SELECT record_id FROM history WHERE namespace = %s AND record_id = ANY(%s)",
-                (namespace, unique, namespace, unique)).fetchall()})
-            gone = cur.execute("DELETE FROM records r WHERE r.namespace = %s AND r.id = ANY(%s) "
-                               "RETURNING " + ", ".join(f"r.{c}" for c in COLUMNS),
-                               (namespace, unique)).fetchall()
-            self._events.log(cur, self._events.change_rows("erase", map(_row_to_record, gone)))
-            self._events.scrub(cur, namespace, known)
-            cur.execute("DELETE FROM history WHERE namespace = %s AND record_id = ANY(%s)",
-                        (namespace, unique))
-            if known:
-                cur.executemany("INSERT INTO history(namespace, record_id, event, at) "
-                                "VALUES (%s, %s, 'erase', %s)", [(namespace, i, at) for i in known])
-            if cache_keys:
-                cur.execute("DELETE FROM embedding_cache WHERE hash = ANY(%s)",
-                            (sorted(set(cache_keys)),))
-        with self._conn(write=False) as cur:  # outside a transaction: VACUUM may run there
-            cur.execute("VACUUM records, history, embedding_cache, events")
-        return len(known)
-
-    def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:
-        if not scope:
-            return []
-        where = " AND ".join(f"coalesce(old->>'{k}', new->>'{k}') = %s" for k in scope)
-        with self._conn(write=False) as cur:
-            return [r[0] for r in cur.execute(
-                f"SELECT DISTINCT record_id FROM history WHERE namespace = %s AND {where}",
-                (namespace, *scope.values())).fetchall()]
-
-    def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
-        if not ids:
-            return
-        with self._conn(write=True) as cur:  # rows locked in id order: no deadlocks
-            cur.execute("UPDATE records SET last_accessed_at = greatest(last_accessed_at, %s), "
-                        "access_count = access_count + 1 WHERE id IN (SELECT id FROM records "
-                        "WHERE namespace = %s AND id = ANY(%s) ORDER BY id FOR UPDATE)",
-                        (at, namespace, list(ids)))
-            self._events.log(cur, self._events.touch_rows(namespace, ids))
+            self._records._write_history(db, [(r.namespace, r.id, event, r.created_at, None,
+                                               r.to_dict()) for r in records])
 
     def reset(self) -> None:
         with self._conn(write=True) as cur:
@@ -295,14 +238,6 @@ class PostgresStore(SQLRecords, Selecting, Bundle):
         self._stats.clear()
 
     # --- reads -------------------------------------------------------------------------------
-
-    def taken(self, ids: Sequence[str]) -> set[str]:
-        if not ids:
-            return set()
-        with self._conn(write=False) as cur:
-            rows = cur.execute("SELECT id FROM records WHERE id = ANY(%s)",
-                               (list(dict.fromkeys(ids)),)).fetchall()
-        return {row[0] for row in rows}
 
     _record = staticmethod(_row_to_record)
 

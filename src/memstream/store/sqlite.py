@@ -13,7 +13,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,21 +24,22 @@ from .. import _json
 from .._types import Record
 from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ..filters import Selection
+from ._bundle import Bundle
 from ._checkpoint import SOFT_BYTES, Checkpointer
-from ._common import Bundle, Selecting, order_sql
+from ._common import order_sql
 from ._events import EventLog
 from ._kv import KeyValues
-from ._sql_records import SQLRecords
 from ._sqlite_admin import SQLiteKeys, SQLiteQueues, SQLiteTransfer
 from ._sqlite_check import inspect_file
 from ._sqlite_indexes import SQLiteIndexes
+from ._sqlite_records import SQLiteRecords
 from ._sqlite_rows import SELECT as _SELECT
 from ._sqlite_rows import chunks as _chunks
 from ._sqlite_rows import record_row as _record_row
 from ._sqlite_rows import row_to_record as _row_to_record
 from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
-from ._sqlite_vector import ANN_THRESHOLD, ERASED, EXACT_SELECTION, vector_key
+from ._sqlite_vector import ANN_THRESHOLD, EXACT_SELECTION
 from ._vectors import OP_VALID
 from .protocol import StoreStats
 
@@ -57,7 +58,7 @@ MMAP_BYTES = 2**31 - 2**16  # of the file read through a memory map (SQLite's us
 _dumps = _json.dumps
 
 
-class SQLiteStore(SQLRecords, Selecting, Bundle):
+class SQLiteStore(Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
     _ALL = _SELECT
@@ -91,6 +92,7 @@ class SQLiteStore(SQLRecords, Selecting, Bundle):
             inspect_file(self.path)  # before anything writes to it
         self._lock = threading.RLock()
         self._indexes: SQLiteIndexes = SQLiteIndexes(self)
+        self._records = SQLiteRecords(self)
         self._closed = False
         try:
             self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
@@ -185,13 +187,16 @@ class SQLiteStore(SQLRecords, Selecting, Bundle):
         if self._closed:
             raise BackendUnavailable("this store is closed; open a new Memory")
 
+    def _before_insert(self, records: Sequence[Record], ann: bool) -> None:
+        """Nothing to prepare: SQLite's vector indexes follow the log (``_sqlite_vector``)."""
+
     def _serialise_events(self, db: Any) -> None:
         """Events are numbered in commit order already: one writer at a time."""
 
     def _events_copied(self, db: Any) -> None:
         """AUTOINCREMENT numbers the next event above the copied ones by itself."""
 
-    # --- the dialect of the shared SQL (``_sql_records.SQLRecords``) ------------------------
+    # --- the dialect of the records part (``_records.Records``) ------------------------------
 
     def _json(self, value: Any) -> str | None:
         return None if value is None else _dumps(value)
@@ -206,31 +211,6 @@ class SQLiteStore(SQLRecords, Selecting, Bundle):
 
     def _where(self, sel: Selection) -> tuple[str, list[Any]]:
         return selection_sql(sel)
-
-    def count(self, sel: Selection, *, limit: int | None = None) -> int:
-        """Capped counts (``limit``) are what a search asks several times over (is the
-        selection small enough for exact vector search, for its own keyword statistics, for
-        context smoothing?): one is remembered until the file changes, and serves any cap it
-        answers exactly."""
-        if limit is None:
-            return super().count(sel)
-        where, params = selection_sql(sel)
-        key = (where, tuple(params))
-        with self._read() as db:
-            version = db.execute("PRAGMA data_version").fetchone()[0]
-            hit = self._capped.get(key)
-            if hit is not None and hit[2:] == (self._generation, version):
-                value, asked = hit[0], hit[1]
-                if value <= asked:  # the exact count
-                    return min(value, limit + 1)
-                if limit <= asked:  # more than asked, so more than limit
-                    return limit + 1
-            value = int(db.execute(self._count_sql(where, True), (*params, limit + 1)
-                                   ).fetchone()[0])
-        if len(self._capped) > 1000:
-            self._capped.clear()
-        self._capped[key] = (value, limit, self._generation, version)
-        return value
 
     def _by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
         rows: list[Any] = []
@@ -316,91 +296,6 @@ class SQLiteStore(SQLRecords, Selecting, Bundle):
                            [v for r in part for v in (r.namespace, r.id, event,
                                                       r.created_at, _dumps(r.to_dict()))])
 
-    def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
-        removed = 0
-        with self._write() as db:
-            for chunk in _chunks(list(ids)):
-                q = ",".join("?" * len(chunk))
-                rows = db.execute(_SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
-                                  (namespace, *chunk)).fetchall()
-                if not rows:
-                    continue
-                gone = [_row_to_record(row) for row in rows]
-                self._write_history(db, [(namespace, r.id, "delete", at, r.to_dict(), None)
-                                         for r in gone])
-                self._events.log(db, self._events.change_rows("delete", gone))
-                removed += db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
-                                      (namespace, *chunk)).rowcount
-        return removed
-
-    def erase(self, namespace: str, ids: Sequence[str], *, at: float,
-              cache_keys: Sequence[str] = ()) -> int:
-        erased = 0
-        spaces = {""}
-        with self._lock:
-            self._check_open()
-            self._db.execute("PRAGMA secure_delete = ON")  # freed bytes are zeroed
-            try:
-                with self._write() as db:
-                    for chunk in _chunks(list(dict.fromkeys(ids))):
-                        q = ",".join("?" * len(chunk))
-                        known = {r[0] for r in db.execute(
-                            f"SELECT id FROM records WHERE +namespace = ? AND id IN ({q}) UNION "
-                            f"SELECT record_id FROM history WHERE namespace = ? AND record_id IN "
-                            f"({q})", (namespace, *chunk, namespace, *chunk))}
-                        gone = [_row_to_record(row) for row in db.execute(
-                            _SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
-                            (namespace, *chunk))]
-                        spaces.update(r.space for r in gone)
-                        self._events.log(db, self._events.change_rows("erase", gone))
-                        self._events.scrub(db, namespace, sorted(known))
-                        db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
-                                   (namespace, *chunk))
-                        db.execute(f"DELETE FROM history WHERE namespace = ? AND record_id IN "
-                                   f"({q})", (namespace, *chunk))
-                        db.executemany("INSERT INTO history(namespace, record_id, event, at) "
-                                       "VALUES (?, ?, 'erase', ?)",
-                                       [(namespace, rid, at) for rid in sorted(known)])
-                        erased += len(known)
-                    # another process's graph of these vectors still holds the erased ones:
-                    # it must be rebuilt, never saved again (``_sqlite_vector.ERASED``)
-                    for space in spaces:
-                        db.execute("INSERT OR REPLACE INTO meta VALUES (?, (SELECT "
-                                   "coalesce(max(seq), 0) FROM vector_log))",
-                                   (ERASED + vector_key(namespace, space),))
-                    for chunk in _chunks(list(dict.fromkeys(cache_keys))):
-                        db.execute("DELETE FROM embedding_cache WHERE hash IN "
-                                   f"({','.join('?' * len(chunk))})", chunk)
-                    # the keyword index keeps deleted entries until its segments merge
-                    db.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
-                if self._checkpointer is not None:  # the log's copies of the old pages go too
-                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            finally:
-                self._db.execute("PRAGMA secure_delete = OFF")
-        self._indexes.vectors.drop_ann(namespace, sorted(spaces))
-        return erased
-
-    def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:
-        if not scope:
-            return []
-        where = " AND ".join(f"coalesce(json_extract(old, '$.{k}'), json_extract(new, '$.{k}'))"
-                             " = ?" for k in scope)
-        with self._read() as db:
-            return [r[0] for r in db.execute(
-                f"SELECT DISTINCT record_id FROM history WHERE namespace = ? AND {where}",
-                (namespace, *scope.values()))]
-
-    def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
-        if not ids:
-            return
-        with self._write() as db:
-            for chunk in _chunks(list(ids)):
-                db.execute(
-                    "UPDATE records SET last_accessed_at = max(last_accessed_at, ?), "
-                    f"access_count = access_count + 1 WHERE +namespace = ? AND id IN "
-                    f"({','.join('?' * len(chunk))})", (at, namespace, *chunk))
-            self._events.log(db, self._events.touch_rows(namespace, ids))
-
     def reset(self) -> None:
         with self._write() as db:
             for table in ("records", "history", "vector_log", "embedding_cache", "events"):
@@ -409,15 +304,6 @@ class SQLiteStore(SQLRecords, Selecting, Bundle):
         self._indexes.vectors.clear()
 
     # --- reads -------------------------------------------------------------------------------
-
-    def taken(self, ids: Sequence[str]) -> set[str]:
-        out: set[str] = set()
-        with self._read() as db:
-            for chunk in _chunks(list(dict.fromkeys(ids))):
-                q = ",".join("?" * len(chunk))
-                out.update(r[0] for r in db.execute(f"SELECT id FROM records WHERE id IN ({q})",
-                                                    chunk))
-        return out
 
     _record = staticmethod(_row_to_record)
 
