@@ -187,6 +187,27 @@ def test_the_route_rule_can_fail():
     assert _route_strings(source, {"/search"}) == [2, 3]
 
 
+def _mixed(source: str) -> list[str]:
+    """The classes of ``source`` built from more than one base (protocols aside)."""
+    return [node.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ClassDef)
+            and len([b for b in node.bases if ast.unparse(b) not in ("Protocol", "Generic")]) > 1]
+
+
+def test_the_storage_parts_are_objects_not_mixins():
+    """A backend makes its parts over its connection (docs/architecture.md): no store class is
+    built from several bases."""
+    found = [f"{p.relative_to(SRC)}: {name}" for p in _sources()
+             if p.relative_to(SRC).parts[0] == "store"
+             for name in _mixed(p.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_mixin_rule_can_fail():
+    source = ("class SQLiteStore(SQLRecords, SQLiteKeywords, Bundle): ...\n"
+              "class Numbering(Backend, Protocol): ...\nclass Records: ...\n")
+    assert _mixed(source) == ["SQLiteStore"]
+
+
 def test_capabilities_and_the_inspector_go_through_the_engine():
     """They read and write through ``records_of(memory)`` (records.py), never ``memory.store``."""
     clients = [p for p in _sources() if p.relative_to(SRC).parts[0] in CAPABILITIES]
