@@ -79,7 +79,7 @@ def test_a_receiver_with_another_secret_refuses_and_nothing_is_lost(
     hook = mem.webhooks.add(receiver.url)
     receiver.secret = "not-the-secret-at-all"
     mem.add("one")
-    deliverer = Deliverer(mem.store, base_delay=0.05, max_attempts=100, allow_private=True)
+    deliverer = Deliverer(mem.store.events, base_delay=0.05, max_attempts=100, allow_private=True)
     deliverer.run_once()
     assert receiver.refused == 1 and receiver.events == []
     assert mem.webhooks.get(hook.id).last_error == "HTTP 4xx"  # the class, not the detail
@@ -103,7 +103,7 @@ def test_after_its_tries_a_batch_becomes_dead_letters_and_can_be_sent_again(
     hook = mem.webhooks.add(down.url)
     mem.add("first")
     mem.add("second")
-    deliverer = Deliverer(mem.store, base_delay=0.01, max_delay=0.02, max_attempts=3,
+    deliverer = Deliverer(mem.store.events, base_delay=0.01, max_delay=0.02, max_attempts=3,
                           allow_private=True)
     _until(lambda: deliverer.run_once() is not None and mem.webhooks.get(hook.id).dead == 2)
     dead = mem.webhooks.dead_letters(hook.id)
@@ -203,7 +203,7 @@ def test_slow_receivers_of_one_namespace_do_not_stall_another(mem: Memory,
         receiver.secret = hook.secret
         mem.add("noise", namespace="noisy")
         mem.add("hello", namespace="quiet")
-        deliverer = Deliverer(mem.store, deadline=3.0, poll=0.05, allow_private=True).start()
+        deliverer = Deliverer(mem.store.events, deadline=3.0, poll=0.05, allow_private=True).start()
         started = time.monotonic()
         try:
             _until(lambda: len(receiver.events) == 1, timeout=10)
@@ -235,7 +235,7 @@ def test_redirects_are_not_followed(mem: Memory, receiver: Receiver) -> None:
         hook = mem.webhooks.add(f"http://127.0.0.1:{server.server_address[1]}/hook")
         receiver.secret = hook.secret
         mem.add("signed, not to be forwarded")
-        Deliverer(mem.store, max_attempts=1, allow_private=True).run_once()
+        Deliverer(mem.store.events, max_attempts=1, allow_private=True).run_once()
         assert receiver.arrivals == 0
         assert mem.webhooks.dead_letters(hook.id)[0]["error"].startswith("HTTP 3xx")
     finally:

@@ -61,7 +61,7 @@ from .events import EVENT_TYPES, SIGNATURE_HEADER, Webhook, sign
 
 if TYPE_CHECKING:
     from .memory import Memory
-    from .store.protocol import Store
+    from .store.protocol import EventStore, Store
 
 __all__ = ["Deliverer", "Webhooks", "webhooks_of"]
 
@@ -187,7 +187,7 @@ class Webhooks:
     def deliver(self, *, until_idle: bool = True, timeout: float | None = None) -> int:
         """Deliver in this thread: until nothing is due (``until_idle``) or for ``timeout``
         seconds. Returns how many events arrived."""
-        deliverer = Deliverer(self._store,
+        deliverer = Deliverer(self._store.events,
                               allow_private=self._memory.config.webhooks_private)
         deadline = None if timeout is None else time.monotonic() + timeout
         total = 0
@@ -228,12 +228,12 @@ class Deliverer:
     posts run on a pool, at most ``per_namespace`` per namespace at once, each within
     ``deadline`` seconds (module docstring)."""
 
-    def __init__(self, store: Store, *, batch: int = 100, timeout: float = 10.0,
+    def __init__(self, events: EventStore, *, batch: int = 100, timeout: float = 10.0,
                  base_delay: float = 0.5, max_delay: float = 60.0, max_attempts: int = 12,
                  lease: float | None = None, poll: float = 0.5, workers: int = 8,
                  per_namespace: int = 2, deadline: float | None = None,
                  allow_private: bool = False) -> None:
-        self._store = store
+        self._events = events
         # host/pid/token: a deliverer that finds the owner of a webhook dead on its own host
         # takes the webhook over at once (``_stale``)
         self.owner = f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
@@ -255,12 +255,12 @@ class Deliverer:
         for. Returns (events delivered, whether any webhook still has events waiting, a retry
         pending or a post under way)."""
         sent, pending = self._collect()
-        if not self._store.events.webhooks():
+        if not self._events.webhooks():
             return sent, pending
         if not self._released:
             self._released = True
-            self._store.events.release_webhooks(_stale)
-        claimed = self._store.events.claim_webhooks(self.owner, lease=self.lease, now=time.time())
+            self._events.release_webhooks(_stale)
+        claimed = self._events.claim_webhooks(self.owner, lease=self.lease, now=time.time())
         started = []
         for hook in _in_turn(claimed):
             if self._stop.is_set():
@@ -279,7 +279,7 @@ class Deliverer:
         more_sent, more = self._collect()
         sent, pending = sent + more_sent, pending or more or bool(self._busy)
         if not pending:  # a webhook waiting out a retry counts as pending too
-            pending = any(h.attempts for h in self._store.events.webhooks())
+            pending = any(h.attempts for h in self._events.webhooks())
         return sent, pending
 
     def _collect(self) -> tuple[int, bool]:
@@ -296,12 +296,12 @@ class Deliverer:
         return sent, pending
 
     def _deliver(self, hook: Webhook) -> tuple[int, bool]:
-        last = self._store.events.last_event_seq()
-        events = self._store.events.events_after([hook.namespace], hook.cursor, limit=self.batch,
+        last = self._events.last_event_seq()
+        events = self._events.events_after([hook.namespace], hook.cursor, limit=self.batch,
                                                  types=hook.types, upto=last)
         if not events:
             if last > hook.cursor:  # only events of other types: skip past them
-                self._store.events.webhook_progress(hook.id, self.owner, cursor=last)
+                self._events.webhook_progress(hook.id, self.owner, cursor=last)
             return 0, False
         full = len(events) == self.batch
         cursor = events[-1].seq if full else last
@@ -309,19 +309,19 @@ class Deliverer:
                            "events": [e.to_dict() for e in events]}).encode()
         error = self._post(hook, body, f"{hook.id}:{events[0].seq}-{events[-1].seq}")
         if error is None:
-            self._store.events.webhook_progress(hook.id, self.owner, cursor=cursor,
+            self._events.webhook_progress(hook.id, self.owner, cursor=cursor,
                                                 delivered=len(events))
             return len(events), full
         attempts = hook.attempts + 1
         if attempts >= self.max_attempts:
             log.warning("webhook %s gave up on events %s-%s after %s tries: %s", hook.id,
                         events[0].seq, events[-1].seq, attempts, error)
-            self._store.events.webhook_progress(hook.id, self.owner, cursor=cursor, error=error,
+            self._events.webhook_progress(hook.id, self.owner, cursor=cursor, error=error,
                                                 dead=[e.seq for e in events])
             return 0, True
         delay = min(self.max_delay, self.base_delay * 2 ** (attempts - 1))
         delay *= random.uniform(0.8, 1.2)
-        self._store.events.webhook_progress(hook.id, self.owner, cursor=hook.cursor,
+        self._events.webhook_progress(hook.id, self.owner, cursor=hook.cursor,
                                             attempts=attempts, next_at=time.time() + delay,
                                             error=error)
         return 0, True
@@ -393,7 +393,7 @@ class Deliverer:
 
     def release(self) -> None:
         """Give up this deliverer's leases, so another can go on at once."""
-        self._store.events.release_webhooks(lambda owner: owner == self.owner)
+        self._events.release_webhooks(lambda owner: owner == self.owner)
 
     def close(self) -> None:
         """Wait for the posts under way (each ends by its deadline), then release."""

@@ -111,7 +111,7 @@ def run(*, n: int = 1000, down: float = 30.0, timeout: float = 180.0, max_delay:
         receiver.stop()
         hook = mem.webhooks.add(receiver.url)
         receiver.secret = hook.secret
-        deliverer = Deliverer(mem.store, max_delay=max_delay, allow_private=True).start()
+        deliverer = Deliverer(mem.store.events, max_delay=max_delay, allow_private=True).start()
         started = time.monotonic()
         add_ms = []
         for i in range(n):

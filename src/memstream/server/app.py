@@ -183,7 +183,8 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
         # requests run in threads; a search waiting for a query worker holds one, so the
         # default 40 would leave quick adds queued behind searches at 50 clients
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
-        deliverer = Deliverer(memory.store, allow_private=memory.config.webhooks_private).start() \
+        deliverer = Deliverer(memory.store.events,
+                              allow_private=memory.config.webhooks_private).start() \
             if settings.deliver_webhooks else None
         async with mcp.session_manager.run():
             yield
