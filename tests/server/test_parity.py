@@ -65,6 +65,8 @@ CLI: dict[str, tuple[str, dict[str, str], set[str]]] = {
     "delete_memory": ("delete", {"memory_id": "record_id"}, set()),
     "memory_history": ("history", {"memory_id": "record_id"}, set()),
     "memory_context": ("context", {}, {"fusion", "step_range", "touch"}),
+    "episode_context": ("episodes context", {}, set()),
+    "learn_outcome": ("learn", {"outcome": "success", "strategy_used": "strategy"}, set()),
     "list_events": ("events", {}, set()),
     "register_webhook": ("webhooks add", {}, set()),
     "list_webhooks": ("webhooks list", {}, set()),
@@ -75,9 +77,7 @@ CLI: dict[str, tuple[str, dict[str, str], set[str]]] = {
 #: operations with no command, and why
 NOT_IN_CLI = {
     "record_episode": "a training loop records episodes from Python; `episodes record` takes "
-                      "an episode's fields flat",
-    "episode_context": "`episodes context` (the agent is the group's --agent)",
-    "learn_outcome": "`learn` (the seed's flags: --success, --strategy)",
+                      "an episode's fields flat (--score, --steps, ...), not one JSON object",
     "task_advice": "an agent asks for advice at run time, from Python, REST or MCP",
     "store_agent_memory": "agents' states are written by running agents, not from a shell",
     "similar_agent_states": "agents' states are read by running agents, not from a shell",
@@ -95,12 +95,16 @@ def _python_params(fn: Callable[..., Any]) -> set[str]:
     return params
 
 
-def _command(path: str) -> click.Command:
+def _command_params(path: str) -> set[str]:
+    """The parameters of a command and of the groups it is in (``episodes --agent A``)."""
     command: click.Command = cli
+    taken: set[str] = set()
     for name in path.split():
         assert isinstance(command, click.Group)
+        if command is not cli:
+            taken |= {p.name for p in command.params if p.name}
         command = command.commands[name]
-    return command
+    return taken | {p.name for p in command.params if p.name}
 
 
 def test_every_operation_has_a_python_call_and_a_command_or_a_reason():
@@ -122,7 +126,7 @@ def test_python_takes_every_parameter(op: Operation):
 def test_the_command_takes_every_parameter(name: str):
     op = next(o for o in OPERATIONS if o.name == name)
     path, names, left_out = CLI[name]
-    taken = {p.name for p in _command(path).params}
+    taken = _command_params(path)
     wanted = {names.get(f, f) for f in _fields(op) - left_out - {"namespace"}}
     assert wanted - taken == set(), f"memstream {path} lacks {wanted - taken}"
 
