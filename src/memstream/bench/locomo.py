@@ -113,6 +113,18 @@ class Result:
         return self.scores[category]
 
 
+class _Silenced:
+    """A search-index part one of whose searches (``drop``) answers nothing."""
+
+    def __init__(self, indexes: Any, drop: str) -> None:
+        self._indexes, self._drop = indexes, drop
+
+    def __getattr__(self, name: str) -> Any:
+        if name == self._drop:
+            return lambda *a, **k: []
+        return getattr(self._indexes, name)
+
+
 class _Only:
     """A store whose keyword or vector index answers nothing: one source at a time."""
 
@@ -120,8 +132,8 @@ class _Only:
         self._store, self._drop = store, drop
 
     def __getattr__(self, name: str) -> Any:
-        if name == self._drop:
-            return lambda *a, **k: []
+        if name == "indexes":  # the searches are the indexes part's
+            return _Silenced(self._store.indexes, self._drop)
         return getattr(self._store, name)
 
 
