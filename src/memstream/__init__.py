@@ -12,7 +12,16 @@ default. Start with ``Memory``::
 
 from __future__ import annotations
 
-from ._types import KINDS, Explanation, HistoryEntry, Hit, MemoryChange, Record
+from ._types import (
+    KINDS,
+    Entity,
+    EntityProfile,
+    Explanation,
+    HistoryEntry,
+    Hit,
+    MemoryChange,
+    Record,
+)
 from .client import Client
 from .clock import Clock, FixedClock, SimulationClock, WallClock
 from .config import Config
@@ -56,6 +65,8 @@ __all__ = [
     "CorruptStore",
     "Embedder",
     "EmbeddingError",
+    "Entity",
+    "EntityProfile",
     "Explanation",
     "FixedClock",
     "HistoryEntry",

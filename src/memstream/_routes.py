@@ -56,6 +56,9 @@ ROUTES: dict[str, Route] = {
     "search_memories": Route("POST", "/search"),
     "memory_context": Route("POST", "/context"),
     "stats": Route("GET", "/stats"),
+    # entities
+    "list_entities": Route("POST", "/entities/list"),
+    "get_entity": Route("POST", "/entities/profile"),
     # transfer
     "export": Route("GET", "/export"),
     "import": Route("POST", "/import", query=("skip_existing", "namespace")),

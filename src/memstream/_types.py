@@ -15,8 +15,8 @@ import numpy as np
 
 from ._json import clip
 
-__all__ = ["KINDS", "ORDERS", "Explanation", "HistoryEntry", "Hit", "MemoryChange", "Order",
-           "Record", "Signals", "TermStats"]
+__all__ = ["KINDS", "ORDERS", "Entity", "EntityProfile", "Explanation", "HistoryEntry", "Hit",
+           "MemoryChange", "Order", "Record", "Signals", "TermStats"]
 
 #: the orders of a listing: by creation (oldest first, or newest first with "-") or by step
 Order = Literal["created", "-created", "step", "-step"]
@@ -158,10 +158,12 @@ class Explanation:
     updates: tuple[str, ...] = ()
     recency_from: str = "write"
     adjustments: Mapping[str, float] = field(default_factory=dict)
+    via: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["adjustments"] = dict(self.adjustments)
+        out["via"] = list(self.via)
         names = ("recency", "importance", "relevance")
         out["weights"] = dict(zip(names, self.weights, strict=True))
         return out
@@ -230,3 +232,54 @@ class TermStats:
     records: int
     matches: dict[str, int]
     of_selection: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A named thing the memories of one owner mention (a person, place, organisation,
+    product, identifier, ...): ``owner`` is the records' ``user_id`` (None: records without
+    one); ``mentions`` counts the records that mention it, ``first_seen`` and ``last_seen`` are
+    the oldest and newest of their times. ``confirmed``: some mention's position says it is a
+    name (only confirmed entities are listed: docs/entities.md)."""
+
+    id: int
+    namespace: str
+    owner: str | None
+    name: str
+    kind: str
+    key: str
+    mentions: int
+    first_seen: float | None
+    last_seen: float | None
+    confirmed: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["user_id"] = out.pop("owner")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class EntityProfile:
+    """One entity as ``Memory.entity`` returns it: its name and kind, the other names it goes
+    by (``aliases``), the records that mention it (newest first) and the entities it shares
+    records with (``related``: each with the ids of the records that link them, most shared
+    first)."""
+
+    entity: Entity
+    aliases: tuple[str, ...]
+    records: list[Record]
+    related: list[tuple[Entity, list[str]]]
+
+    @property
+    def name(self) -> str:
+        return self.entity.name
+
+    @property
+    def kind(self) -> str:
+        return self.entity.kind
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.entity.to_dict(), "aliases": list(self.aliases),
+                "records": [r.to_dict() for r in self.records],
+                "related": [{**e.to_dict(), "record_ids": ids} for e, ids in self.related]}

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from . import errors as _errors
 from ._routes import request
-from ._types import Explanation, HistoryEntry, Hit, MemoryChange, Record
+from ._types import Entity, EntityProfile, Explanation, HistoryEntry, Hit, MemoryChange, Record
 from .clock import TimeLike, epoch_times
 from .config import CONTEXT_MIN_RELEVANCE
 from .errors import BackendUnavailable, InvalidInput, MemstreamError, MissingDependency
@@ -220,6 +220,21 @@ class Client:
         rows = self._send("memory_history", memory_id=record_id, namespace=namespace)
         return [HistoryEntry(**r) for r in rows]
 
+    def entities(self, query: str | None = None, *, namespace: str | None = None,
+                 user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, limit: int = 50) -> list[Entity]:
+        rows = self._send("list_entities", query=query, namespace=namespace, user_id=user_id,
+                          agent_id=agent_id, run_id=run_id, limit=limit)
+        return [_entity(r) for r in rows]
+
+    def entity(self, name: str, *, namespace: str | None = None, user_id: str | None = None,
+               limit: int = 20) -> EntityProfile:
+        p = self._send("get_entity", name=name, namespace=namespace, user_id=user_id,
+                       limit=limit)
+        return EntityProfile(_entity(p), tuple(p["aliases"]),
+                             [Record.from_dict(r) for r in p["records"]],
+                             [(_entity(e), list(e["record_ids"])) for e in p["related"]])
+
     def search(self, query: str | Query, *, k: int = 10, namespace: str | None = None,
                user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, kinds: str | Iterable[str] | None = None,
@@ -375,3 +390,9 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _entity(row: Mapping[str, Any]) -> Entity:
+    return Entity(row["id"], row["namespace"], row["user_id"], row["name"], row["kind"],
+                  row["key"], row["mentions"], row["first_seen"], row["last_seen"],
+                  confirmed=row["confirmed"])

@@ -47,6 +47,7 @@ _DEFAULTS: dict[str, Any] = {
     "consolidate_every": 0,
     "ann_threshold": 50_000,
     "rerank": True,
+    "entities": True,
     "duplicates": "refresh",
     "events": True,
     "events_text": False,
@@ -70,6 +71,7 @@ _ENV_TYPES: dict[str, Any] = {
     "llm_max_tokens_per_call": int, "llm_daily_token_budget": int,
     "reflection_threshold": float, "consolidation_threshold": float, "consolidate_every": int,
     "ann_threshold": int, "rerank": lambda raw: _flag("MEMSTREAM_RERANK", raw),
+    "entities": lambda raw: _flag("MEMSTREAM_ENTITIES", raw),
     "events": lambda raw: _flag("MEMSTREAM_EVENTS", raw),
     "events_text": lambda raw: _flag("MEMSTREAM_EVENTS_TEXT", raw),
     "events_touch": lambda raw: _flag("MEMSTREAM_EVENTS_TOUCH", raw),
@@ -114,6 +116,8 @@ class Config:
         HNSW graph (SQLite store, with the ``ann`` extra); 0: always exact.
     rerank: reorder the best candidates with the learned ranking stage (retrieval.rerank;
         streams of at most 5,000 records, with vectors). On by default.
+    entities: follow the specific names of the best hit to the other memories that mention
+        them (two-hop questions; retrieval.entities, docs/entities.md). On by default.
     duplicates: "refresh" (default): adding a memory that is already stored (same namespace,
         user, agent and run, kind, text, data and metadata; records without a step) makes no
         second record: the stored one is refreshed (last access, access count, a "refresh"
@@ -162,6 +166,7 @@ class Config:
     consolidate_every: int | None = None
     ann_threshold: int | None = None
     rerank: bool | None = None
+    entities: bool | None = None
     duplicates: str | None = None
     events: bool | None = None
     events_text: bool | None = None
@@ -234,6 +239,7 @@ class ResolvedConfig:
     consolidate_every: int
     ann_threshold: int
     rerank: bool
+    entities: bool
     duplicates: str
     events: bool
     events_text: bool

@@ -287,3 +287,31 @@ def matches(expr: Expr | None, record: Record) -> bool:
     if isinstance(expr, Or):
         return any(matches(e, record) for e in expr.items)
     return not matches(expr.item, record)
+
+
+def admits(sel: Selection, record: Record) -> bool:
+    """Whether a selection sees a record (what the stores' selection SQL decides, in Python: for
+    records reached another way than through an index, such as an entity's mentions)."""
+    r = record
+    if r.namespace != sel.namespace or (sel.space is not None and r.space != sel.space):
+        return False
+    for name in ("user_id", "agent_id", "run_id"):
+        want = getattr(sel, name)
+        if want is not None and getattr(r, name) != want:
+            return False
+    if sel.kinds is not None and r.kind not in sel.kinds:
+        return False
+    if (sel.since is not None and r.created_at < sel.since) or \
+            (sel.until is not None and r.created_at > sel.until):
+        return False
+    if (sel.step_min is not None or sel.step_max is not None) and (
+            r.step is None or (sel.step_min is not None and r.step < sel.step_min)
+            or (sel.step_max is not None and r.step > sel.step_max)):
+        return False
+    if sel.as_of is not None:
+        if r.created_at > sel.as_of or (r.invalidated_at is not None
+                                         and r.invalidated_at <= sel.as_of):
+            return False
+    elif not sel.include_invalid and r.invalidated_at is not None:
+        return False
+    return matches(sel.where, r)

@@ -23,14 +23,15 @@ from . import _validate as v
 from . import tracing
 from ._building import build_record, build_records
 from ._shared import Shared
-from ._types import HistoryEntry, Hit, MemoryChange, Record
+from ._types import Entity, EntityProfile, HistoryEntry, Hit, MemoryChange, Record
 from ._worker import EnrichmentWorker
 from .clock import Clock, TimeLike, WallClock, to_timestamp
 from .cognition.extraction import check_messages
 from .config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
-from .embed import Embedder, load_embedder
+from .embed import Embedder, configured_embedder
 from .embed.cache import embed_documents_cached
 from .engine.deletions import Deletions
+from .engine.entities import entity_list, entity_profile
 from .engine.search import run_search
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection
@@ -88,7 +89,7 @@ class Memory(ChangeEvents):
             self.store = tracing.wrap(self.store, "memstream.store")
         try:
             refuse_unfinished(self.store)
-            self.embedder = self._load_embedder(embedder)
+            self.embedder = configured_embedder(embedder, self.config)
             if self.config.tracing and self.embedder is not None:
                 self.embedder = tracing.wrap(self.embedder, "memstream.embed")
             self._check_embedder()
@@ -117,17 +118,6 @@ class Memory(ChangeEvents):
         self._closed = False
 
     # --- setup -------------------------------------------------------------------------------
-
-    def _load_embedder(self, embedder: str | Embedder | None) -> Embedder | None:
-        spec = embedder if embedder is not None else self.config.embedder
-        if spec == "openai":
-            c = self.config
-            if not (c.embed_url and c.embed_model and c.embed_dim):
-                raise InvalidInput("the openai embedder needs embed_url, embed_model and "
-                                   "embed_dim (or MEMSTREAM_EMBED_URL, _MODEL, _DIM)")
-            return load_embedder("openai", base_url=c.embed_url, model=c.embed_model,
-                                 dim=c.embed_dim, api_key=c.embed_key)
-        return load_embedder(spec)
 
     def _check_embedder(self) -> None:
         """Vectors of two models are never mixed: the store remembers which model made its.
@@ -174,6 +164,9 @@ class Memory(ChangeEvents):
         with self._lock:
             touched, self._touched = sorted(self._touched), set()
         cog.after_enrichment(self, touched)
+
+    def _owners(self, user_id: str | None) -> list[str] | None:
+        return None if user_id is None else [v.scope_id(user_id, "user_id") or ""]
 
     def _selection(self, scope: Scope, query: Query, *, ranked: bool = False) -> Selection:
         return selection(scope, query, default_namespace=self.config.namespace, ranked=ranked)
@@ -531,6 +524,27 @@ class Memory(ChangeEvents):
         return Context(text=text, hits=kept, tokens=tokens)
 
     # --- cognition -----------------------------------------------------------------------------
+
+    def entities(self, query: str | None = None, *, namespace: str | None = None,
+                 user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, limit: int = 50) -> list[Entity]:
+        """The named things a scope's memories mention (people, places, organisations, ...),
+        most mentioned first; ``query`` matches part of a name (docs/entities.md)."""
+        if not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput("limit must be a whole number from 1 to 1000")
+        sel = None if agent_id is None and run_id is None else self._selection(*split(
+            None, None, namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id))
+        return entity_list(self.store, self._ns(namespace), sel, query=query, limit=limit,
+                           owners=self._owners(user_id))
+
+    def entity(self, name: str, *, namespace: str | None = None, user_id: str | None = None,
+               limit: int = 20) -> EntityProfile:
+        """One entity: its kind, aliases, the memories that mention it (newest first) and the
+        entities it shares memories with. Raises NotFound when no memory mentions it."""
+        if not isinstance(name, str) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput("name must be a string and limit a whole number from 1 to 1000")
+        return entity_profile(self.store, self._ns(namespace), name, limit=limit,
+                              owners=self._owners(user_id))
 
     def reflect(self, *, namespace: str | None = None, agent_id: str | None = None,
                 user_id: str | None = None) -> list[Record]:

@@ -57,6 +57,8 @@ class AsyncMemory:
     get_all = _async(Memory.get_all)
     count = _async(Memory.count)
     history = _async(Memory.history)
+    entities = _async(Memory.entities)
+    entity = _async(Memory.entity)
     search = _async(Memory.search)
     context = _async(Memory.context)
     stats = _async(Memory.stats)

@@ -9,7 +9,7 @@ Every table is carried as it is:
 - LangGraph's checkpoint tables, when a checkpointer has used the store
   (``store._lg_tables.TABLES``).
 Only what is rebuilt from those is not copied (``DERIVED``): the keyword index, the embedding
-cache and the HNSW graph's log.
+cache, the HNSW graph's log and the entity graph (the target's inserts link its records).
 
 The target must be empty, or the target of a migrate that did not finish. From the first write
 until the copy is verified, the target carries a mark (``MARK`` in its settings): a memory will
@@ -46,7 +46,7 @@ MARK = "migrating_from"
 #: settings that belong to the store itself, never copied
 OWN_SETTINGS = frozenset({"schema_version", MARK})
 #: what is rebuilt from the carried tables, so not copied
-DERIVED = ("records_fts", "embedding_cache", "vector_log")
+DERIVED = ("records_fts", "embedding_cache", "vector_log", "entities", "entity_mentions")
 #: how many records with a NUL character an error names
 NAMED = 5
 

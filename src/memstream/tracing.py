@@ -89,7 +89,8 @@ _NAMES = {"vector_search": "memstream.vector_search",
 
 #: the parts of a store (``store.protocol.Store``, and its API keys): their methods' spans
 #: are ``memstream.store.<method>``
-_PARTS = frozenset({"records", "indexes", "queues", "kv", "transfer", "events", "keys"})
+_PARTS = frozenset({"records", "indexes", "queues", "kv", "transfer", "events", "keys",
+                    "graph"})
 
 
 class _Traced:

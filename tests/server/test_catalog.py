@@ -27,7 +27,8 @@ from .test_mcp import _http, _result
 #: Client methods named as Memory's (the others are named as the operation)
 CLIENT = {"add_memory": "add", "search_memories": "search", "list_memories": "get_all",
           "get_memory": "get", "update_memory": "update", "delete_memory": "delete",
-          "memory_history": "history", "memory_context": "context"}
+          "memory_history": "history", "memory_context": "context",
+          "list_entities": "entities", "get_entity": "entity"}
 #: parameters Client names as Memory does
 RENAMED = {"memory_id": "record_id", "episode": "episode"}
 #: the CLI's core verbs, and the operation whose parameters each must take

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import bench, capabilities, events, memories, server  # noqa: F401 (each registers its commands)
+from . import (  # noqa: F401 (each registers its commands)
+    bench,
+    capabilities,
+    entities,
+    events,
+    memories,
+    server,
+)
 from ._base import EXIT_CODES, cli, exit_code
 
 __all__ = ["EXIT_CODES", "cli", "exit_code", "main"]

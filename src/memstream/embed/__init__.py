@@ -11,7 +11,7 @@ from ..errors import EmbeddingError, InvalidInput, MissingDependency
 from .protocol import CheckedEmbedder, Embedder, calibrated_similarity, unit_rows
 
 __all__ = ["EMBEDDERS", "Embedder", "KeywordOnlyWarning", "calibrated_similarity",
-           "load_embedder", "unit_rows"]
+           "configured_embedder", "load_embedder", "unit_rows"]
 
 #: The one place an embedder is registered.
 EMBEDDERS = {
@@ -65,3 +65,17 @@ def load_embedder(spec: str | Embedder | None, **options: Any) -> Embedder | Non
         return None
     except AttributeError as exc:
         raise InvalidInput(f"{module_name} has no class {class_name!r}") from exc
+
+
+def configured_embedder(embedder: str | Embedder | None, config: Any) -> Embedder | None:
+    """The embedder a ``Memory`` uses: ``embedder`` if given, else the configuration's
+    (``config``: a ``ResolvedConfig``; "openai" takes its URL, model, size and key from it)."""
+    spec = embedder if embedder is not None else config.embedder
+    if spec == "openai":
+        c = config
+        if not (c.embed_url and c.embed_model and c.embed_dim):
+            raise InvalidInput("the openai embedder needs embed_url, embed_model and "
+                               "embed_dim (or MEMSTREAM_EMBED_URL, _MODEL, _DIM)")
+        return load_embedder("openai", base_url=c.embed_url, model=c.embed_model,
+                             dim=c.embed_dim, api_key=c.embed_key)
+    return load_embedder(spec)

@@ -16,10 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from .._entities import extract
 from .._types import Hit, Signals
-from ..filters import Selection
+from ..filters import Selection, admits
 from ..retrieval.context import smooth
 from ..retrieval.dates import spans
+from ..retrieval.entities import BRIDGE_PER_NAME, BRIDGE_SEEDS, bridge_names, placed
 from ..retrieval.follow_ups import FOLLOW_TOP, follow_ups, newest_first
 from ..retrieval.keywords import keyword_search, query_terms
 from ..retrieval.notes import Pool as NotesPool
@@ -150,6 +152,9 @@ def run_search(store: Store, sel: Selection, text: str,
             stage = _notes_pool(store, sel, text, now, candidates, calibrated, evid, kw_rank,
                                 kinds, texts, null)
             ranked = notes_order(stage, candidates, calibrated, own, now, p, observe_notes)
+            if p.entities:  # a store of notes: where following names wins (docs/entities.md)
+                ranked = _via_entities(store, sel, text, vector, now, p, ranked, texts, cosine,
+                                       null)
         else:
             ranked = lifted_order(text, candidates, calibrated, own, kinds, now, p)
             # follow-ups among short records that the learned stage did not order: in a
@@ -176,6 +181,56 @@ def run_search(store: Store, sel: Selection, text: str,
             vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id)))
         for s in top if s.item.id in records
     ]
+
+
+def _via_entities(store: Store, sel: Selection, text: str, vector: np.ndarray | None,
+                  now: float, p: SearchParams, ranked: list[Scored[Signals]],
+                  texts: dict[str, str], cosine: dict[str, float], null: Null | None
+                  ) -> list[Scored[Signals]]:
+    """``ranked`` with the memories the best hits' specific names lead to placed after them
+    (``retrieval.entities``), each naming the way in ``explain.via``; those the indexes did not
+    propose are scored here on their own evidence."""
+    seeds = [s.item.id for s in ranked[:BRIDGE_SEEDS]]
+    if not seeds:
+        return ranked
+    with span("memstream.entities"):
+        graph = store.graph
+        names = bridge_names(seeds, graph.record_entities(sel.namespace, seeds),
+                             {m.key for m in extract(text)})
+        if not names:
+            return ranked
+        lists = graph.mentions([e.id for ns in names.values() for e in ns],
+                               limit=BRIDGE_PER_NAME + 1)
+        reached: dict[str, list[str]] = {}
+        via: dict[str, tuple[str, ...]] = {}
+        for seed, ents in names.items():
+            for e in ents:
+                for rid in lists.get(e.id, [])[:BRIDGE_PER_NAME + 1]:
+                    if rid != seed:
+                        reached.setdefault(seed, [])
+                        if rid not in reached[seed]:
+                            reached[seed].append(rid)
+                        via[rid] = (*via.get(rid, ()), e.name)
+        wanted = list(dict.fromkeys(r for rs in reached.values() for r in rs))
+        visible = {r.id for r in store.records.get(sel.namespace, wanted) if admits(sel, r)}
+        reached = {s: [r for r in rs if r in visible] for s, rs in reached.items()}
+        by_id = {s.item.id: s for s in ranked}
+        extra = [r for r in wanted if r in visible and r not in by_id]
+        if extra:
+            logits, own, _ = _calibrate(store, sel, text, vector, extra, texts, cosine, {}, null)
+            signals = store.records.signals(sel.namespace, extra)
+            for s in rank(signals, relevance=[logits[c.id] for c in signals], now=now, p=p,
+                          limit=len(signals), own=[own[c.id] for c in signals]):
+                by_id[s.item.id] = s
+    shown = {rid: s.explain.raw_relevance for rid, s in by_id.items()}
+    before = {s.item.id: n for n, s in enumerate(ranked)}
+    out = []
+    for n, rid in enumerate(placed([s.item.id for s in ranked], shown, reached)):
+        hit = by_id[rid]
+        moved = rid in via and n < before.get(rid, len(ranked))
+        out.append(hit._replace(explain=dataclasses.replace(hit.explain, via=via[rid]))
+                   if moved else hit)
+    return out
 
 
 #: the notes stage compares with one another the most relevant this many candidates

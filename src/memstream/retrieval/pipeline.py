@@ -48,6 +48,7 @@ class SearchParams:
     min_spread: float = DEFAULTS["min_spread"]
     context: int = DEFAULTS["context"]
     rerank: bool = DEFAULTS["rerank"]
+    entities: bool = DEFAULTS["entities"]
 
     @classmethod
     def of(cls, config: ResolvedConfig, *, k: int, weights: Weights, **changes: Any
@@ -57,7 +58,8 @@ class SearchParams:
         settings: dict[str, Any] = {
             "decay": config.decay, "fusion": config.fusion, "rrf_k": config.rrf_k,
             "alpha": config.alpha, "candidates": config.candidates,
-            "min_spread": config.min_spread, "context": config.context, "rerank": config.rerank}
+            "min_spread": config.min_spread, "context": config.context, "rerank": config.rerank,
+            "entities": config.entities}
         return cls(k=k, weights=weights, **(settings | changes))
 
     def __post_init__(self) -> None:

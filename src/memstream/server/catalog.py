@@ -23,7 +23,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from .._routes import PREFIX, ROUTES
-from .._types import HistoryEntry, Hit, MemoryChange, Record
+from .._types import Entity, EntityProfile, HistoryEntry, Hit, MemoryChange, Record
 from ..episodes import EpisodeMemory
 from ..events import ChangeEvent, Webhook
 from ..learning import Learner
@@ -167,6 +167,19 @@ def _delete(c: Call, r: m.DeleteMemoryRequest) -> dict[str, Any]:
     return {"deleted": r.memory_id}
 
 
+def _compact_entity(e: Entity) -> dict[str, Any]:
+    out = {"name": e.name, "kind": e.kind, "mentions": e.mentions,
+           "first_seen": _iso(e.first_seen), "last_seen": _iso(e.last_seen)}
+    return {**out, "user_id": e.owner} if e.owner is not None else out
+
+
+def _compact_profile(p: EntityProfile) -> dict[str, Any]:
+    return {**_compact_entity(p.entity), "aliases": list(p.aliases),
+            "records": [compact_record(r) for r in p.records],
+            "related": [{"name": e.name, "kind": e.kind, "record_ids": ids}
+                        for e, ids in p.related]}
+
+
 def _similar(c: Call, r: m.AgentSimilarOp) -> list[dict[str, Any]]:
     return [dict(entry, similarity=score) for entry, score in
             _tiers(c).similar(r.agent_id, r.state, k=r.k, kind=r.memory_type)]
@@ -226,6 +239,22 @@ OPERATIONS: tuple[Operation, ...] = (
                                       scope=r.scope(c.namespace), **_ranking(c, r)),
         _context, lambda ctx: {"text": ctx.text, "tokens": ctx.tokens,
                                "ids": [h.record.id for h in ctx.hits]}),
+    Operation(
+        "list_entities", "The named things (people, places, organisations, products, ids) a "
+        "scope's memories mention, most mentioned first, with how many memories mention each "
+        "and when first and last.",
+        m.EntitiesRequest, "read",
+        lambda c, r: c.memory.entities(r.query, namespace=c.namespace, user_id=r.user_id,
+                                       agent_id=r.agent_id, run_id=r.run_id, limit=r.limit),
+        lambda es: [e.to_dict() for e in es], lambda es: [_compact_entity(e) for e in es],
+        list[dict[str, Any]]),
+    Operation(
+        "get_entity", "One named thing: its kind, its other names, the memories that mention it "
+        "(newest first) and the names it shares memories with.",
+        m.EntityRequest, "read",
+        lambda c, r: c.memory.entity(r.name, namespace=c.namespace, user_id=r.user_id,
+                                     limit=r.limit),
+        lambda p: p.to_dict(), _compact_profile),
     Operation(
         "record_episode", "Record a finished training episode (task_id, score 0-1, steps, "
         "trajectory_summary, mistakes, successes, mistake_cards).",

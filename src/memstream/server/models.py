@@ -366,6 +366,23 @@ class NamespaceRequest(_Body):
     namespace: str | None = _ns()
 
 
+class EntitiesRequest(ScopeFields):
+    query: str | None = Field(None, max_length=256, description="Only the entities whose name "
+                              "contains this (case and accents aside).")
+    limit: int = Field(50, ge=1, le=1000, description="At most this many entities.")
+
+
+class EntityRequest(_Body):
+    namespace: str | None = _ns()
+    name: str = Field(..., min_length=1, max_length=256, description="The entity's name; a "
+                      "shorter form works where the scope leaves no doubt ('Marta' finds "
+                      "'Marta Silva').")
+    user_id: str | None = Field(None, max_length=256,
+                                description="The user whose memories mention it.")
+    limit: int = Field(20, ge=1, le=1000, description="At most this many memories, and this "
+                       "many related entities.")
+
+
 class WebhookRef(_Body):
     namespace: str | None = _ns()
     webhook_id: str = Field(..., max_length=64, description="The webhook's id (wh_...).")

@@ -33,6 +33,8 @@ from .models import (
     ContextRequest,
     DeleteAllRequest,
     DeleteMemoryRequest,
+    EntitiesRequest,
+    EntityRequest,
     EpisodeContextRequest,
     EpisodeRequest,
     HitOut,
@@ -162,6 +164,20 @@ def history(request: Request, memory_id: str,
     """A record's changes, oldest first."""
     return _run(request, "memory_history",  # type: ignore[no-any-return]
                 _req(MemoryRef, memory_id=memory_id, namespace=namespace))
+
+
+# --- entities -------------------------------------------------------------------------------
+
+@route(router, "list_entities", tags=["entities"])
+def list_entities(request: Request, body: EntitiesRequest) -> list[dict[str, Any]]:
+    """The named things a scope's memories mention, most mentioned first."""
+    return _run(request, "list_entities", body)  # type: ignore[no-any-return]
+
+
+@route(router, "get_entity", tags=["entities"])
+def get_entity(request: Request, body: EntityRequest) -> dict[str, Any]:
+    """One entity with its aliases, the memories that mention it and its related entities."""
+    return _run(request, "get_entity", body)  # type: ignore[no-any-return]
 
 
 # --- retrieval ------------------------------------------------------------------------------

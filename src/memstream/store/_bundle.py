@@ -4,22 +4,33 @@ its own over the store's connection."""
 from __future__ import annotations
 
 from ._events import EventLog
+from ._graph import Graph
 from ._indexes import Indexes
 from ._kv import KeyValues
 from ._queues import Queues
 from ._records import Records
 from ._transfer import Copying
-from .protocol import EventStore, KeyValue, RecordStore, SearchIndexes, Transfer, WorkQueues
+from .protocol import (
+    EntityGraph,
+    EventStore,
+    KeyValue,
+    RecordStore,
+    SearchIndexes,
+    Transfer,
+    WorkQueues,
+)
 
 __all__ = ["Bundle"]
 
 
 class Bundle:
     """The parts of a store (``protocol.Store``), each an object the backend makes over its
-    connection: records, search indexes, work queues, meta values, transfer and events (the
+    connection: records, search indexes, work queues, meta values, transfer, events and the
+    entity graph (the
     API keys are the backend's ``keys``, outside ``Store``)."""
 
     _events: EventLog
+    _graph: Graph
     _kv: KeyValues
     _queues: Queues
     _transfer: Copying
@@ -49,3 +60,7 @@ class Bundle:
     @property
     def events(self) -> EventStore:
         return self._events
+
+    @property
+    def graph(self) -> EntityGraph:
+        return self._graph

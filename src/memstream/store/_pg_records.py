@@ -23,6 +23,7 @@ class PgRecords(Records):
         if not ids:
             return 0
         with self._s._conn(write=True) as cur:
+            self._s._graph.unlink(cur, namespace, sorted(set(ids)))
             rows = cur.execute(
                 "DELETE FROM records r WHERE r.namespace = %s AND r.id = ANY(%s) RETURNING "
                 + ", ".join(f"r.{c}" for c in COLUMNS),
@@ -43,6 +44,7 @@ class PgRecords(Records):
                 "SELECT id FROM records WHERE namespace = %s AND id = ANY(%s) UNION "
                 "SELECT record_id FROM history WHERE namespace = %s AND record_id = ANY(%s)",
                 (namespace, unique, namespace, unique)).fetchall()})
+            self._s._graph.unlink(cur, namespace, unique)
             gone = cur.execute("DELETE FROM records r WHERE r.namespace = %s AND r.id = ANY(%s) "
                                "RETURNING " + ", ".join(f"r.{c}" for c in COLUMNS),
                                (namespace, unique)).fetchall()
@@ -58,7 +60,8 @@ class PgRecords(Records):
                 cur.execute("DELETE FROM embedding_cache WHERE hash = ANY(%s)",
                             (sorted(set(cache_keys)),))
         with self._s._conn(write=False) as cur:  # outside a transaction: VACUUM may run there
-            cur.execute("VACUUM records, history, embedding_cache, events")
+            cur.execute("VACUUM records, history, embedding_cache, events, entities, "
+                        "entity_mentions")
         return len(known)
 
     def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:

@@ -9,7 +9,8 @@ that size is stored (``vector_index_sql``).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
+GRAPH_VERSION = 6  #: the migration that makes the entity graph
 LOCK_ID = 0x6D656D73  # "mems": the advisory lock migrations take
 EVENTS_LOCK = 0x6D657674  # "mevt": taken before numbering events (commit order)
 
@@ -134,6 +135,32 @@ MIGRATIONS: dict[int, list[str]] = {
         """UPDATE history SET namespace = left(namespace, -7)
            WHERE namespace LIKE '%.agents'
            AND record_id IN (SELECT id FROM records WHERE space = 'agents')""",
+    ],
+    # the entity graph (see the SQLite store's migration 9)
+    6: [
+        """CREATE TABLE entities (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            namespace text COLLATE "C" NOT NULL,
+            owner text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            name text NOT NULL,
+            kind text NOT NULL,
+            mentions integer NOT NULL DEFAULT 0,
+            strong integer NOT NULL DEFAULT 0,
+            first_seen double precision,
+            last_seen double precision,
+            UNIQUE (namespace, owner, key)
+        )""",
+        """CREATE TABLE entity_mentions (
+            entity_id bigint NOT NULL,
+            record_id text COLLATE "C" NOT NULL,
+            namespace text COLLATE "C" NOT NULL,
+            at double precision NOT NULL,
+            strong integer NOT NULL,
+            PRIMARY KEY (entity_id, record_id)
+        )""",
+        "CREATE INDEX entity_mentions_at ON entity_mentions(entity_id, at)",
+        "CREATE INDEX entity_mentions_record ON entity_mentions(record_id, namespace)",
     ],
 }
 

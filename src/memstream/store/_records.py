@@ -69,6 +69,7 @@ class Records:
             if fresh:
                 self._s._insert_rows(db, fresh, event=event, model=model, rate=rate,
                                   history=history)
+                self._s._graph.link(db, fresh)
                 self._s._events.log(db, self._s._events.change_rows(event, fresh))
             return {} if plan is None else self._apply_refresh(db, plan)
 
@@ -97,6 +98,8 @@ class Records:
                 sets.update(embedding=None, embed_model=None, needs_embedding=True,
                             embed_owner=None, embed_until=None)
             after: Record = self._s._rewrite(db, namespace, record_id, sets)
+            if "text" in change.fields:
+                self._s._graph.relink(db, after)
             self._write_history(db, [(namespace, record_id, change.event, at, change.old,
                                       change.new)])
             self._s._events.log(db, self._s._events.change_rows(

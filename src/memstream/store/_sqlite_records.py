@@ -61,6 +61,7 @@ class SQLiteRecords(Records):
                 self._write_history(db, [(namespace, r.id, "delete", at, r.to_dict(), None)
                                          for r in gone])
                 self._s._events.log(db, self._s._events.change_rows("delete", gone))
+                self._s._graph.unlink(db, namespace, chunk)
                 removed += db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                       (namespace, *chunk)).rowcount
         return removed
@@ -86,6 +87,7 @@ class SQLiteRecords(Records):
                         spaces.update(r.space for r in gone)
                         self._s._events.log(db, self._s._events.change_rows("erase", gone))
                         self._s._events.scrub(db, namespace, sorted(known))
+                        self._s._graph.unlink(db, namespace, chunk)
                         db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                    (namespace, *chunk))
                         db.execute(f"DELETE FROM history WHERE namespace = ? AND record_id IN "

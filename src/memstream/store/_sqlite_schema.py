@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
+GRAPH_VERSION = 9  #: the migration that makes the entity graph
 
 COLUMNS = (
     "id", "namespace", "text", "kind", "data", "user_id", "agent_id", "run_id", "step",
@@ -203,5 +204,33 @@ UPDATE records SET namespace = substr(namespace, 1, length(namespace) - 7), spac
 UPDATE history SET namespace = substr(namespace, 1, length(namespace) - 7)
     WHERE namespace LIKE '%.agents'
     AND record_id IN (SELECT id FROM records WHERE space = 'agents');
+""",
+    # the entity graph (store/_graph.py): the named things records mention, per namespace and
+    # owner (user_id, '' for none), and which records mention them; the records written
+    # before it are linked when the migration runs (SQLiteStore._migrate)
+    9: """
+CREATE TABLE entities (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    mentions INTEGER NOT NULL DEFAULT 0,
+    strong INTEGER NOT NULL DEFAULT 0,
+    first_seen REAL,
+    last_seen REAL,
+    UNIQUE (namespace, owner, key)
+);
+CREATE TABLE entity_mentions (
+    entity_id INTEGER NOT NULL,
+    record_id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    at REAL NOT NULL,
+    strong INTEGER NOT NULL,
+    PRIMARY KEY (entity_id, record_id)
+) WITHOUT ROWID;
+CREATE INDEX entity_mentions_at ON entity_mentions(entity_id, at);
+CREATE INDEX entity_mentions_record ON entity_mentions(record_id, namespace);
 """,
 }

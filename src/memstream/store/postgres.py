@@ -27,6 +27,7 @@ from ..filters import Selection
 from ._bundle import Bundle
 from ._common import order_sql
 from ._events import EventLog
+from ._graph import Graph
 from ._kv import KeyValues
 from ._pg_admin import PgKeys, PgQueues, PgTransfer
 from ._pg_indexes import PgIndexes
@@ -37,7 +38,15 @@ from ._pg_rows import record_row as _record_row
 from ._pg_rows import row_to_record as _row_to_record
 from ._pg_rows import scalar as _scalar
 from ._pg_rows import vec as _vec
-from ._pg_schema import COLUMNS, EVENTS_LOCK, LOCK_ID, MIGRATIONS, SCHEMA_VERSION, vector_index_sql
+from ._pg_schema import (
+    COLUMNS,
+    EVENTS_LOCK,
+    GRAPH_VERSION,
+    LOCK_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    vector_index_sql,
+)
 from ._pg_sql import selection_sql
 from .protocol import StoreStats
 
@@ -60,6 +69,7 @@ class PostgresStore(Bundle):
         self.url = url
         self._events = EventLog(self)
         self._kv = KeyValues(self)
+        self._graph = Graph(self)
         self._queues = PgQueues(self)
         self._transfer = PgTransfer(self)
         #: the API keys (not part of ``Store``: the server reaches them through ``keys_of``)
@@ -108,6 +118,8 @@ class PostgresStore(Bundle):
             for version in range(current + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version]:
                     conn.execute(statement)
+                if version == GRAPH_VERSION:  # link the records written before the graph
+                    self._graph.backfill(conn, _SELECT, _row_to_record)
                 conn.execute("INSERT INTO meta VALUES ('schema_version', %s) ON CONFLICT (key) "
                              "DO UPDATE SET value = excluded.value", (str(version),))
         with conn.cursor() as cur:
@@ -233,7 +245,8 @@ class PostgresStore(Bundle):
 
     def reset(self) -> None:
         with self._conn(write=True) as cur:
-            cur.execute("TRUNCATE records, history, embedding_cache, events")
+            cur.execute("TRUNCATE records, history, embedding_cache, events, entities, "
+                        "entity_mentions")
             cur.execute("DELETE FROM meta WHERE key <> 'schema_version'")
         self._stats.clear()
 

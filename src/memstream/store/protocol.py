@@ -2,10 +2,11 @@
 
 The protocol comes in parts, each with its own part of the conformance suite
 (``tests/store/conformance.py``, run unchanged against every backend): ``RecordStore``,
-``SearchIndexes``, ``WorkQueues``, ``KeyValue``, ``Transfer`` and ``EventStore``; ``Store`` is
-all of them. ``KeyStore`` (API keys) is not part of ``Store``: the server reaches it through
-``keys_of``. Scores returned by the search methods are "higher is better". Every method that
-takes a ``namespace`` or a ``Selection`` touches that namespace only.
+``SearchIndexes``, ``WorkQueues``, ``KeyValue``, ``Transfer``, ``EventStore`` and
+``EntityGraph``; ``Store`` is all of them. ``KeyStore`` (API keys) is not part of ``Store``:
+the server reaches it through ``keys_of``. Scores returned by the search methods are "higher
+is better". Every method that takes a ``namespace`` or a ``Selection`` touches that namespace
+only.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._types import HistoryEntry, Record, Signals, TermStats
+from .._types import Entity, HistoryEntry, Record, Signals, TermStats
 from ..errors import BackendUnavailable
 from ..events import ChangeEvent, Webhook
 from ..filters import Selection
 
-__all__ = ["ApiKey", "EventStore", "KeyStore", "KeyValue", "Patch", "RecordStore", "SearchIndexes",
-           "Signals", "Store", "StoreStats", "TermStats", "Transfer", "WorkQueues", "keys_of"]
+__all__ = ["ApiKey", "EntityGraph", "EventStore", "KeyStore", "KeyValue", "Patch", "RecordStore",
+           "SearchIndexes", "Signals", "Store", "StoreStats", "TermStats", "Transfer", "WorkQueues",
+           "keys_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,42 @@ class EventStore(Protocol):
 
     def redeliver_dead(self, namespace: str, hook_id: str) -> int:
         """Queue a webhook's dead letters again; how many there were."""
+
+
+@runtime_checkable
+class EntityGraph(Protocol):
+    """The named things the records mention and which records mention them
+    (``store/_graph.py``; conformance: ``tests/store/test_graph_conformance.py``). The store
+    keeps it in the records' own transactions: inserts link, text updates relink, deletes and
+    erasures unlink and drop the entities left without a mention. An entity belongs to a
+    namespace and an owner (the records' ``user_id``, ``""`` for none); ``owners=None`` reads
+    every owner of the namespace."""
+
+    def entities(self, namespace: str, owners: Sequence[str] | None = None, *,
+                 query: str | None = None, record_ids: Sequence[str] | None = None,
+                 limit: int = 50, confirmed: bool = True) -> list[Entity]:
+        """Entities most mentioned first; ``query`` matches part of the name; ``record_ids``
+        keeps those these records mention; ``confirmed=False`` lists weak ones too."""
+
+    def find(self, namespace: str, owners: Sequence[str] | None, keys: Sequence[str]
+             ) -> list[Entity]:
+        """Entities (weak ones too) whose key is one of ``keys``, alone or followed by more
+        words ("marta" finds "marta silva")."""
+
+    def mentions(self, entity_ids: Sequence[int], *, limit: int = 50) -> dict[int, list[str]]:
+        """Per entity, the ids of the records that mention it, newest first."""
+
+    def record_entities(self, namespace: str, record_ids: Sequence[str]
+                        ) -> dict[str, list[Entity]]:
+        """Per record, the entities it mentions."""
+
+    def related(self, entity_id: int, *, limit: int = 10, window: int = 500
+                ) -> list[tuple[Entity, list[str]]]:
+        """Confirmed entities sharing records with this one, most shared first, with the
+        shared records' ids."""
+
+    def size(self, namespace: str | None = None) -> tuple[int, int]:
+        """(entities, mentions) stored."""
 
 
 @runtime_checkable
@@ -371,6 +409,9 @@ class Store(Protocol):
 
     @property
     def events(self) -> EventStore: ...
+
+    @property
+    def graph(self) -> EntityGraph: ...
 
     def stats(self, namespace: str) -> StoreStats:
         """Counts for one namespace."""

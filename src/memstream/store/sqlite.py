@@ -28,6 +28,7 @@ from ._bundle import Bundle
 from ._checkpoint import SOFT_BYTES, Checkpointer
 from ._common import order_sql
 from ._events import EventLog
+from ._graph import Graph
 from ._kv import KeyValues
 from ._sqlite_admin import SQLiteKeys, SQLiteQueues, SQLiteTransfer
 from ._sqlite_check import inspect_file
@@ -37,7 +38,7 @@ from ._sqlite_rows import SELECT as _SELECT
 from ._sqlite_rows import chunks as _chunks
 from ._sqlite_rows import record_row as _record_row
 from ._sqlite_rows import row_to_record as _row_to_record
-from ._sqlite_schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION
+from ._sqlite_schema import COLUMNS, GRAPH_VERSION, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._sqlite_vector import ANN_THRESHOLD, EXACT_SELECTION
 from ._vectors import OP_VALID
@@ -70,6 +71,7 @@ class SQLiteStore(Bundle):
         self.path = str(path)
         self._events = EventLog(self)
         self._kv = KeyValues(self)
+        self._graph = Graph(self)
         self._queues = SQLiteQueues(self)
         self._transfer = SQLiteTransfer(self)
         #: the API keys (not part of ``Store``: the server reaches them through ``keys_of``)
@@ -261,6 +263,8 @@ class SQLiteStore(Bundle):
             for version in range(current + 1, SCHEMA_VERSION + 1):
                 for statement in _split_sql(MIGRATIONS[version]):
                     db.execute(statement)
+                if version == GRAPH_VERSION:  # link the records written before the graph
+                    self._graph.backfill(db, _SELECT, _row_to_record)
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                            (str(version),))
             db.execute("COMMIT")
@@ -298,7 +302,8 @@ class SQLiteStore(Bundle):
 
     def reset(self) -> None:
         with self._write() as db:
-            for table in ("records", "history", "vector_log", "embedding_cache", "events"):
+            for table in ("records", "history", "vector_log", "embedding_cache", "events",
+                          "entities", "entity_mentions"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
         self._indexes.vectors.clear()

@@ -1,0 +1,241 @@
+"""Named things in a text, found offline and in any language written in a cased script: people,
+places, organisations, products, identifiers. A pure function of the text (no model, no
+network), used by the store's graph part at write time and by search for a query's names.
+
+How a name is found, in order of the evidence it carries:
+
+- a run of capitalised words, with the lowercase joiners names contain between them ("Bank of
+  America", "Universidad de Sevilla", "Ludwig van Beethoven"); a title in front ("Dr.",
+  "Frau", "Sra.") makes it a person and stays out of its key, so "Dr. Feld" and "Feld" are one;
+- an identifier: a word with digits and capitals or a ``#`` ("DSP-430", "PR #301",
+  "RE-2025-014");
+- a possessive ("Theo's") ends a name.
+
+A mention is *strong* when its position says it is a name: inside a sentence, or several words
+long, or with a title, a possessive or an identifier's shape. A single capitalised word that
+opens a sentence ("Never", "Submitted", but also "Renee") is *weak*: the graph keeps it, and
+counts it as an entity only once some strong mention of the same name confirms it. German
+capitalises every noun, so in German text a single word inside a sentence is weak too. The
+few closed-class words that open sentences (articles, pronouns, question words) are never names.
+The figures (precision and recall on a hand-labelled sample in three languages) are in
+docs/entities.md.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = ["Mention", "extract", "key_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    name: str  #: as written, without title or possessive
+    key: str  #: what makes two mentions one entity (``key_of``)
+    kind: str  #: person, place, organization, id, date or thing
+    strong: bool  #: whether its position alone says it is a name
+
+
+_TOKEN = re.compile(r"#?\w[\w'’.&-]*|[.!?;:,()\[\]\"“”„«»\n—–|/]")
+_END = set(".!?;:,()[]\"“”„«»\n—–|/")
+#: marks that end a name but not a sentence
+_INSIDE = set(",()\"“”„«»/")
+_POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
+_ID = re.compile(r"^(?=.*\d)(?=.*[A-Z#])[#A-Z0-9][\w-]*$")
+
+#: joiners that stay inside a name between two capitalised words
+_JOINERS = {"of", "de", "del", "della", "di", "da", "do", "dos", "das", "du", "des", "la", "le",
+            "los", "las", "van", "von", "der", "den", "ten", "y", "&", "al"}
+#: titles: a person follows, and the title stays out of the key
+_TITLES = {"dr", "mr", "mrs", "ms", "miss", "prof", "sir", "dame", "frau", "herr", "fr", "hr",
+           "sr", "sra", "srta", "don", "doña", "dña", "mme", "mlle", "m", "dott", "sig", "sen",
+           "rep", "capt", "gen", "st"}
+_ORGS = {"inc", "ltd", "llc", "gmbh", "ag", "sa", "s.a", "corp", "co", "university",
+         "universität", "universidad", "universidade", "université", "college", "school",
+         "hospital", "clinic", "klinik", "clínica", "bank", "verlag", "institute", "institut",
+         "instituto", "group", "gruppe", "grupo", "law", "labs", "foundation", "stiftung",
+         "fundación", "kita", "physio", "team", "club", "company", "agency", "ministry"}
+_PLACES = {"street", "st", "road", "rd", "avenue", "ave", "straße", "strasse", "str", "platz",
+           "weg", "calle", "avenida", "plaza", "rue", "park", "city", "lake", "river", "fell",
+           "mountain", "island", "bay", "beach", "airport", "station", "bahnhof", "estación",
+           "harbor", "harbour", "hall", "pavilion", "building", "tower", "center", "centre"}
+#: closed-class words that open sentences and are never names (articles, pronouns,
+#: determiners, conjunctions, prepositions, question words) in the languages of the dev suites
+#: and their neighbours; measured in docs/entities.md
+_NEVER = set("""
+a an the this that these those my your his her its our their i you he she it we they me him us
+them and or but so if when while because as at by for from in into of on to with without
+about after before over under between during since until what which who whom whose where why
+how is are was were be been do does did has have had will would can could should may might
+must not no yes all any some each every both either neither there here then also just only
+yet still again once very too also let please ok okay hi hello dear thanks thank re fw fwd
+der die das den dem des ein eine einer eines einem einen und oder aber wenn weil als am im
+in an auf aus bei mit nach seit von vor zu zur zum über unter für gegen ohne um ich du er sie
+es wir ihr mein dein sein unser euer wer was wo wann warum wie welche welcher welches ist
+sind war waren hat haben wird werden kann können soll sollen muss müssen nicht kein keine
+auch noch schon nur dann dort hier heute morgen gestern bitte danke ja nein
+el la los las un una unos unas y o pero si cuando porque como en de del al a con sin por para
+desde hasta sobre entre yo tú él ella nosotros vosotros ellos ellas mi tu su nuestro qué quién
+quiénes dónde cuándo cómo cuál cuáles por es son fue era está están hay ha han se lo le les me
+te nos no sí también ya solo muy hoy mañana ayer gracias hola este esta estos estas ese esa
+le les un une des du et ou mais si quand parce comme dans sur avec sans pour chez je tu il elle
+nous vous ils elles qui que quoi où est sont était ne pas oui non aussi déjà très aujourd'hui
+o os um uma uns umas e ou mas se quando porque como em no na nos nas do da dos das com sem por
+para eu ele ela nós eles elas quem onde é são foi não sim também já muito hoje
+il lo gli uno una e o ma se quando perché come in nel nella con senza per su io tu lui lei noi
+voi loro chi che dove è sono non sì anche già molto oggi
+""".split())
+_GERMAN = {"der", "die", "das", "und", "ist", "nicht", "mit", "für", "ein", "eine", "auf",
+           "den", "dem", "des", "sich", "ich", "wir", "sie", "bei", "nach", "vom", "zum", "zur",
+           "auch", "noch", "bis", "seit", "wird", "sind", "hat", "haben", "kein", "keine"}
+
+
+def key_of(name: str) -> str:
+    """The key that makes two written names one entity: case, accents, punctuation and a
+    leading title set aside ("Dr. Feld" and "feld"; "Andrés" and "Andres")."""
+    words = [w for w in re.split(r"[\s.]+", name) if w]
+    while len(words) > 1 and words[0].lower().rstrip(".") in _TITLES:
+        words = words[1:]
+    text = " ".join(words)
+    text = unicodedata.normalize("NFKD", text.casefold())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return re.sub(r"[^\w#]+", " ", text).strip()
+
+
+def _is_cap(word: str) -> bool:
+    return word[:1].isupper() or (word[:1] == "#" and len(word) > 1)
+
+
+def _is_german(words: list[str]) -> bool:
+    lowered = [w.lower() for w in words]
+    return sum(w in _GERMAN for w in lowered) >= max(2, len(lowered) // 12)
+
+
+def _kind(words: list[str], titled: bool) -> str:
+    if titled:
+        return "person"
+    if len(words) == 1 and _ID.match(words[0]):
+        return "id"
+    if len(words) == 1 and words[0].lower() in _DATES:
+        return "date"
+    lowered = [w.lower().rstrip(".") for w in words]
+    if any(w in _ORGS for w in lowered) or (len(words[-1]) > 1 and words[-1].isupper()
+                                             and len(words) > 1):
+        return "organization"
+    if any(w in _PLACES for w in lowered):
+        return "place"
+    if len(words) == 1 and words[0].isupper() and len(words[0]) > 1:
+        return "thing"
+    return "person" if 1 <= len(words) <= 3 and all(w[:1].isupper() for w in words) \
+        else "thing"
+
+
+_DATES = set("""
+january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays
+fridays saturdays sundays januar februar märz mai juni juli oktober dezember montag dienstag
+mittwoch donnerstag freitag samstag sonntag enero febrero marzo abril mayo junio julio agosto
+septiembre octubre noviembre diciembre lunes martes miércoles jueves viernes sábado domingo
+janvier février mars avril juin juillet août septembre octobre novembre décembre lundi mardi
+mercredi jeudi vendredi samedi dimanche
+""".split())
+
+
+def _tokens(text: str) -> list[str]:
+    """Words and sentence marks; a full stop after a word is a mark of its own unless the word
+    is a title or an initial ("Dr.", "J.")."""
+    out: list[str] = []
+    for tok in _TOKEN.findall(text):
+        bare = tok.rstrip(".")
+        if tok.endswith(".") and bare and len(bare) > 1 and bare.lower() not in _TITLES \
+                and "." not in bare:
+            out += [bare, "."]
+        else:
+            out.append(tok)
+    return out
+
+
+def extract(text: str) -> list[Mention]:
+    """The named things ``text`` mentions, each once (the first way it is written), in the
+    order they appear."""
+    tokens = _tokens(text)
+    words = [t for t in tokens if t not in _END]
+    german = _is_german(words)
+    out: dict[str, Mention] = {}
+    initial = True
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in _END:
+            initial = tok not in _INSIDE or initial
+            i += 1
+            continue
+        bare = _POSSESSIVE.sub("", tok.rstrip("."))
+        if not _is_cap(bare) or (bare.lower() in _NEVER and not _ID.match(bare)):
+            initial = False
+            i += 1
+            continue
+        start_initial = initial
+        span: list[str] = []
+        titled = False
+        j = i
+        while j < len(tokens):
+            t = tokens[j]
+            if t in _END:
+                break
+            word = t
+            if span and not german and t.lower() in _JOINERS and j + 1 < len(tokens) \
+                    and _is_cap(tokens[j + 1]) and tokens[j + 1].lower() not in _NEVER:
+                span.append(t)
+                j += 1
+                continue
+            if not _is_cap(word) or (span and word.lower().rstrip(".") in _NEVER) or \
+                    (span and bool(_ID.match(word)) != bool(_ID.match(span[-1]))):
+                break  # an identifier is a name of its own
+            if word.lower().rstrip(".") in _TITLES and (word.endswith(".") or
+                                                         word.lower() in ("frau", "herr")):
+                if span and not titled:  # a title starts a name of its own
+                    break
+                titled = True
+                span.append(word)
+                j += 1
+                continue
+            possessive = bool(_POSSESSIVE.search(word)) and len(word) > 2
+            clean = _POSSESSIVE.sub("", word) if possessive else word
+            # a full stop after a word ends the sentence, unless the word is a title
+            stop = clean.endswith(".")
+            clean = clean.rstrip(".")
+            if clean:
+                span.append(clean)
+            j += 1
+            if possessive or stop:
+                if stop:
+                    j -= 1  # leave the stop as a sentence end for the next word
+                    tokens[j] = "."
+                break
+        names = [w for w in span if w.lower().rstrip(".") not in _TITLES or not titled]
+        while names and names[-1].lower() in _JOINERS:
+            names.pop()
+        if names:
+            name = " ".join(names)
+            key = key_of(name)
+            single = len(names) == 1
+            strong = titled or not single or bool(_ID.match(names[0])) or \
+                (not start_initial and not german) or \
+                (single and j < len(tokens) and tokens[j - 1].endswith(("'s", "’s")))
+            if single and possessive_at(tokens, j):
+                strong = True
+            if key and key not in out:
+                out[key] = Mention(name, key, _kind(names, titled), strong)
+            elif key and strong and not out[key].strong:
+                out[key] = Mention(out[key].name, key, out[key].kind, True)
+        initial = False
+        i = max(j, i + 1)
+    return list(out.values())
+
+
+def possessive_at(tokens: list[str], j: int) -> bool:
+    """Whether the span that ended before ``tokens[j]`` ended on a possessive."""
+    return j > 0 and bool(_POSSESSIVE.search(tokens[j - 1])) and len(tokens[j - 1]) > 2

@@ -1,0 +1,264 @@
+"""A store's ``graph`` part (``protocol.EntityGraph``): the named things its records mention
+(``_entities.extract``) and which records mention them, the same SQL on every backend (only
+the placeholder and two function names differ), over the store's connection.
+
+The graph is derived from the records' text and kept in the records' own transactions: an
+insert links its records (``link``), a text update links the record again (``relink``), a
+delete or an erasure unlinks them (``unlink``) and drops every entity left without a mention,
+so the graph never holds a name that no stored record holds. An entity belongs to a namespace
+and an owner (the records' ``user_id``, ``""`` when they have none): the same name under two
+users is two entities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .._entities import extract, key_of
+from .._types import Entity, Record
+from ._backend import Backend
+
+__all__ = ["Graph"]
+
+#: ids per ``IN (...)`` list, well under SQLite's limit of bound parameters
+CHUNK = 400
+_ENTITY = ("e.id, e.namespace, e.owner, e.name, e.kind, e.key, e.mentions, e.strong, "
+           "e.first_seen, e.last_seen")
+
+
+def _entity(row: Sequence[Any]) -> Entity:
+    return Entity(int(row[0]), row[1], row[2] or None, row[3], row[4], row[5], int(row[6]),
+                  row[8], row[9], confirmed=int(row[7]) > 0)
+
+
+def _chunks(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start:start + CHUNK]
+
+
+class Graph:
+    """Entities (``entities``) and their mentions (``entity_mentions``)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._session = backend._session
+        self._ph = backend.PLACEHOLDER
+        pg = self._ph != "?"
+        self._least, self._greatest = ("least", "greatest") if pg else ("min", "max")
+
+    # --- in the records' transactions ----------------------------------------------------
+
+    def link(self, db: Any, records: Sequence[Record]) -> None:
+        """Link new records to the entities their text mentions (text records only: the
+        agents' states and other named spaces hold no prose)."""
+        ph = self._ph
+        found: dict[tuple[str, str, str], list[Any]] = {}
+        mentions: list[tuple[str, str, str, str, float, int]] = []
+        for r in records:
+            if r.space != "":
+                continue
+            owner = r.user_id or ""
+            for m in extract(r.text):
+                k = (r.namespace, owner, m.key)
+                row = found.get(k)
+                if row is None:
+                    found[k] = [m.name, m.kind, 1, int(m.strong), r.created_at, r.created_at]
+                else:
+                    row[2] += 1
+                    row[3] += int(m.strong)
+                    row[4] = min(row[4], r.created_at)
+                    row[5] = max(row[5], r.created_at)
+                    if m.strong and not row[3] - int(m.strong):
+                        row[0], row[1] = m.name, m.kind
+                mentions.append((r.namespace, owner, m.key, r.id, r.created_at, int(m.strong)))
+        if not found:
+            return
+        # in key order: two writers never wait on each other's entity rows in turn
+        db.executemany(
+            "INSERT INTO entities (namespace, owner, key, name, kind, mentions, strong, "
+            f"first_seen, last_seen) VALUES ({', '.join([ph] * 9)}) "
+            "ON CONFLICT (namespace, owner, key) DO UPDATE SET "
+            "mentions = entities.mentions + excluded.mentions, "
+            "strong = entities.strong + excluded.strong, "
+            f"first_seen = {self._least}(entities.first_seen, excluded.first_seen), "
+            f"last_seen = {self._greatest}(entities.last_seen, excluded.last_seen), "
+            "name = CASE WHEN entities.strong = 0 AND excluded.strong > 0 THEN excluded.name "
+            "ELSE entities.name END, "
+            "kind = CASE WHEN entities.strong = 0 AND excluded.strong > 0 THEN excluded.kind "
+            "ELSE entities.kind END",
+            [(*k, *v) for k, v in sorted(found.items())])
+        ids = self._ids(db, list(found))
+        db.executemany(
+            "INSERT INTO entity_mentions (entity_id, record_id, namespace, at, strong) "
+            f"VALUES ({', '.join([ph] * 5)}) ON CONFLICT DO NOTHING",
+            [(ids[(ns, owner, key)], rid, ns, at, strong)
+             for ns, owner, key, rid, at, strong in mentions])
+
+    def _ids(self, db: Any, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str],
+                                                                          int]:
+        out: dict[tuple[str, str, str], int] = {}
+        by_scope: dict[tuple[str, str], list[str]] = {}
+        for ns, owner, key in keys:
+            by_scope.setdefault((ns, owner), []).append(key)
+        for (ns, owner), names in by_scope.items():
+            for part in _chunks(names):
+                for eid, key in db.execute(
+                        f"SELECT id, key FROM entities WHERE namespace = {self._ph} AND "
+                        f"owner = {self._ph} AND key IN ({', '.join([self._ph] * len(part))})",
+                        (ns, owner, *part)).fetchall():
+                    out[(ns, owner, key)] = int(eid)
+        return out
+
+    def unlink(self, db: Any, namespace: str, ids: Sequence[str]) -> None:
+        """Unlink records about to go, and drop the entities no record mentions any more."""
+        ph = self._ph
+        touched: set[int] = set()
+        for part in _chunks(list(dict.fromkeys(ids))):
+            q = ", ".join([ph] * len(part))
+            touched.update(int(r[0]) for r in db.execute(
+                f"SELECT DISTINCT entity_id FROM entity_mentions WHERE namespace = {ph} AND "
+                f"record_id IN ({q})", (namespace, *part)).fetchall())
+            db.execute(f"DELETE FROM entity_mentions WHERE namespace = {ph} AND record_id IN "
+                       f"({q})", (namespace, *part))
+        for part in _chunks(sorted(touched)):
+            q = ", ".join([ph] * len(part))
+            db.execute(
+                "UPDATE entities SET "
+                "mentions = (SELECT count(*) FROM entity_mentions m WHERE m.entity_id = "
+                "entities.id), "
+                "strong = (SELECT count(*) FROM entity_mentions m WHERE m.entity_id = "
+                "entities.id AND m.strong = 1), "
+                "first_seen = (SELECT min(at) FROM entity_mentions m WHERE m.entity_id = "
+                "entities.id), "
+                "last_seen = (SELECT max(at) FROM entity_mentions m WHERE m.entity_id = "
+                f"entities.id) WHERE id IN ({q})", tuple(part))
+            db.execute(f"DELETE FROM entities WHERE id IN ({q}) AND mentions = 0", tuple(part))
+
+    def relink(self, db: Any, record: Record) -> None:
+        """Link a record whose text changed again."""
+        self.unlink(db, record.namespace, [record.id])
+        self.link(db, [record])
+
+    def clear(self, db: Any) -> None:
+        db.execute("DELETE FROM entity_mentions")
+        db.execute("DELETE FROM entities")
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def _scope(self, namespace: str, owners: Sequence[str] | None) -> tuple[str, list[Any]]:
+        where, params = f"e.namespace = {self._ph}", [namespace]
+        if owners is not None:
+            where += f" AND e.owner IN ({', '.join([self._ph] * len(owners))})"
+            params += list(owners)
+        return where, params
+
+    def entities(self, namespace: str, owners: Sequence[str] | None = None, *,
+                 query: str | None = None, record_ids: Sequence[str] | None = None,
+                 limit: int = 50, confirmed: bool = True) -> list[Entity]:
+        ph = self._ph
+        where, params = self._scope(namespace, owners)
+        if confirmed:
+            where += " AND e.strong > 0"
+        if query:
+            where += f" AND e.key LIKE {ph}"
+            params.append("%" + key_of(query).replace("%", "").replace("_", "") + "%")
+        if record_ids is not None:
+            if not record_ids:
+                return []
+            where += (" AND e.id IN (SELECT entity_id FROM entity_mentions WHERE namespace = "
+                      f"{ph} AND record_id IN ({', '.join([ph] * len(record_ids))}))")
+            params += [namespace, *record_ids]
+        with self._session(False) as db:
+            rows = db.execute(f"SELECT {_ENTITY} FROM entities e WHERE {where} ORDER BY "
+                              f"e.mentions DESC, e.last_seen DESC, e.id LIMIT {ph}",
+                              (*params, limit)).fetchall()
+        return [_entity(r) for r in rows]
+
+    def find(self, namespace: str, owners: Sequence[str] | None, keys: Sequence[str]
+             ) -> list[Entity]:
+        """The entities (weak ones included) whose key is one of ``keys``, or whose key is
+        one of them and more words ("marta" finds "marta silva")."""
+        keys = [k for k in dict.fromkeys(keys) if k]
+        if not keys:
+            return []
+        ph = self._ph
+        where, params = self._scope(namespace, owners)
+        ors = " OR ".join([f"e.key = {ph} OR e.key LIKE {ph}"] * len(keys))
+        with self._session(False) as db:
+            rows = db.execute(f"SELECT {_ENTITY} FROM entities e WHERE {where} AND ({ors})",
+                              (*params, *[v for k in keys for v in (k, k + " %")])).fetchall()
+        return [_entity(r) for r in rows]
+
+    def mentions(self, entity_ids: Sequence[int], *, limit: int = 50) -> dict[int, list[str]]:
+        """The ids of the records mentioning each entity, newest first, at most ``limit``."""
+        ph = self._ph
+        out: dict[int, list[str]] = {}
+        with self._session(False) as db:
+            for eid in dict.fromkeys(entity_ids):
+                out[eid] = [r[0] for r in db.execute(
+                    f"SELECT record_id FROM entity_mentions WHERE entity_id = {ph} "
+                    f"ORDER BY at DESC, record_id LIMIT {ph}", (eid, limit)).fetchall()]
+        return out
+
+    def record_entities(self, namespace: str, record_ids: Sequence[str]
+                        ) -> dict[str, list[Entity]]:
+        """The entities each record mentions (confirmed or not)."""
+        ph = self._ph
+        out: dict[str, list[Entity]] = {}
+        with self._session(False) as db:
+            for part in _chunks(list(dict.fromkeys(record_ids))):
+                for row in db.execute(
+                        f"SELECT m.record_id, {_ENTITY} FROM entity_mentions m JOIN entities e "
+                        f"ON e.id = m.entity_id WHERE m.namespace = {ph} AND m.record_id IN "
+                        f"({', '.join([ph] * len(part))}) ORDER BY e.id",
+                        (namespace, *part)).fetchall():
+                    out.setdefault(row[0], []).append(_entity(row[1:]))
+        return out
+
+    def related(self, entity_id: int, *, limit: int = 10, window: int = 500
+                ) -> list[tuple[Entity, list[str]]]:
+        """Confirmed entities that share records with this one (among its newest ``window``
+        mentions), most shared first, each with the shared records' ids (newest first)."""
+        ph = self._ph
+        with self._session(False) as db:
+            rows = db.execute(
+                f"SELECT {_ENTITY}, m2.record_id FROM (SELECT record_id, at FROM entity_mentions "
+                f"WHERE entity_id = {ph} ORDER BY at DESC LIMIT {ph}) m1 "
+                "JOIN entity_mentions m2 ON m2.record_id = m1.record_id "
+                f"JOIN entities e ON e.id = m2.entity_id WHERE m2.entity_id <> {ph} "
+                "AND e.strong > 0 ORDER BY m1.at DESC",
+                (entity_id, window, entity_id)).fetchall()
+        by: dict[int, tuple[Entity, list[str]]] = {}
+        for row in rows:
+            e = _entity(row[:10])
+            by.setdefault(e.id, (e, []))[1].append(row[10])
+        ranked = sorted(by.values(), key=lambda item: (-len(item[1]), -(item[0].last_seen or 0),
+                                                        item[0].id))
+        return ranked[:limit]
+
+    def size(self, namespace: str | None = None) -> tuple[int, int]:
+        """(entities, mentions) stored, of one namespace or all."""
+        ph = self._ph
+        with self._session(False) as db:
+            if namespace is None:
+                e = db.execute("SELECT count(*) FROM entities").fetchone()[0]
+                m = db.execute("SELECT count(*) FROM entity_mentions").fetchone()[0]
+            else:
+                e = db.execute(f"SELECT count(*) FROM entities WHERE namespace = {ph}",
+                               (namespace,)).fetchone()[0]
+                m = db.execute(f"SELECT count(*) FROM entity_mentions WHERE namespace = {ph}",
+                               (namespace,)).fetchone()[0]
+        return int(e), int(m)
+
+    def backfill(self, db: Any, select: str, to_record: Callable[[Any], Record]) -> None:
+        """Link the records written before the graph existed (in the migration that makes it,
+        in its transaction), a page at a time."""
+        after = ""
+        while True:
+            rows = db.execute(f"{select} WHERE r.id > {self._ph} ORDER BY r.id LIMIT 1000",
+                              (after,)).fetchall()
+            if not rows:
+                return
+            records = [to_record(row) for row in rows]
+            self.link(db, records)
+            after = records[-1].id

@@ -1,0 +1,138 @@
+"""The entity graph offline, through ``Memory``: names in three languages, the two-hop case,
+the profile, the erase cascade checked on the raw file, the migration that builds the graph
+for records written before it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memstream import Config, InvalidInput, Memory, NotFound
+from memstream._entities import extract, key_of
+from memstream.retrieval.entities import placed
+
+
+def named(text: str) -> dict[str, tuple[str, bool]]:
+    return {m.name: (m.kind, m.strong) for m in extract(text)}
+
+
+def test_names_in_english_german_and_spanish() -> None:
+    assert named("Theo's best friend this year is Marcus Bell, from the University of Leeds.") \
+        == {"Theo": ("person", True), "Marcus Bell": ("person", True),
+            "University of Leeds": ("organization", True)}
+    assert named("Referral to Dr. Kessler, pediatric ENT; PR #301 closes DSP-430.") == {
+        "Referral": ("person", False), "Kessler": ("person", True), "ENT": ("thing", True),
+        "PR": ("thing", False), "#301": ("id", True), "DSP-430": ("id", True)}
+    # German: every noun is capitalised, so a single word inside a sentence is weak; a name of
+    # several words, a title or an identifier is not
+    de = named("Die Rechnung an den Verlag Kranich ging an Frau Hanke, Kundennummer RE-2025-014.")
+    assert de["Verlag Kranich"] == ("organization", True)
+    assert de["Hanke"] == ("person", True)
+    assert de["RE-2025-014"] == ("id", True)
+    assert de["Rechnung"][1] is False and de["Kundennummer"][1] is False
+    es = named("El cumpleaños de Andrés es el 9 de octubre; cenamos en la Hacienda Los Olivos.")
+    assert es["Andrés"] == ("person", True)
+    assert es["Hacienda Los Olivos"][1] is True
+    assert "El" not in es  # an article is never a name
+    assert key_of("Dr. Andrés Núñez") == "andres nunez"
+
+
+def test_a_sentence_opening_word_is_weak_and_a_title_starts_a_name() -> None:
+    assert named("Never book the early ferry.") == {"Never": ("person", False)}
+    assert set(named("Call Dr. Feld about the results.")) == {"Call", "Feld"}
+
+
+def test_placed_moves_a_reached_memory_under_its_seed_only_past_weaker_hits() -> None:
+    logits = {"seed": 2.0, "strong": 1.0, "weak": -4.0, "far": -3.0}
+    # "far" (-3 + 2 bonus = -1) passes "weak" (-4) but not "strong" (1.0)
+    assert placed(["seed", "strong", "weak", "far"], logits, {"seed": ["far"]}) == \
+        ["seed", "strong", "far", "weak"]
+    assert placed(["far", "seed", "weak"], logits, {"seed": ["far"]}) == ["far", "seed", "weak"]
+
+
+@pytest.fixture
+def mem(tmp_path: Path, e5: object) -> Memory:
+    m = Memory(tmp_path / "m.db", embedder=e5, config=Config(reflection_threshold=0), llm=None)
+    yield m
+    m.close()
+
+
+def test_the_person_who_gave_me_dune(mem: Memory) -> None:
+    """Two hops with the defaults: the hit that holds what the query names leads through the
+    name it adds (Marta) to the memory that answers."""
+    for text in ("Marta gave me her old copy of Dune",
+                 "Marta lives in Porto now; she moved there for a job at the university",
+                 "Priya works at the University of Lisbon"):
+        mem.add(text, user_id="u")
+    hits = mem.search("Where does the person who gave me Dune work?", user_id="u", touch=False)
+    texts = [h.record.text for h in hits]
+    assert texts.index("Marta lives in Porto now; she moved there for a job at the university") \
+        < texts.index("Priya works at the University of Lisbon")
+    porto = next(h for h in hits if h.record.text.startswith("Marta lives"))
+    assert porto.explain.via == ("Marta",)
+    assert porto.explain.relevance < 0.5  # its own evidence, not lifted
+    off = Memory(mem.store.url.removeprefix("sqlite:///"), embedder=mem.embedder,
+                 config=Config(entities=False, reflection_threshold=0), llm=None)
+    try:
+        plain = [h.record.text for h in off.search(
+            "Where does the person who gave me Dune work?", user_id="u", touch=False)]
+    finally:
+        off.close()
+    assert plain.index("Priya works at the University of Lisbon") < plain.index(
+        "Marta lives in Porto now; she moved there for a job at the university")
+
+
+def test_the_profile_and_its_order(tmp_path: Path) -> None:
+    with Memory(tmp_path / "p.db", embedder="none") as m:
+        m.add("Marta Silva joined the Porto book club.", user_id="u", at=1000.0)
+        m.add("Coffee with Marta at Café Luso.", user_id="u", at=3000.0)
+        m.add("Marta Silva lent me Dune.", user_id="u", at=2000.0)
+        m.add("Marta Silva is someone else's friend.", user_id="v", at=2500.0)
+        p = m.entity("Marta", user_id="u")
+        assert p.name == "Marta" and p.aliases == ("Marta Silva",)
+        assert [r.created_at for r in p.records] == [3000.0, 2000.0, 1000.0]
+        assert all(r.user_id == "u" for r in p.records)
+        assert p.entity.mentions == 3 and (p.entity.first_seen, p.entity.last_seen) == (
+            1000.0, 3000.0)
+        assert {e.name for e, _ in p.related} == {"Porto", "Café Luso", "Dune"}
+        listed = m.entities(user_id="u")
+        assert listed[0].name == "Marta Silva" and listed[0].mentions == 2
+        assert [e.name for e in m.entities("luso", user_id="u")] == ["Café Luso"]
+        assert {e.owner for e in m.entities("marta")} == {"u", "v"}
+        with pytest.raises(NotFound, match="mentions 'Nobody'"):
+            m.entity("Nobody", user_id="u")
+        with pytest.raises(InvalidInput):
+            m.entity("  ", user_id="u")
+        with pytest.raises(InvalidInput):
+            m.entities(limit=0)
+
+
+def test_erase_leaves_no_name_in_the_file(tmp_path: Path) -> None:
+    db = tmp_path / "erase.db"
+    with Memory(db, embedder="none") as m:
+        ids = [m.add(t, user_id="u").id for t in (
+            "Zebulon Quartermaine booked the Lisbon flight.",
+            "Zebulon Quartermaine prefers the aisle seat.")]
+        m.add("The Lisbon office opens at nine.", user_id="u")
+        assert "Zebulon Quartermaine" in {e.name for e in m.entities(user_id="u")}
+        for rid in ids:
+            m.delete(rid, erase=True)
+        assert "Zebulon Quartermaine" not in {e.name for e in m.entities(user_id="u")}
+        assert "Lisbon" in {e.name for e in m.entities(user_id="u")}
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("erase.db"))
+    assert b"Zebulon" not in raw and b"zebulon" not in raw
+    assert b"Lisbon" in raw
+
+
+def test_a_store_written_before_the_graph_gets_it_when_opened(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with Memory(db, embedder="none") as m:
+        m.add("Lunch with Ingrid Vasquez in Bergen.", user_id="u")
+    with sqlite3.connect(db) as raw:  # the store as schema 8 left it
+        raw.execute("DROP TABLE entity_mentions")
+        raw.execute("DROP TABLE entities")
+        raw.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    with Memory(db, embedder="none") as m:
+        assert {e.name for e in m.entities(user_id="u")} == {"Ingrid Vasquez", "Bergen"}
