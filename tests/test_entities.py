@@ -20,27 +20,28 @@ def named(text: str) -> dict[str, tuple[str, bool]]:
 
 def test_names_in_english_german_and_spanish() -> None:
     assert named("Theo's best friend this year is Marcus Bell, from the University of Leeds.") \
-        == {"Theo": ("person", True), "Marcus Bell": ("person", True),
+        == {"Theo": ("person", True), "Marcus Bell": ("name", True),
             "University of Leeds": ("organization", True)}
     assert named("Referral to Dr. Kessler, pediatric ENT; PR #301 closes DSP-430.") == {
-        "Referral": ("person", False), "Kessler": ("person", True), "ENT": ("thing", True),
-        "PR": ("thing", False), "#301": ("id", True), "DSP-430": ("id", True)}
-    # German: every noun is capitalised, so a single word inside a sentence is weak; a name of
-    # several words, a title or an identifier is not
-    de = named("Die Rechnung an den Verlag Kranich ging an Frau Hanke, Kundennummer RE-2025-014.")
+        "Referral": ("name", False), "Kessler": ("person", True), "ENT": ("thing", True),
+        "PR": ("thing", True), "#301": ("id", True), "DSP-430": ("id", True)}
+    # German: every noun is capitalised, so a single word after an article or a number is
+    # weak; a name of several words, a title or an identifier is not
+    de = named("Die Rechnung an den Verlag Kranich ging an Frau Hanke, Nummer RE-2025-014, "
+               "nach dem Termin beim Zahnarzt um 9 Uhr.")
     assert de["Verlag Kranich"] == ("organization", True)
     assert de["Hanke"] == ("person", True)
     assert de["RE-2025-014"] == ("id", True)
-    assert de["Rechnung"][1] is False and de["Kundennummer"][1] is False
+    assert [de[w][1] for w in ("Rechnung", "Termin", "Zahnarzt", "Uhr")] == [False] * 4
     es = named("El cumpleaños de Andrés es el 9 de octubre; cenamos en la Hacienda Los Olivos.")
-    assert es["Andrés"] == ("person", True)
+    assert es["Andrés"] == ("name", True)
     assert es["Hacienda Los Olivos"][1] is True
     assert "El" not in es  # an article is never a name
     assert key_of("Dr. Andrés Núñez") == "andres nunez"
 
 
 def test_a_sentence_opening_word_is_weak_and_a_title_starts_a_name() -> None:
-    assert named("Never book the early ferry.") == {"Never": ("person", False)}
+    assert named("Never book the early ferry.") == {"Never": ("name", False)}
     assert set(named("Call Dr. Feld about the results.")) == {"Call", "Feld"}
 
 
@@ -131,8 +132,58 @@ def test_a_store_written_before_the_graph_gets_it_when_opened(tmp_path: Path) ->
     with Memory(db, embedder="none") as m:
         m.add("Lunch with Ingrid Vasquez in Bergen.", user_id="u")
     with sqlite3.connect(db) as raw:  # the store as schema 8 left it
+        raw.execute("DROP TABLE entity_relations")
         raw.execute("DROP TABLE entity_mentions")
         raw.execute("DROP TABLE entities")
         raw.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
     with Memory(db, embedder="none") as m:
         assert {e.name for e in m.entities(user_id="u")} == {"Ingrid Vasquez", "Bergen"}
+
+
+def test_with_an_llm_a_changed_fact_ends_the_older_relation(tmp_path: Path, chat) -> None:
+    """One call per added batch; the newer "lives in" ends the older, and ``as_of`` an
+    earlier time shows the older one."""
+    import json
+
+    from memstream.llm import ChatClient
+
+    def respond(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        if "Memories:\n" not in prompt:  # the importance rating, in the background
+            return json.dumps({"rating": 5})
+        rows = []
+        for n, line in enumerate(prompt.split("Memories:\n", 1)[1].splitlines(), start=1):
+            if "lives in" in line:
+                city = line.split("lives in ")[1].split()[0].strip('".,')
+                rows.append({"memory": n, "subject": "Marta Silva", "predicate": "Lives in",
+                             "object": city})
+        return json.dumps({"relations": rows})
+
+    chat.respond = respond
+    llm = ChatClient(base_url=chat.url, model="local", timeout=5)
+    config = Config(relations=True, reflection_threshold=0)
+    with Memory(tmp_path / "r.db", embedder="none", config=config, llm=llm) as m:
+        m.add_many([{"content": "Marta Silva lives in Lisbon.", "user_id": "u", "at": 1000.0},
+                    {"content": "Marta Silva likes jazz.", "user_id": "u", "at": 1001.0}])
+        def asked() -> int:
+            return sum("Memories:" in r["body"]["messages"][-1]["content"]
+                       for r in chat.requests)
+
+        assert asked() == 1  # one call for the batch
+        m.add("Marta Silva lives in Porto now.", user_id="u", at=5000.0)
+        assert asked() == 2
+        now = m.entity("Marta", user_id="u")
+        assert [(r.subject, r.predicate, r.object, r.valid_to) for r in now.relations] == [
+            ("Marta Silva", "lives in", "Porto", None)]
+        before = m.entity("Marta Silva", user_id="u", as_of=2000.0)
+        assert [(r.object, r.valid_from, r.valid_to) for r in before.relations] == [
+            ("Lisbon", 1000.0, 5000.0)]
+        # erasing the memory a relation came from takes the relation with it
+        m.delete(now.relations[0].record_id, erase=True)
+        assert m.entity("Marta Silva", user_id="u").relations == []
+    chat.respond = None
+    chat.mode = "500"  # a failing LLM never fails the write
+    with Memory(tmp_path / "r.db", embedder="none", config=config, llm=ChatClient(
+            base_url=chat.url, model="local", timeout=5, retries=0)) as m:
+        rec = m.add("Marta Silva lives in Faro.", user_id="u", at=9000.0)
+        assert m.get(rec.id).text == "Marta Silva lives in Faro."

@@ -15,6 +15,7 @@ from .cognition.consolidation import merge_text, near_duplicate_groups, survivor
 from .cognition.extraction import check_messages, decide, extract_facts, is_duplicate
 from .cognition.importance import llm_importance
 from .cognition.reflection import reflect_insights
+from .cognition.relations import extract_relations
 from .embed.protocol import calibrated_similarity
 from .errors import BackendUnavailable, LLMError
 from .events import caused
@@ -186,3 +187,24 @@ def after_enrichment(mem: Memory, namespaces: Sequence[str]) -> None:
     for ns in namespaces:
         maybe_reflect(mem, ns)
         maybe_consolidate(mem, ns)
+
+
+def relate(mem: Memory, records: Sequence[Record]) -> int:
+    """Ask the LLM once for the relations a batch of new text memories states and keep them in
+    the graph (docs/entities.md, "With an LLM"); a failed call is logged and stores nothing
+    (the memories themselves are already stored). How many relations were kept."""
+    text = [r for r in records if r.space == ""]
+    if mem.llm is None or not text:
+        return 0
+    try:
+        triples = extract_relations(mem.llm, text)
+    except (LLMError, BackendUnavailable) as exc:
+        log.warning("relations were not read for %d memories: %s", len(text), exc)
+        return 0
+    by_id = {r.id: r for r in text}
+    scopes: dict[tuple[str, str], list[tuple[str, str, str, str, float]]] = {}
+    for t in triples:
+        r = by_id[t.record_id]
+        scopes.setdefault((r.namespace, r.user_id or ""), []).append(
+            (t.subject, t.predicate, t.object, r.id, r.created_at))
+    return sum(mem.store.graph.relate(ns, owner, rows) for (ns, owner), rows in scopes.items())

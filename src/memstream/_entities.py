@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["Mention", "extract", "key_of"]
 
@@ -34,24 +35,31 @@ __all__ = ["Mention", "extract", "key_of"]
 class Mention:
     name: str  #: as written, without title or possessive
     key: str  #: what makes two mentions one entity (``key_of``)
-    kind: str  #: person, place, organization, id, date or thing
+    kind: str  #: person, place, organization, id, date, thing or name (not known which)
     strong: bool  #: whether its position alone says it is a name
 
 
 _TOKEN = re.compile(r"#?\w[\w'’.&-]*|[.!?;:,()\[\]\"“”„«»\n—–|/]")
 _END = set(".!?;:,()[]\"“”„«»\n—–|/")
 #: marks that end a name but not a sentence
-_INSIDE = set(",()\"“”„«»/")
+_INSIDE = set(",;()\"“”„«»/")
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 _ID = re.compile(r"^(?=.*\d)(?=.*[A-Z#])[#A-Z0-9][\w-]*$")
 
 #: joiners that stay inside a name between two capitalised words
 _JOINERS = {"of", "de", "del", "della", "di", "da", "do", "dos", "das", "du", "des", "la", "le",
-            "los", "las", "van", "von", "der", "den", "ten", "y", "&", "al"}
+            "los", "las", "van", "von", "der", "den", "ten", "&", "al"}
 #: titles: a person follows, and the title stays out of the key
 _TITLES = {"dr", "mr", "mrs", "ms", "miss", "prof", "sir", "dame", "frau", "herr", "fr", "hr",
            "sr", "sra", "srta", "don", "doña", "dña", "mme", "mlle", "m", "dott", "sig", "sen",
-           "rep", "capt", "gen", "st"}
+           "rep", "capt", "gen", "st", "grandma", "grandpa", "granny", "aunt", "uncle", "oma",
+           "opa", "tante", "onkel", "familie", "family", "abuela", "abuelo", "tía", "tío",
+           "familia", "captain", "doctor", "doctora", "professor", "profesor", "profesora"}
+#: titles written without a full stop
+_BARE_TITLES = {"frau", "herr", "grandma", "grandpa", "granny", "aunt", "uncle", "oma", "opa",
+                "tante", "onkel", "familie", "family", "abuela", "abuelo", "tía", "tío",
+                "familia", "captain", "doctor", "doctora", "professor", "profesor",
+                "profesora"}
 _ORGS = {"inc", "ltd", "llc", "gmbh", "ag", "sa", "s.a", "corp", "co", "university",
          "universität", "universidad", "universidade", "université", "college", "school",
          "hospital", "clinic", "klinik", "clínica", "bank", "verlag", "institute", "institut",
@@ -89,9 +97,17 @@ voi loro chi che dove è sono non sì anche già molto oggi
 """.split())
 _GERMAN = {"der", "die", "das", "und", "ist", "nicht", "mit", "für", "ein", "eine", "auf",
            "den", "dem", "des", "sich", "ich", "wir", "sie", "bei", "nach", "vom", "zum", "zur",
-           "auch", "noch", "bis", "seit", "wird", "sind", "hat", "haben", "kein", "keine"}
+           "auch", "noch", "bis", "seit", "wird", "sind", "hat", "haben", "kein", "keine",
+           "am", "um", "im", "beim", "aus", "von", "wegen", "jetzt", "wurde", "ab", "zurück",
+           "kommt", "macht", "ruft", "läuft", "fahren", "einer", "einem", "einen", "ins"}
+#: words before a German common noun (a name mostly stands without one)
+_ARTICLES = {"der", "die", "das", "den", "dem", "des", "ein", "eine", "einer", "einem", "einen",
+             "eines", "beim", "im", "am", "zum", "zur", "vom", "ins", "kein", "keine", "mein",
+             "meine", "meinen", "unser", "unsere", "dein", "deine", "sein", "seine", "ihr",
+             "ihre", "jede", "jeden", "jeder", "diese", "diesen", "dieser"}
 
 
+@lru_cache(maxsize=1 << 16)
 def key_of(name: str) -> str:
     """The key that makes two written names one entity: case, accents, punctuation and a
     leading title set aside ("Dr. Feld" and "feld"; "Andrés" and "Andres")."""
@@ -99,8 +115,10 @@ def key_of(name: str) -> str:
     while len(words) > 1 and words[0].lower().rstrip(".") in _TITLES:
         words = words[1:]
     text = " ".join(words)
-    text = unicodedata.normalize("NFKD", text.casefold())
-    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.casefold()
+    if not text.isascii():
+        text = "".join(c for c in unicodedata.normalize("NFKD", text)
+                       if not unicodedata.combining(c))
     return re.sub(r"[^\w#]+", " ", text).strip()
 
 
@@ -113,7 +131,15 @@ def _is_german(words: list[str]) -> bool:
     return sum(w in _GERMAN for w in lowered) >= max(2, len(lowered) // 12)
 
 
-def _kind(words: list[str], titled: bool) -> str:
+def _common_noun(tokens: list[str], i: int) -> bool:
+    """In German text: whether the word at ``i`` follows an article, a number or a unit, as a
+    common noun does ("beim Zahnarzt", "um 9 Uhr"), where a name mostly stands alone."""
+    before = tokens[i - 1].lower() if i > 0 else ""
+    return before in _ARTICLES or before[:1].isdigit()
+
+
+@lru_cache(maxsize=1 << 16)
+def _kind(words: tuple[str, ...], titled: bool) -> str:
     if titled:
         return "person"
     if len(words) == 1 and _ID.match(words[0]):
@@ -128,8 +154,7 @@ def _kind(words: list[str], titled: bool) -> str:
         return "place"
     if len(words) == 1 and words[0].isupper() and len(words[0]) > 1:
         return "thing"
-    return "person" if 1 <= len(words) <= 3 and all(w[:1].isupper() for w in words) \
-        else "thing"
+    return "name"  # a person, a place, a product: the words alone do not tell
 
 
 _DATES = set("""
@@ -161,23 +186,23 @@ def extract(text: str) -> list[Mention]:
     """The named things ``text`` mentions, each once (the first way it is written), in the
     order they appear."""
     tokens = _tokens(text)
-    words = [t for t in tokens if t not in _END]
-    german = _is_german(words)
+    caps = [n for n, t in enumerate(tokens) if t[0].isupper() or t[0] == "#"]
+    if not caps:
+        return []
+    german = _is_german([t for t in tokens if t not in _END])
     out: dict[str, Mention] = {}
-    initial = True
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok in _END:
-            initial = tok not in _INSIDE or initial
-            i += 1
+    done = 0  # tokens before this one belong to a name already read
+    for i in caps:
+        if i < done:
             continue
+        tok = tokens[i]
         bare = _POSSESSIVE.sub("", tok.rstrip("."))
         if not _is_cap(bare) or (bare.lower() in _NEVER and not _ID.match(bare)):
-            initial = False
-            i += 1
             continue
-        start_initial = initial
+        back = i - 1  # the sentence opens here when only brackets and quotes stand before
+        while back >= 0 and tokens[back] in _INSIDE and tokens[back] not in ",;":
+            back -= 1
+        start_initial = back < 0 or (tokens[back] in _END and tokens[back] not in ",;")
         span: list[str] = []
         titled = False
         j = i
@@ -195,7 +220,7 @@ def extract(text: str) -> list[Mention]:
                     (span and bool(_ID.match(word)) != bool(_ID.match(span[-1]))):
                 break  # an identifier is a name of its own
             if word.lower().rstrip(".") in _TITLES and (word.endswith(".") or
-                                                         word.lower() in ("frau", "herr")):
+                                                         word.lower() in _BARE_TITLES):
                 if span and not titled:  # a title starts a name of its own
                     break
                 titled = True
@@ -219,21 +244,30 @@ def extract(text: str) -> list[Mention]:
         while names and names[-1].lower() in _JOINERS:
             names.pop()
         if names:
-            name = " ".join(names)
-            key = key_of(name)
             single = len(names) == 1
             strong = titled or not single or bool(_ID.match(names[0])) or \
-                (not start_initial and not german) or \
-                (single and j < len(tokens) and tokens[j - 1].endswith(("'s", "’s")))
-            if single and possessive_at(tokens, j):
-                strong = True
-            if key and key not in out:
-                out[key] = Mention(name, key, _kind(names, titled), strong)
-            elif key and strong and not out[key].strong:
-                out[key] = Mention(out[key].name, key, out[key].kind, True)
-        initial = False
-        i = max(j, i + 1)
+                (not start_initial and (not german or not _common_noun(tokens, i))) or \
+                possessive_at(tokens, j)
+            found = [(names, strong)]
+            if start_initial and not titled and len(names) > 1 and \
+                    not _ID.match(names[0]) and names[1].lower() not in _JOINERS:
+                # "Met Marta Silva": the opening word may be a verb, so the rest is a
+                # mention too (weak: "Brodie Mills" must not make "Mills" a name)
+                found = [(names, strong), (names[1:], False)]
+            for words, sure in found:  # "Theo's": a possessive mostly follows a person
+                _keep(out, words, titled or possessive_at(tokens, j), sure)
+        done = max(j, i + 1)
     return list(out.values())
+
+
+def _keep(out: dict[str, Mention], words: list[str], titled: bool, strong: bool) -> None:
+    """Add a mention (a weak one becomes strong when the text also holds it strongly)."""
+    name = " ".join(words)
+    key = key_of(name)
+    if key and key not in out:
+        out[key] = Mention(name, key, _kind(tuple(words), titled), strong)
+    elif key and strong and not out[key].strong:
+        out[key] = Mention(out[key].name, key, out[key].kind, True)
 
 
 def possessive_at(tokens: list[str], j: int) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from ._json import clip
 
 __all__ = ["KINDS", "ORDERS", "Entity", "EntityProfile", "Explanation", "HistoryEntry", "Hit",
-           "MemoryChange", "Order", "Record", "Signals", "TermStats"]
+           "MemoryChange", "Order", "Record", "Relation", "Signals", "TermStats"]
 
 #: the orders of a listing: by creation (oldest first, or newest first with "-") or by step
 Order = Literal["created", "-created", "step", "-step"]
@@ -260,16 +260,35 @@ class Entity:
 
 
 @dataclass(frozen=True, slots=True)
+class Relation:
+    """A relation an LLM read in a memory (``record_id``): ``subject`` ``predicate``
+    ``object``, valid from the memory's time until a newer relation on the same subject and
+    predicate ended it (``valid_to``; None: still valid)."""
+
+    subject: str
+    predicate: str
+    object: str
+    record_id: str
+    valid_from: float
+    valid_to: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
 class EntityProfile:
     """One entity as ``Memory.entity`` returns it: its name and kind, the other names it goes
-    by (``aliases``), the records that mention it (newest first) and the entities it shares
+    by (``aliases``), the records that mention it (newest first), the entities it shares
     records with (``related``: each with the ids of the records that link them, most shared
-    first)."""
+    first) and, where an LLM read relations, those it is the subject of (``relations``: valid
+    now, or at the time asked)."""
 
     entity: Entity
     aliases: tuple[str, ...]
     records: list[Record]
     related: list[tuple[Entity, list[str]]]
+    relations: list[Relation] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -282,4 +301,5 @@ class EntityProfile:
     def to_dict(self) -> dict[str, Any]:
         return {**self.entity.to_dict(), "aliases": list(self.aliases),
                 "records": [r.to_dict() for r in self.records],
-                "related": [{**e.to_dict(), "record_ids": ids} for e, ids in self.related]}
+                "related": [{**e.to_dict(), "record_ids": ids} for e, ids in self.related],
+                "relations": [r.to_dict() for r in self.relations]}

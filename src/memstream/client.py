@@ -20,7 +20,16 @@ from typing import Any, NoReturn
 
 from . import errors as _errors
 from ._routes import request
-from ._types import Entity, EntityProfile, Explanation, HistoryEntry, Hit, MemoryChange, Record
+from ._types import (
+    Entity,
+    EntityProfile,
+    Explanation,
+    HistoryEntry,
+    Hit,
+    MemoryChange,
+    Record,
+    Relation,
+)
 from .clock import TimeLike, epoch_times
 from .config import CONTEXT_MIN_RELEVANCE
 from .errors import BackendUnavailable, InvalidInput, MemstreamError, MissingDependency
@@ -228,12 +237,12 @@ class Client:
         return [_entity(r) for r in rows]
 
     def entity(self, name: str, *, namespace: str | None = None, user_id: str | None = None,
-               limit: int = 20) -> EntityProfile:
+               limit: int = 20, as_of: Time | None = None) -> EntityProfile:
         p = self._send("get_entity", name=name, namespace=namespace, user_id=user_id,
-                       limit=limit)
-        return EntityProfile(_entity(p), tuple(p["aliases"]),
-                             [Record.from_dict(r) for r in p["records"]],
-                             [(_entity(e), list(e["record_ids"])) for e in p["related"]])
+                       limit=limit, as_of=_time(as_of))
+        return EntityProfile(_entity(p), tuple(p["aliases"]), [_record(r) for r in p["records"]],
+                             [(_entity(e), list(e["record_ids"])) for e in p["related"]],
+                             [Relation(**r) for r in p["relations"]])
 
     def search(self, query: str | Query, *, k: int = 10, namespace: str | None = None,
                user_id: str | None = None, agent_id: str | None = None,

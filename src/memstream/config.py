@@ -48,6 +48,7 @@ _DEFAULTS: dict[str, Any] = {
     "ann_threshold": 50_000,
     "rerank": True,
     "entities": True,
+    "relations": False,
     "duplicates": "refresh",
     "events": True,
     "events_text": False,
@@ -72,6 +73,7 @@ _ENV_TYPES: dict[str, Any] = {
     "reflection_threshold": float, "consolidation_threshold": float, "consolidate_every": int,
     "ann_threshold": int, "rerank": lambda raw: _flag("MEMSTREAM_RERANK", raw),
     "entities": lambda raw: _flag("MEMSTREAM_ENTITIES", raw),
+    "relations": lambda raw: _flag("MEMSTREAM_RELATIONS", raw),
     "events": lambda raw: _flag("MEMSTREAM_EVENTS", raw),
     "events_text": lambda raw: _flag("MEMSTREAM_EVENTS_TEXT", raw),
     "events_touch": lambda raw: _flag("MEMSTREAM_EVENTS_TOUCH", raw),
@@ -118,6 +120,9 @@ class Config:
         streams of at most 5,000 records, with vectors). On by default.
     entities: follow the specific names of the best hit to the other memories that mention
         them (two-hop questions; retrieval.entities, docs/entities.md). On by default.
+    relations: with an LLM configured, ask it once per added batch for the relations between
+        named things the new memories state, valid until a newer one ends them
+        (docs/entities.md). Off by default: each batch costs a call.
     duplicates: "refresh" (default): adding a memory that is already stored (same namespace,
         user, agent and run, kind, text, data and metadata; records without a step) makes no
         second record: the stored one is refreshed (last access, access count, a "refresh"
@@ -167,6 +172,7 @@ class Config:
     ann_threshold: int | None = None
     rerank: bool | None = None
     entities: bool | None = None
+    relations: bool | None = None
     duplicates: str | None = None
     events: bool | None = None
     events_text: bool | None = None
@@ -240,6 +246,7 @@ class ResolvedConfig:
     ann_threshold: int
     rerank: bool
     entities: bool
+    relations: bool
     duplicates: str
     events: bool
     events_text: bool

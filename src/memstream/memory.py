@@ -190,6 +190,8 @@ class Memory(ChangeEvents):
         to_rate = set(rate) if self.llm is not None else set()
         found = self.store.records.insert(records, event=event, model=model, rate=to_rate,
                                           refresh=refresh)
+        if self.config.relations and event == "add":  # one LLM call for the batch
+            cog.relate(self, [r for r in records if r.id not in found])
         with self._lock:
             self._touched.update(r.namespace for r in records if r.id not in found)
         if to_rate or any(r.embedding is None for r in records) or self._worker is not None:
@@ -538,13 +540,15 @@ class Memory(ChangeEvents):
                            owners=self._owners(user_id))
 
     def entity(self, name: str, *, namespace: str | None = None, user_id: str | None = None,
-               limit: int = 20) -> EntityProfile:
-        """One entity: its kind, aliases, the memories that mention it (newest first) and the
-        entities it shares memories with. Raises NotFound when no memory mentions it."""
+               limit: int = 20, as_of: TimeLike | None = None) -> EntityProfile:
+        """One entity: its kind, aliases, the memories that mention it (newest first), the
+        entities it shares memories with and the relations an LLM read (valid now, or
+        ``as_of``). Raises NotFound when no memory mentions it."""
         if not isinstance(name, str) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidInput("name must be a string and limit a whole number from 1 to 1000")
         return entity_profile(self.store, self._ns(namespace), name, limit=limit,
-                              owners=self._owners(user_id))
+                              owners=self._owners(user_id),
+                              as_of=None if as_of is None else to_timestamp(as_of))
 
     def reflect(self, *, namespace: str | None = None, agent_id: str | None = None,
                 user_id: str | None = None) -> list[Record]:

@@ -4,8 +4,8 @@ Every table is carried as it is:
 - records with their embeddings (and the model that made them), validity, provenance and
   access counts, and the full history, deleted records' included;
 - API keys and saved settings;
-- the change-event log with its numbers, webhooks with their secrets and delivery cursors, and
-  dead letters (``store._events.OUTBOX_TABLES``);
+- the change-event log with its numbers, webhooks with their secrets and delivery cursors,
+  dead letters and the relations an LLM read between entities (``store._events.OUTBOX_TABLES``);
 - LangGraph's checkpoint tables, when a checkpointer has used the store
   (``store._lg_tables.TABLES``).
 Only what is rebuilt from those is not copied (``DERIVED``): the keyword index, the embedding

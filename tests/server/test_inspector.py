@@ -24,8 +24,9 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 ARTIFACTS = Path(os.environ.get("MEMSTREAM_TEST_ARTIFACTS",
                                 Path(__file__).parents[2] / "test-artifacts")) / "inspector"
-KEYS = {"inspector": (["team-a", "team-sim", "team-c"], "read"),
-        "writer": (["team-a", "team-sim", "team-c"], "write"), "other": (["team-b"], "admin")}
+KEYS = {"inspector": (["team-a", "team-sim", "team-c", "team-e"], "read"),
+        "writer": (["team-a", "team-sim", "team-c", "team-e"], "write"),
+        "other": (["team-b"], "admin")}
 DAY = 86_400.0
 
 
@@ -69,6 +70,13 @@ def seed(db: Path) -> dict[str, Any]:
         for ok in (True, True, True, False, True, False):
             clock.advance(hours=5)
             learner.learn("alice", "proj", "refactor the parser", ok, "write tests first")
+    # people and places, for the entity view
+    with Memory(db, embedder="none", clock=clock) as mem:
+        for text in ("Lunch with Marta Silva at Café Luso.", "Today I met Marta Silva and Priya Rao "
+                     "in Porto.", "Priya Rao moved to Lisbon.", "Marta Silva lent me Dune.",
+                     "Coffee with Marta Silva and Priya Rao at Café Luso."):
+            clock.advance(hours=30)
+            mem.add(text, namespace="team-e", user_id="ana")
     # a namespace whose records were all written within one second (the clock stands still)
     with Memory(db, embedder="none", clock=FixedClock(time.time() - DAY)) as mem:
         mem.add_many([{"content": f"burst note {i}", "user_id": "cy", "kind": "note"}
@@ -451,3 +459,33 @@ def test_search_by_user_status_per_tab_rows_open_and_no_empty_panels(
     kind = page.locator("#plot-kind svg").bounding_box()
     assert kind["width"] > 0.9 * panel["width"]  # the one plot takes the row, drawn at it
     page.screenshot(path=ARTIFACTS / "plots-notes-only.png", full_page=True)
+
+
+def test_entity_view_timeline_and_neighbourhood(page: Any,
+                                                seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv, _ = seeded
+    open_namespace(page, srv.keys["inspector"], "team-e")
+    sync_api.expect(page.locator("#records tbody tr").first).to_be_visible()
+    page.locator("#tab-entities").click()
+    items = page.locator("#entity-list button")
+    sync_api.expect(items.first).to_contain_text("Marta Silva")
+    assert items.count() == 6  # Marta Silva, Priya Rao, Café Luso, Porto, Lisbon, Dune
+    items.first.click()
+    sync_api.expect(page.locator("#entity-name")).to_have_text("Marta Silva")
+    sync_api.expect(page.locator("#entity-meta")).to_contain_text("in 4 memories")
+    assert page.locator("#entity-timeline circle").count() == 4
+    neighbours = set(page.locator("#entity-graph circle.neighbour").evaluate_all(
+        "cs => cs.map(c => c.dataset.name)"))
+    assert neighbours == {"Priya Rao", "Café Luso", "Porto", "Dune"}
+    widths = dict(page.locator("#entity-graph line").evaluate_all(
+        "ls => ls.map(l => [l.dataset.name, Number(l.getAttribute('stroke-width'))])"))
+    assert widths["Priya Rao"] > widths["Dune"]  # two shared memories against one
+    first = page.locator("#entity-records li").first
+    sync_api.expect(first).to_contain_text("Coffee with Marta Silva")  # newest first
+    page.screenshot(path=ARTIFACTS / "entities.png", full_page=True)
+    first.locator("button").click()  # a memory opens in the record panel
+    sync_api.expect(page.locator("#detail")).to_be_visible()
+    page.locator("#e-q").fill("luso")
+    page.locator("#entity-form button").click()
+    sync_api.expect(items).to_have_count(1)
+    sync_api.expect(items.first).to_contain_text("Café Luso")

@@ -159,6 +159,8 @@ def test_isolation_every_route_with_another_namespace_key(server: Server):
         ("GET", f"/v1/memories/{sid}/history", None, {"namespace": "team-a"}),
         ("POST", "/v1/search", {"query": "secret", "namespace": "team-a"}, None),
         ("POST", "/v1/context", {"query": "secret", "namespace": "team-a"}, None),
+        ("POST", "/v1/entities/list", {"namespace": "team-a"}, None),
+        ("POST", "/v1/entities/profile", {"name": "x", "namespace": "team-a"}, None),
         ("GET", "/v1/stats", None, {"namespace": "team-a"}),
         ("GET", "/v1/export", None, {"namespace": "team-a"}),
         ("POST", "/v1/reflect", None, {"namespace": "team-a"}),

@@ -34,7 +34,7 @@ class GraphConformance:
         mine = store.graph.entities("ns", ["u1"])
         marta = next(e for e in mine if e.name == "Marta Silva")
         assert (marta.mentions, marta.first_seen, marta.last_seen) == (2, T0, T0 + 10)
-        assert marta.owner == "u1" and marta.kind == "person"
+        assert marta.owner == "u1" and marta.kind == "name"
         assert names(store.graph.entities("ns", ["u2"])) == {"Marta Silva", "Porto"}
         theirs = next(e for e in store.graph.entities("ns", ["u2"]) if e.name == "Marta Silva")
         assert theirs.id != marta.id  # another user's Marta is another entity
@@ -93,6 +93,29 @@ class GraphConformance:
         store.records.insert([rec('{"pos": "Berlin Hauptbahnhof"}', space="agents")],
                              model="m", ann=False)
         assert store.graph.size() == (0, 0)
+
+    def test_a_newer_relation_ends_the_older_and_as_of_reads_it(self, store: Any) -> None:
+        a, b, c = rec("x", at=T0), rec("y", at=T0 + 50), rec("z", at=T0 + 100)
+        store.records.insert([a, b, c], model="m")
+        added = store.graph.relate("ns", "", [
+            ("Marta Silva", "lives in", "Porto", c.id, T0 + 100),
+            ("Marta Silva", "lives in", "Lisbon", a.id, T0),
+            ("Marta Silva", "works at", "Uni Porto", c.id, T0 + 100),
+            ("Marta Silva", "lives in", "porto", c.id, T0 + 100)])  # the same, open: kept once
+        assert added == 3
+        now = store.graph.relations("ns", None, ["marta silva"])
+        assert [(r.predicate, r.object) for r in now] == [("works at", "Uni Porto"),
+                                                          ("lives in", "Porto")]
+        then = store.graph.relations("ns", [""], ["marta silva"], as_of=T0 + 50)
+        assert [(r.object, r.valid_from, r.valid_to) for r in then] == [
+            ("Lisbon", T0, T0 + 100)]
+        # an older fact arriving late is kept as ended when the open one began
+        store.graph.relate("ns", "", [("Marta Silva", "lives in", "Faro", b.id, T0 + 50)])
+        assert [r.object for r in store.graph.relations("ns", None, ["marta silva"],
+                                                          as_of=T0 + 60)] == ["Faro"]
+        assert store.graph.relations("other", None, ["marta silva"]) == []
+        store.records.delete("ns", [c.id], at=T0 + 200)  # its relations go with it
+        assert store.graph.relations("ns", None, ["marta silva"], as_of=T0 + 150) == []
 
     def test_reset_empties_the_graph(self, store: Any) -> None:
         store.records.insert([rec("Met Ingrid Vasquez.")], model="m")

@@ -34,12 +34,13 @@ def entities(st: _State, query: str | None, user_id: str | None, agent_id: str |
 @click.option("--user", "user_id", help="The user whose memories mention it.")
 @click.option("--limit", default=20, show_default=True,
               help="At most this many memories, and this many related entities.")
+@click.option("--as-of", "as_of", help="The relations valid at this time (ISO 8601).")
 @click.pass_obj
-def entity(st: _State, name: str, user_id: str | None, limit: int) -> None:
+def entity(st: _State, name: str, user_id: str | None, limit: int, as_of: str | None) -> None:
     """Show one entity: its other names, the memories that mention it (newest first) and the
     entities it shares memories with."""
     with st.memory() as mem:
-        p = mem.entity(name, user_id=user_id, limit=limit)
+        p = mem.entity(name, user_id=user_id, limit=limit, as_of=as_of)
     if st.as_json:
         _emit(p.to_dict())
         return
@@ -51,3 +52,6 @@ def entity(st: _State, name: str, user_id: str | None, limit: int) -> None:
                                                   for r in p.records]))
     if p.related:
         click.echo("related: " + ", ".join(f"{r.name} ({len(ids)})" for r, ids in p.related))
+    for rel in p.relations:
+        click.echo(f"{rel.subject} {rel.predicate} {rel.object} (since "
+                   f"{_fmt_time(rel.valid_from)})")

@@ -54,7 +54,7 @@ def resolve_names(store: Store, namespace: str, owners: list[str] | None, key: s
 
 
 def entity_profile(store: Store, namespace: str, name: str, *, owners: list[str] | None,
-                   limit: int) -> EntityProfile:
+                   limit: int, as_of: float | None = None) -> EntityProfile:
     key = key_of(name)
     if not key:
         raise InvalidInput(f"entity name {name!r} has no letters or digits; pass a name such as "
@@ -82,4 +82,6 @@ def entity_profile(store: Store, namespace: str, name: str, *, owners: list[str]
                    min((e.first_seen for e in found if e.first_seen is not None), default=None),
                    max((e.last_seen for e in found if e.last_seen is not None), default=None),
                    confirmed=any(e.confirmed for e in found))
-    return EntityProfile(total, aliases, records[:limit], related)
+    relations = store.graph.relations(namespace, owners if owners is not None else [
+        e.owner or "" for e in found], sorted({e.key for e in found}), as_of=as_of, limit=limit)
+    return EntityProfile(total, aliases, records[:limit], related, relations)

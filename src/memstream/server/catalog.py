@@ -177,7 +177,9 @@ def _compact_profile(p: EntityProfile) -> dict[str, Any]:
     return {**_compact_entity(p.entity), "aliases": list(p.aliases),
             "records": [compact_record(r) for r in p.records],
             "related": [{"name": e.name, "kind": e.kind, "record_ids": ids}
-                        for e, ids in p.related]}
+                        for e, ids in p.related],
+            "relations": [{"subject": r.subject, "predicate": r.predicate, "object": r.object,
+                           "since": _iso(r.valid_from)} for r in p.relations]}
 
 
 def _similar(c: Call, r: m.AgentSimilarOp) -> list[dict[str, Any]]:
@@ -253,7 +255,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "(newest first) and the names it shares memories with.",
         m.EntityRequest, "read",
         lambda c, r: c.memory.entity(r.name, namespace=c.namespace, user_id=r.user_id,
-                                     limit=r.limit),
+                                     limit=r.limit, as_of=r.as_of),
         lambda p: p.to_dict(), _compact_profile),
     Operation(
         "record_episode", "Record a finished training episode (task_id, score 0-1, steps, "

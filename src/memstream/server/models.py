@@ -381,6 +381,8 @@ class EntityRequest(_Body):
                                 description="The user whose memories mention it.")
     limit: int = Field(20, ge=1, le=1000, description="At most this many memories, and this "
                        "many related entities.")
+    as_of: Time | None = Field(None, description="The relations valid at this time (an LLM "
+                               "reads them when relations are on); default: now. " + TIME)
 
 
 class WebhookRef(_Body):

@@ -25,6 +25,9 @@ OUTBOX_TABLES = {
     "events": ("seq", "seq, " + _EVENT_COLUMNS),
     "webhooks": ("id", _HOOK_COLUMNS),
     "webhook_dead": ("webhook_id, seq", "webhook_id, seq, at, error"),
+    # the relations an LLM read (store/_graph.py): not derived from the records, so carried
+    "entity_relations": ("id", "namespace, owner, subject_key, subject, predicate, object_key, "
+                                "object, record_id, valid_from, valid_to"),
 }
 #: a prune deletes at most this many events per statement
 PRUNE_BATCH = 10_000

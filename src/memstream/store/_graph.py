@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .._entities import extract, key_of
-from .._types import Entity, Record
+from .._types import Entity, Record, Relation
 from ._backend import Backend
 
 __all__ = ["Graph"]
@@ -110,11 +110,14 @@ class Graph:
         return out
 
     def unlink(self, db: Any, namespace: str, ids: Sequence[str]) -> None:
-        """Unlink records about to go, and drop the entities no record mentions any more."""
+        """Unlink records about to go (their relations go too), and drop the entities no
+        record mentions any more."""
         ph = self._ph
         touched: set[int] = set()
         for part in _chunks(list(dict.fromkeys(ids))):
             q = ", ".join([ph] * len(part))
+            db.execute(f"DELETE FROM entity_relations WHERE namespace = {ph} AND record_id IN "
+                       f"({q})", (namespace, *part))
             touched.update(int(r[0]) for r in db.execute(
                 f"SELECT DISTINCT entity_id FROM entity_mentions WHERE namespace = {ph} AND "
                 f"record_id IN ({q})", (namespace, *part)).fetchall())
@@ -140,8 +143,67 @@ class Graph:
         self.link(db, [record])
 
     def clear(self, db: Any) -> None:
+        db.execute("DELETE FROM entity_relations")
         db.execute("DELETE FROM entity_mentions")
         db.execute("DELETE FROM entities")
+
+    def relate(self, namespace: str, owner: str,
+               triples: Sequence[tuple[str, str, str, str, float]]) -> int:
+        """Keep relations ``(subject, predicate, object, record id, time)``: each is valid from
+        its time until the next one on the same subject and predicate: it ends the one valid at
+        its time, and ends itself when a later one begins (one that arrives late is fitted in
+        between). The same relation already valid at that time is not added twice. How many
+        were added."""
+        ph = self._ph
+        added = 0
+        with self._session(True) as db:
+            for subject, predicate, obj, rid, at in sorted(triples, key=lambda t: t[4]):
+                sk, ok = key_of(subject), key_of(obj)
+                if not sk or not ok:
+                    continue
+                scope = (namespace, owner, sk, predicate)
+                rows = db.execute(  # the relations of the subject valid at ``at`` or later
+                    "SELECT id, object_key, valid_from FROM entity_relations WHERE namespace = "
+                    f"{ph} AND owner = {ph} AND subject_key = {ph} AND predicate = {ph} AND "
+                    f"(valid_to IS NULL OR valid_to > {ph})", (*scope, at)).fetchall()
+                if any(r[1] == ok and r[2] <= at for r in rows):
+                    continue  # already known to hold then
+                ends = None
+                for eid, _key, since in rows:
+                    if since <= at:
+                        db.execute(f"UPDATE entity_relations SET valid_to = {ph} WHERE id = {ph}",
+                                   (at, eid))
+                    else:
+                        ends = since if ends is None else min(ends, since)
+                db.execute(
+                    "INSERT INTO entity_relations (namespace, owner, subject_key, subject, "
+                    "predicate, object_key, object, record_id, valid_from, valid_to) VALUES "
+                    f"({', '.join([ph] * 10)})",
+                    (namespace, owner, sk, subject, predicate, ok, obj, rid, at, ends))
+                added += 1
+        return added
+
+    def relations(self, namespace: str, owners: Sequence[str] | None, subject_keys:
+                  Sequence[str], *, as_of: float | None = None, limit: int = 100
+                  ) -> list[Relation]:
+        """The relations of these subjects valid at ``as_of`` (None: now), newest first."""
+        if not subject_keys:
+            return []
+        ph = self._ph
+        where, params = self._scope(namespace, owners)
+        where += f" AND e.subject_key IN ({', '.join([ph] * len(subject_keys))})"
+        params += list(subject_keys)
+        if as_of is None:
+            where += " AND e.valid_to IS NULL"
+        else:
+            where += f" AND e.valid_from <= {ph} AND (e.valid_to IS NULL OR e.valid_to > {ph})"
+            params += [as_of, as_of]
+        with self._session(False) as db:
+            rows = db.execute(
+                "SELECT e.subject, e.predicate, e.object, e.record_id, e.valid_from, e.valid_to "
+                f"FROM entity_relations e WHERE {where} ORDER BY e.valid_from DESC, e.id DESC "
+                f"LIMIT {ph}", (*params, limit)).fetchall()
+        return [Relation(*r) for r in rows]
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -197,7 +259,7 @@ class Graph:
             for eid in dict.fromkeys(entity_ids):
                 out[eid] = [r[0] for r in db.execute(
                     f"SELECT record_id FROM entity_mentions WHERE entity_id = {ph} "
-                    f"ORDER BY at DESC, record_id LIMIT {ph}", (eid, limit)).fetchall()]
+                    f"ORDER BY at DESC, record_id DESC LIMIT {ph}", (eid, limit)).fetchall()]
         return out
 
     def record_entities(self, namespace: str, record_ids: Sequence[str]
@@ -215,7 +277,7 @@ class Graph:
                     out.setdefault(row[0], []).append(_entity(row[1:]))
         return out
 
-    def related(self, entity_id: int, *, limit: int = 10, window: int = 500
+    def related(self, entity_id: int, *, limit: int = 10, window: int = 200
                 ) -> list[tuple[Entity, list[str]]]:
         """Confirmed entities that share records with this one (among its newest ``window``
         mentions), most shared first, each with the shared records' ids (newest first)."""
@@ -223,7 +285,7 @@ class Graph:
         with self._session(False) as db:
             rows = db.execute(
                 f"SELECT {_ENTITY}, m2.record_id FROM (SELECT record_id, at FROM entity_mentions "
-                f"WHERE entity_id = {ph} ORDER BY at DESC LIMIT {ph}) m1 "
+                f"WHERE entity_id = {ph} ORDER BY at DESC, record_id DESC LIMIT {ph}) m1 "
                 "JOIN entity_mentions m2 ON m2.record_id = m1.record_id "
                 f"JOIN entities e ON e.id = m2.entity_id WHERE m2.entity_id <> {ph} "
                 "AND e.strong > 0 ORDER BY m1.at DESC",

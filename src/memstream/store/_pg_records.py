@@ -61,7 +61,7 @@ class PgRecords(Records):
                             (sorted(set(cache_keys)),))
         with self._s._conn(write=False) as cur:  # outside a transaction: VACUUM may run there
             cur.execute("VACUUM records, history, embedding_cache, events, entities, "
-                        "entity_mentions")
+                        "entity_mentions, entity_relations")
         return len(known)
 
     def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:

@@ -157,10 +157,25 @@ MIGRATIONS: dict[int, list[str]] = {
             namespace text COLLATE "C" NOT NULL,
             at double precision NOT NULL,
             strong integer NOT NULL,
-            PRIMARY KEY (entity_id, record_id)
+            PRIMARY KEY (entity_id, at, record_id)
         )""",
-        "CREATE INDEX entity_mentions_at ON entity_mentions(entity_id, at)",
         "CREATE INDEX entity_mentions_record ON entity_mentions(record_id, namespace)",
+        """CREATE TABLE entity_relations (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            namespace text COLLATE "C" NOT NULL,
+            owner text COLLATE "C" NOT NULL,
+            subject_key text COLLATE "C" NOT NULL,
+            subject text NOT NULL,
+            predicate text COLLATE "C" NOT NULL,
+            object_key text COLLATE "C" NOT NULL,
+            object text NOT NULL,
+            record_id text COLLATE "C" NOT NULL,
+            valid_from double precision NOT NULL,
+            valid_to double precision
+        )""",
+        "CREATE INDEX entity_relations_subject ON entity_relations(namespace, owner, "
+        "subject_key, predicate, valid_from)",
+        "CREATE INDEX entity_relations_record ON entity_relations(record_id)",
     ],
 }
 

@@ -228,9 +228,24 @@ CREATE TABLE entity_mentions (
     namespace TEXT NOT NULL,
     at REAL NOT NULL,
     strong INTEGER NOT NULL,
-    PRIMARY KEY (entity_id, record_id)
+    PRIMARY KEY (entity_id, at, record_id)
 ) WITHOUT ROWID;
-CREATE INDEX entity_mentions_at ON entity_mentions(entity_id, at);
 CREATE INDEX entity_mentions_record ON entity_mentions(record_id, namespace);
+CREATE TABLE entity_relations (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    subject_key TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    object_key TEXT NOT NULL,
+    object TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    valid_from REAL NOT NULL,
+    valid_to REAL
+);
+CREATE INDEX entity_relations_subject
+    ON entity_relations(namespace, owner, subject_key, predicate, valid_from);
+CREATE INDEX entity_relations_record ON entity_relations(record_id);
 """,
 }

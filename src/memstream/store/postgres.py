@@ -246,7 +246,7 @@ class PostgresStore(Bundle):
     def reset(self) -> None:
         with self._conn(write=True) as cur:
             cur.execute("TRUNCATE records, history, embedding_cache, events, entities, "
-                        "entity_mentions")
+                        "entity_mentions, entity_relations")
             cur.execute("DELETE FROM meta WHERE key <> 'schema_version'")
         self._stats.clear()
 

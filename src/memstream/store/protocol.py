@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._types import Entity, HistoryEntry, Record, Signals, TermStats
+from .._types import Entity, HistoryEntry, Record, Relation, Signals, TermStats
 from ..errors import BackendUnavailable
 from ..events import ChangeEvent, Webhook
 from ..filters import Selection
@@ -158,13 +158,23 @@ class EntityGraph(Protocol):
                         ) -> dict[str, list[Entity]]:
         """Per record, the entities it mentions."""
 
-    def related(self, entity_id: int, *, limit: int = 10, window: int = 500
+    def related(self, entity_id: int, *, limit: int = 10, window: int = 200
                 ) -> list[tuple[Entity, list[str]]]:
         """Confirmed entities sharing records with this one, most shared first, with the
         shared records' ids."""
 
     def size(self, namespace: str | None = None) -> tuple[int, int]:
         """(entities, mentions) stored."""
+
+    def relate(self, namespace: str, owner: str,
+               triples: Sequence[tuple[str, str, str, str, float]]) -> int:
+        """Keep relations (subject, predicate, object, record id, time); a newer one on the
+        same subject and predicate ends the open one at its time. How many were added."""
+
+    def relations(self, namespace: str, owners: Sequence[str] | None, subject_keys:
+                  Sequence[str], *, as_of: float | None = None, limit: int = 100
+                  ) -> list[Relation]:
+        """The relations of these subjects (keys) valid at ``as_of`` (None: now)."""
 
 
 @runtime_checkable

@@ -303,7 +303,7 @@ class SQLiteStore(Bundle):
     def reset(self) -> None:
         with self._write() as db:
             for table in ("records", "history", "vector_log", "embedding_cache", "events",
-                          "entities", "entity_mentions"):
+                          "entities", "entity_mentions", "entity_relations"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
         self._indexes.vectors.clear()

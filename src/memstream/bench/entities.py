@@ -1,0 +1,219 @@
+"""``memstream bench entities``: how well the offline extractor finds names (precision and recall
+on a sample the team wrote and labelled by hand, in English, German and Spanish: ``SAMPLE``),
+and what the entity graph costs at scale: the ingest rate with linking on and off, an entity
+lookup's latency, the graph's size, and search latency with and without following names.
+
+A name counts as found when the extractor gives the same key (``_entities.key_of``: case,
+accents and a title aside); only confirmed (strong) mentions count as the extractor's claims,
+as only those make an entity listed, and days and months (kind "date") are not claimed as
+names.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._entities import extract, key_of
+from ..config import Config
+from ..memory import Memory
+from ..store._graph import Graph
+
+__all__ = ["SAMPLE", "cost", "quality"]
+
+#: (language, text, the names in it): written and labelled by the team, not drawn from any
+#: development set
+SAMPLE: list[tuple[str, str, list[str]]] = [
+    ("en", "Booked the dentist for Oliver on Tuesday with Dr. Amara Singh.",
+     ["Oliver", "Amara Singh"]),
+    ("en", "Grandma Rose is flying in from Dublin with Aer Lingus on the 3rd.",
+     ["Rose", "Dublin", "Aer Lingus"]),
+    ("en", "The invoice from Northgate Plumbing is still unpaid; Kevin said he'd call them.",
+     ["Northgate Plumbing", "Kevin"]),
+    ("en", "Priya moved the sprint review to Thursday because the Berlin team is offline.",
+     ["Priya", "Berlin"]),
+    ("en", "Ticket OPS-2291 was closed by Hannah after the Cloudflare change.",
+     ["OPS-2291", "Hannah", "Cloudflare"]),
+    ("en", "Sam prefers window seats and hates layovers in Frankfurt.", ["Sam", "Frankfurt"]),
+    ("en", "We bought the Thermos flask at the REI store on Pearl Street.",
+     ["Thermos", "REI", "Pearl Street"]),
+    ("en", "Ms. Okafor from Lakeside Elementary wants the permission slip by Friday.",
+     ["Okafor", "Lakeside Elementary"]),
+    ("en", "Remember that Luca is allergic to peanuts and shellfish.", ["Luca"]),
+    ("en", "The lease on the Maple Avenue flat ends in March; Jordan wants to renew.",
+     ["Maple Avenue", "Jordan"]),
+    ("en", "Coffee with Fatima Haddad at Blue Bottle to talk about the Lisbon conference.",
+     ["Fatima Haddad", "Blue Bottle", "Lisbon"]),
+    ("en", "Order 55812 from IKEA arrives between 8 and 12 tomorrow.", ["IKEA"]),
+    ("de", "Termin beim Zahnarzt Dr. Weber am Montag um 9 Uhr in der Lindenstraße.",
+     ["Weber", "Lindenstraße"]),
+    ("de", "Oma Hilde kommt am Wochenende aus Hamburg zu Besuch.", ["Hilde", "Hamburg"]),
+    ("de", "Die Rechnung von Stadtwerke Leipzig ist noch offen, sagt Tobias.",
+     ["Stadtwerke Leipzig", "Tobias"]),
+    ("de", "Lea hat den Kita-Platz in der Kita Sonnenschein bekommen.",
+     ["Lea", "Kita Sonnenschein"]),
+    ("de", "Das Paket von Zalando wurde bei Familie Schneider abgegeben.",
+     ["Zalando", "Schneider"]),
+    ("de", "Frau Yilmaz von der Sparkasse ruft wegen des Kredits zurück.",
+     ["Yilmaz", "Sparkasse"]),
+    ("de", "Im Sommer fahren wir mit Jonas und Mila an den Bodensee.",
+     ["Jonas", "Mila", "Bodensee"]),
+    ("de", "Vertrag Nr. KV-4471 bei der Allianz läuft im Dezember aus.", ["KV-4471", "Allianz"]),
+    ("de", "Herr Becker ist ab Mittwoch im Urlaub; Vertretung macht Frau Krause.",
+     ["Becker", "Krause"]),
+    ("de", "Noah spielt jetzt Handball beim SC Leipzig.", ["Noah", "SC Leipzig"]),
+    ("de", "Kündigung an Vodafone per Einschreiben geschickt.", ["Vodafone"]),
+    ("de", "Geburtstagsfeier für Emma im Café Glück am Samstag.", ["Emma", "Café Glück"]),
+    ("es", "Cita con la doctora Ruiz en el Hospital La Paz el martes.",
+     ["Ruiz", "Hospital La Paz"]),
+    ("es", "Mi hermana Carmen vive ahora en Valencia con su novio Pablo.",
+     ["Carmen", "Valencia", "Pablo"]),
+    ("es", "El vuelo de Iberia a Bogotá sale a las 7 de la mañana.", ["Iberia", "Bogotá"]),
+    ("es", "Javier trabaja en Telefónica desde enero.", ["Javier", "Telefónica"]),
+    ("es", "La reserva en el Hotel Miramar está a nombre de Lucía Fernández.",
+     ["Hotel Miramar", "Lucía Fernández"]),
+    ("es", "Pedido PED-9031 de El Corte Inglés llega el jueves.",
+     ["PED-9031", "El Corte Inglés"]),
+    ("es", "Sofía no come carne; para la cena en Madrid pedimos mesa vegetariana.",
+     ["Sofía", "Madrid"]),
+    ("es", "El señor Ortega del banco Santander nos llamará mañana.", ["Ortega", "Santander"]),
+    ("es", "Diego y Marta celebran su aniversario en Granada.", ["Diego", "Marta", "Granada"]),
+    ("es", "Hay que renovar el pasaporte de Andrés antes de agosto.", ["Andrés"]),
+    ("es", "La profesora Gómez dice que Lucas lee muy bien.", ["Gómez", "Lucas"]),
+    ("es", "Comprar entradas para el Museo del Prado para el domingo.", ["Museo del Prado"]),
+]
+
+
+def quality() -> dict[str, Any]:
+    """Precision and recall per language and overall; ``misses`` and ``extra`` list what went
+    wrong."""
+    tally: dict[str, list[int]] = {}
+    misses: list[str] = []
+    extra: list[str] = []
+    for lang, text, names in SAMPLE:
+        want = {key_of(n) for n in names}
+        got = {m.key for m in extract(text) if m.strong and m.kind != "date"}
+        for group in (lang, "all"):
+            t = tally.setdefault(group, [0, 0, 0])  # true positives, claimed, labelled
+            t[0] += len(want & got)
+            t[1] += len(got)
+            t[2] += len(want)
+        misses += [f"{lang}: {k}" for k in sorted(want - got)]
+        extra += [f"{lang}: {k}" for k in sorted(got - want)]
+    return {"groups": {g: {"precision": round(tp / claimed, 3) if claimed else 0.0,
+                           "recall": round(tp / labelled, 3), "names": labelled}
+                       for g, (tp, claimed, labelled) in tally.items()},
+            "misses": misses, "extra": extra}
+
+
+_FIRST = ["Marta", "Priya", "Jonas", "Lucía", "Oliver", "Fatima", "Kenji", "Amara", "Tobias",
+          "Ines", "Pablo", "Hilde", "Noah", "Sofía", "Kevin", "Mila", "Dmitri", "Aisha"]
+_LAST = ["Silva", "Haddad", "Becker", "Ruiz", "Okafor", "Tanaka", "Novak", "Brandt", "Costa",
+         "Lindqvist", "Moreau", "Abara"]
+_PLACES = ["Porto", "Leipzig", "Valencia", "Dublin", "Kyoto", "Bergen", "Lyon", "Krakow",
+           "Austin", "Cusco"]
+_VERBS = ["met", "called", "emailed", "visited", "thanked", "argued with", "drove",
+          "sent the notes to", "had lunch with", "reminded"]
+
+
+def _texts(n: int, seed: int = 11) -> list[str]:
+    """Everyday notes with names: people (from some 2,600 first and last names and a number,
+    so that names repeat the way a long history's do), places and ids."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        who = f"{_FIRST[rng.integers(len(_FIRST))]} {_LAST[rng.integers(len(_LAST))]}" \
+              f"{'' if rng.random() < 0.5 else ' ' + str(int(rng.integers(12)))}"
+        out.append(f"Today I {_VERBS[rng.integers(len(_VERBS))]} {who} in "
+                   f"{_PLACES[rng.integers(len(_PLACES))]} about ticket OPS-{i % 5000}.")
+    return out
+
+
+def _timed(fn: Callable[[], Any], runs: int) -> float:
+    """The median of ``runs`` calls, in milliseconds."""
+    took = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        took.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(took)
+
+
+def cost(n: int = 100_000, *, folder: str | None = None, queries: int = 200,
+         progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """Ingest rates (graph on and off), lookup and search latency and the graph's size at
+    ``n`` records (random 384-dimension vectors; the texts carry names)."""
+    say = progress or (lambda _msg: None)
+    texts = _texts(n)
+    rng = np.random.default_rng(5)
+    vecs = rng.standard_normal((n, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    out: dict[str, Any] = {"n": n}
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        for graph in (False, True):
+            path = Path(tmp) / f"{'on' if graph else 'off'}.db"
+            link = Graph.link
+            if not graph:  # the records alone: today's write path without linking
+                Graph.link = _no_link  # type: ignore[method-assign]
+            try:
+                with Memory(path, embedder="none", config=Config(reflection_threshold=0),
+                            llm=None) as mem:
+                    t0 = time.perf_counter()
+                    for start in range(0, n, 1000):
+                        mem.add_many([{"content": t, "embedding": v, "user_id": "u"} for t, v in
+                                      zip(texts[start:start + 1000],
+                                          vecs[start:start + 1000], strict=True)])
+                    rate = n / (time.perf_counter() - t0)
+                    out["ingest_on" if graph else "ingest_off"] = round(rate)
+                    say(f"ingest with the graph {'on' if graph else 'off'}: {rate:,.0f} rec/s")
+                    if graph:
+                        out["lookup_ms"] = round(_timed(partial(_lookup, mem, rng), queries), 2)
+                        out["list_ms"] = round(_timed(lambda: mem.entities(user_id="u"), 20), 2)
+                        out["entities"], out["mentions"] = mem.store.graph.size()
+                        out["graph_bytes"] = _table_bytes(path, ("entities", "entity_mentions",
+                                                                 "entity_mentions_record",
+                                                                 "sqlite_autoindex_entities_1"))
+            finally:
+                Graph.link = link  # type: ignore[method-assign]
+        path = Path(tmp) / "on.db"
+        ask = [texts[int(i)] for i in rng.integers(0, n, queries)]
+        for flag in (False, True):
+            with Memory(path, embedder="none", llm=None,
+                        config=Config(reflection_threshold=0, entities=flag)) as mem:
+                out["search_ms_entities" if flag else "search_ms"] = round(_timed(
+                    partial(_search, mem, iter(ask), vecs, rng), queries), 2)
+    out["ingest_ratio"] = round(out["ingest_on"] / out["ingest_off"], 3)
+    return out
+
+
+def _lookup(mem: Memory, rng: np.random.Generator) -> None:
+    names = [f"{f} {s}" for f in _FIRST[:6] for s in _LAST[:5]]
+    mem.entity(names[int(rng.integers(len(names)))], user_id="u")
+
+
+def _search(mem: Memory, asked: Any, vecs: np.ndarray, rng: np.random.Generator) -> None:
+    mem.search(next(asked), user_id="u", touch=False, vector=vecs[int(rng.integers(len(vecs)))])
+
+
+def _no_link(self: Any, db: Any, records: Any) -> None:
+    """The graph part's ``link`` switched off (the write path as it was without the graph)."""
+
+
+def _table_bytes(path: Path, names: tuple[str, ...]) -> int | None:
+    """The bytes the graph's tables and indexes take in the file (SQLite's dbstat, when
+    compiled in)."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        try:
+            rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+        except sqlite3.OperationalError:
+            return None
+    return int(sum(size for name, size in rows if name in names))
