@@ -72,8 +72,9 @@ def seed(db: Path) -> dict[str, Any]:
             learner.learn("alice", "proj", "refactor the parser", ok, "write tests first")
     # people and places, for the entity view
     with Memory(db, embedder="none", clock=clock) as mem:
-        for text in ("Lunch with Marta Silva at Café Luso.", "Today I met Marta Silva and Priya Rao "
-                     "in Porto.", "Priya Rao moved to Lisbon.", "Marta Silva lent me Dune.",
+        for text in ("Lunch with Marta Silva at Café Luso.",
+                     "Today I met Marta Silva and Priya Rao in Porto.",
+                     "Priya Rao moved to Lisbon.", "Marta Silva lent me Dune.",
                      "Coffee with Marta Silva and Priya Rao at Café Luso."):
             clock.advance(hours=30)
             mem.add(text, namespace="team-e", user_id="ana")
