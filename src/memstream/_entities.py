@@ -39,7 +39,10 @@ class Mention:
     strong: bool  #: whether its position alone says it is a name
 
 
-_TOKEN = re.compile(r"#?\w[\w'’.&-]*|[.!?;:,()\[\]\"“”„«»\n—–|/]")
+#: words (a title keeps its full stop: "Dr."; dots inside a word stay: "e.g", "v1.2"), and
+#: the marks that end a name or a sentence
+_TOKEN = re.compile(r"\b(?i:dr|mr|mrs|ms|prof|st|sr|sra|srta|mme|mlle|dott|sig|sen|rep|capt|"
+                    r"gen|fr|hr)\.|#?\w[\w'’&-]*(?:\.\w[\w'’&-]*)*|[.!?;:,()\[\]\"“”„«»\n—–|/]")
 _END = set(".!?;:,()[]\"“”„«»\n—–|/")
 #: marks that end a name but not a sentence
 _INSIDE = set(",;()\"“”„«»/")
@@ -168,28 +171,15 @@ mercredi jeudi vendredi samedi dimanche
 """.split())
 
 
-def _tokens(text: str) -> list[str]:
-    """Words and sentence marks; a full stop after a word is a mark of its own unless the word
-    is a title or an initial ("Dr.", "J.")."""
-    out: list[str] = []
-    for tok in _TOKEN.findall(text):
-        bare = tok.rstrip(".")
-        if tok.endswith(".") and bare and len(bare) > 1 and bare.lower() not in _TITLES \
-                and "." not in bare:
-            out += [bare, "."]
-        else:
-            out.append(tok)
-    return out
-
-
 def extract(text: str) -> list[Mention]:
     """The named things ``text`` mentions, each once (the first way it is written), in the
     order they appear."""
-    tokens = _tokens(text)
+    tokens = _TOKEN.findall(text)
     caps = [n for n, t in enumerate(tokens) if t[0].isupper() or t[0] == "#"]
     if not caps:
         return []
-    german = _is_german([t for t in tokens if t not in _END])
+    german = any(t.lower() in _GERMAN for t in tokens) and \
+        _is_german([t for t in tokens if t not in _END])
     out: dict[str, Mention] = {}
     done = 0  # tokens before this one belong to a name already read
     for i in caps:
