@@ -18,21 +18,21 @@ from typing import Any, overload
 
 import numpy as np
 
-from . import _cognitive as cog
 from . import _validate as v
 from . import tracing
-from ._building import build_record, build_records
 from ._shared import Shared
 from ._types import Entity, EntityProfile, HistoryEntry, Hit, MemoryChange, Record
-from ._worker import EnrichmentWorker
 from .clock import Clock, TimeLike, WallClock, to_timestamp
 from .cognition.extraction import check_messages
 from .config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
 from .embed import Embedder, configured_embedder
 from .embed.cache import embed_documents_cached
+from .engine import cognitive as cog
+from .engine.building import build_record, build_records
 from .engine.deletions import Deletions
 from .engine.entities import entity_list, entity_profile
 from .engine.search import run_search
+from .engine.worker import EnrichmentWorker
 from .errors import Conflict, InvalidInput, NotFound
 from .filters import Selection
 from .llm import ChatClient, chat_client_from_config

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from . import _validate as v
-from ._building import build_record
 from ._ids import _ALPHABET, new_id
 from ._types import Record
 from .clock import iso_times, to_timestamp
+from .engine.building import build_record
 from .errors import Conflict, InvalidInput
 from .memory import Memory
 from .progress import ProgressFn

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memstream import Config, FixedClock, Memory
-from memstream._cognitive import NoInferenceWarning
+from memstream.engine.cognitive import NoInferenceWarning
 from memstream.llm import ChatClient
 
 T0 = 1_700_000_000.0

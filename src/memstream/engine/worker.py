@@ -22,11 +22,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import tracing
-from .embed.cache import embed_documents_cached
-from .embed.protocol import Embedder
-from .errors import BackendUnavailable, MemstreamError
-from .store.protocol import Store
+from .. import tracing
+from ..embed.cache import embed_documents_cached
+from ..embed.protocol import Embedder
+from ..errors import BackendUnavailable, MemstreamError
+from ..store.protocol import Store
 
 log = logging.getLogger("memstream.worker")
 

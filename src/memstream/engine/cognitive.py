@@ -10,19 +10,19 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._types import MemoryChange, Record
-from .cognition.consolidation import merge_text, near_duplicate_groups, survivor
-from .cognition.extraction import check_messages, decide, extract_facts, is_duplicate
-from .cognition.importance import llm_importance
-from .cognition.reflection import reflect_insights
-from .cognition.relations import extract_relations
-from .embed.protocol import calibrated_similarity
-from .errors import BackendUnavailable, LLMError
-from .events import caused
+from .._types import MemoryChange, Record
+from ..cognition.consolidation import merge_text, near_duplicate_groups, survivor
+from ..cognition.extraction import check_messages, decide, extract_facts, is_duplicate
+from ..cognition.importance import llm_importance
+from ..cognition.reflection import reflect_insights
+from ..cognition.relations import extract_relations
+from ..embed.protocol import calibrated_similarity
+from ..errors import BackendUnavailable, LLMError
+from ..events import caused
 
 if TYPE_CHECKING:
-    from .memory import Memory
-    from .progress import ProgressFn
+    from ..memory import Memory
+    from ..progress import ProgressFn
 
 log = logging.getLogger("memstream.cognition")
 
