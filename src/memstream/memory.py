@@ -65,7 +65,6 @@ class Context:
     tokens: int
 
 
-
 class Memory(ChangeEvents):
     """A memory stream in one store.
 
@@ -111,8 +110,9 @@ class Memory(ChangeEvents):
         self._worker: EnrichmentWorker | None = None
         if background is not None or self.llm is not None:
             self._worker = EnrichmentWorker(
-                self.store, background, rater=self._rate if self.llm else None,
-                after=self._after_enrichment, clock=self.clock.now)
+                self.store.queues, self.store.indexes, self.store.kv, background,
+                rater=self._rate if self.llm else None, after=self._after_enrichment,
+                clock=self.clock.now)
         self.store.events.configure_events(enabled=self.config.events, text=self.config.events_text,
                                            touch=self.config.events_touch)
         self._closed = False

@@ -26,7 +26,7 @@ from .. import tracing
 from ..embed.cache import embed_documents_cached
 from ..embed.protocol import Embedder
 from ..errors import BackendUnavailable, MemstreamError
-from ..store.protocol import Store
+from ..store.protocol import KeyValue, SearchIndexes, WorkQueues
 
 log = logging.getLogger("memstream.worker")
 
@@ -39,10 +39,11 @@ Rater = Callable[[str, str], float]
 
 
 class EnrichmentWorker:
-    def __init__(self, store: Store, embedder: Embedder | None, *, rater: Rater | None = None,
+    def __init__(self, queues: WorkQueues, indexes: SearchIndexes, kv: KeyValue,
+                 embedder: Embedder | None, *, rater: Rater | None = None,
                  after: Callable[[], None] | None = None, clock: Callable[[], float] = time.time,
                  batch_size: int = 16) -> None:
-        self._store = store
+        self._queues, self._indexes, self._kv = queues, indexes, kv
         self._embedder = embedder
         self._rater = rater
         self._after = after
@@ -94,18 +95,18 @@ class EnrichmentWorker:
         """One batch of embeddings and one of ratings; False when nothing was queued."""
         did = False
         if self._embedder is not None:
-            pending = self._store.queues.pending_embeddings(self._batch, owner=self._owner,
+            pending = self._queues.pending_embeddings(self._batch, owner=self._owner,
                                                             lease=CLAIM_LEASE)
             if pending:
                 did = True
-                vectors = embed_documents_cached(self._store.kv, self._embedder,
+                vectors = embed_documents_cached(self._kv, self._embedder,
                                                  [t for _, _, t in pending])
                 by_ns: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
                 for (ns, rid, _), vec in zip(pending, vectors, strict=True):
                     by_ns[ns].append((rid, vec))
                 for ns, items in by_ns.items():
-                    self._store.indexes.set_embeddings(ns, items, self._embedder.name)
-        for ns, rid, text, kind in self._store.queues.pending_ratings(8):
+                    self._indexes.set_embeddings(ns, items, self._embedder.name)
+        for ns, rid, text, kind in self._queues.pending_ratings(8):
             did = True
             rating: float | None
             try:
@@ -113,12 +114,12 @@ class EnrichmentWorker:
             except (MemstreamError, OSError, ValueError) as exc:
                 log.warning("importance rating failed (%s); keeping the offline value", exc)
                 rating = None
-            self._store.queues.set_rating(ns, rid, rating, at=self._clock())
+            self._queues.set_rating(ns, rid, rating, at=self._clock())
         return did
 
     def _pending(self) -> bool:
-        embedding = self._embedder is not None and bool(self._store.queues.pending_embeddings(1))
-        return embedding or bool(self._store.queues.pending_ratings(1))
+        embedding = self._embedder is not None and bool(self._queues.pending_embeddings(1))
+        return embedding or bool(self._queues.pending_ratings(1))
 
     def flush(self, timeout: float | None = None) -> None:
         """Wait until nothing is queued (raise BackendUnavailable after ``timeout`` s)."""
