@@ -39,10 +39,9 @@ class Mention:
     strong: bool  #: whether its position alone says it is a name
 
 
-#: words (a title keeps its full stop: "Dr."; dots inside a word stay: "e.g", "v1.2"), and
-#: the marks that end a name or a sentence
-_TOKEN = re.compile(r"\b(?i:dr|mr|mrs|ms|prof|st|sr|sra|srta|mme|mlle|dott|sig|sen|rep|capt|"
-                    r"gen|fr|hr)\.|#?\w[\w'’&-]*(?:\.\w[\w'’&-]*)*|[.!?;:,()\[\]\"“”„«»\n—–|/]")
+#: words (with the full stop that follows one: "Dr.", "room."), and the marks that end a
+#: name or a sentence
+_TOKEN = re.compile(r"#?\w[\w'’.&-]*|[.!?;:,()\[\]\"“”„«»\n—–|/]")
 _END = set(".!?;:,()[]\"“”„«»\n—–|/")
 #: marks that end a name but not a sentence
 _INSIDE = set(",;()\"“”„«»/")
@@ -178,8 +177,9 @@ def extract(text: str) -> list[Mention]:
     caps = [n for n, t in enumerate(tokens) if t[0].isupper() or t[0] == "#"]
     if not caps:
         return []
-    german = any(t.lower() in _GERMAN for t in tokens) and \
-        _is_german([t for t in tokens if t not in _END])
+    lowered = [t.lower() for t in tokens]
+    german = not _GERMAN.isdisjoint(lowered) and _is_german(
+        [t for t in lowered if t not in _END])
     out: dict[str, Mention] = {}
     done = 0  # tokens before this one belong to a name already read
     for i in caps:
@@ -192,7 +192,8 @@ def extract(text: str) -> list[Mention]:
         back = i - 1  # the sentence opens here when only brackets and quotes stand before
         while back >= 0 and tokens[back] in _INSIDE and tokens[back] not in ",;":
             back -= 1
-        start_initial = back < 0 or (tokens[back] in _END and tokens[back] not in ",;")
+        start_initial = back < 0 or (tokens[back] in _END and tokens[back] not in ",;") or \
+            _ends_sentence(tokens[back])
         span: list[str] = []
         titled = False
         j = i
@@ -207,7 +208,7 @@ def extract(text: str) -> list[Mention]:
                 j += 1
                 continue
             if not _is_cap(word) or (span and word.lower().rstrip(".") in _NEVER) or \
-                    (span and bool(_ID.match(word)) != bool(_ID.match(span[-1]))):
+                    (span and bool(_ID.match(word.rstrip("."))) != bool(_ID.match(span[-1]))):
                 break  # an identifier is a name of its own
             if word.lower().rstrip(".") in _TITLES and (word.endswith(".") or
                                                          word.lower() in _BARE_TITLES):
@@ -226,9 +227,6 @@ def extract(text: str) -> list[Mention]:
                 span.append(clean)
             j += 1
             if possessive or stop:
-                if stop:
-                    j -= 1  # leave the stop as a sentence end for the next word
-                    tokens[j] = "."
                 break
         names = [w for w in span if w.lower().rstrip(".") not in _TITLES or not titled]
         while names and names[-1].lower() in _JOINERS:
@@ -248,6 +246,16 @@ def extract(text: str) -> list[Mention]:
                 _keep(out, words, titled or possessive_at(tokens, j), sure)
         done = max(j, i + 1)
     return list(out.values())
+
+
+def _ends_sentence(word: str) -> bool:
+    """Whether a word carries the full stop of its sentence ("room.", "7.", not "Dr.", "J."
+    or "e.g.")."""
+    if not word.endswith("."):
+        return False
+    bare = word.rstrip(".")
+    last = bare.rsplit(".", 1)[-1]  # "e.g." is an abbreviation, "example.com." ends one
+    return (len(last) > 1 or last.isdigit()) and bare.lower() not in _TITLES
 
 
 def _keep(out: dict[str, Mention], words: list[str], titled: bool, strong: bool) -> None:
