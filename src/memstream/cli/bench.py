@@ -175,6 +175,38 @@ def bench_scenarios(st: _State, profiles: str) -> None:
         click.echo(scenarios.render(results))
 
 
+@bench.command("entities")
+@click.option("--n", "n", default=100_000, show_default=True,
+              help="Notes in the store the cost is measured at (0: the quality only).")
+@click.option("--queries", default=200, show_default=True)
+@click.pass_obj
+def bench_entities(st: _State, n: int, queries: int) -> None:
+    """Names found (precision and recall on a labelled sample in English, German and Spanish)
+    and what the entity graph costs at N notes (docs/entities.md)."""
+    from ..bench import entities
+
+    found = entities.quality()
+    out: dict[str, object] = {"quality": found}
+    if not st.as_json:
+        click.echo("names found, precision / recall:")
+        for group, q in found["groups"].items():
+            click.echo(f"  {group:<4} {q['precision']:.2f} / {q['recall']:.2f} "
+                       f"({q['names']} names)")
+    if n > 0:
+        out["cost"] = cost = entities.cost(
+            n, queries=queries, progress=lambda msg: click.echo(f"bench entities: {msg}",
+                                                                 err=True))
+        if not st.as_json:
+            click.echo(f"at {n:,} notes: ingest {cost['ingest_on']:,} rec/s with the graph, "
+                       f"{cost['ingest_off']:,} without ({cost['ingest_ratio']:.2f}); entity "
+                       f"p50 {cost['lookup_ms']} ms, list p50 {cost['list_ms']} ms; search p50 "
+                       f"{cost['search_ms']} ms, following names {cost['search_ms_entities']} "
+                       f"ms; graph {cost['entities']:,} entities, {cost['mentions']:,} "
+                       f"mentions, {(cost['graph_bytes'] or 0) / 2**20:.1f} MiB")
+    if st.as_json:
+        _emit(out)
+
+
 @bench.command("scale")
 @click.option("--n", "n", default=100_000, show_default=True, help="Records in the store.")
 @click.option("--queries", default=200, show_default=True)
