@@ -81,8 +81,10 @@ def test_the_person_who_gave_me_dune(mem: Memory) -> None:
             "Where does the person who gave me Dune work?", user_id="u", touch=False)]
     finally:
         off.close()
-    assert plain.index("Priya works at the University of Lisbon") < plain.index(
-        "Marta lives in Porto now; she moved there for a job at the university")
+    # without following names, Priya's note comes first and Marta's is below it, or not found
+    priya = plain.index("Priya works at the University of Lisbon")
+    assert "Marta lives in Porto now; she moved there for a job at the university" not in \
+        plain[:priya]
 
 
 def test_the_profile_and_its_order(tmp_path: Path) -> None:
