@@ -11,7 +11,7 @@ from .._entities import key_of
 from .._types import Entity, EntityProfile
 from ..errors import InvalidInput, NotFound
 from ..filters import Selection
-from ..store import Store
+from .reads import EntityReads
 
 __all__ = ["entity_list", "entity_profile", "resolve_names"]
 
@@ -19,8 +19,8 @@ __all__ = ["entity_list", "entity_profile", "resolve_names"]
 SCOPE_WINDOW = 2000
 
 
-def entity_list(store: Store, namespace: str, sel: Selection | None, *, owners: list[str] | None,
-                query: str | None, limit: int) -> list[Entity]:
+def entity_list(store: EntityReads, namespace: str, sel: Selection | None, *,
+                owners: list[str] | None, query: str | None, limit: int) -> list[Entity]:
     """The confirmed entities of a scope, most mentioned first; ``sel`` (a scope narrower than
     the owner: an agent or a run) keeps those its newest records mention."""
     ids = None
@@ -29,7 +29,7 @@ def entity_list(store: Store, namespace: str, sel: Selection | None, *, owners: 
     return store.graph.entities(namespace, owners, query=query, record_ids=ids, limit=limit)
 
 
-def resolve_names(store: Store, namespace: str, owners: list[str] | None, key: str
+def resolve_names(store: EntityReads, namespace: str, owners: list[str] | None, key: str
                   ) -> list[Entity]:
     """The entities a name means in a scope: the one of that key (per owner, the most
     mentioned), and with it the one longer name that starts with it ("Marta" -> "Marta
@@ -53,7 +53,7 @@ def resolve_names(store: Store, namespace: str, owners: list[str] | None, key: s
     return []
 
 
-def entity_profile(store: Store, namespace: str, name: str, *, owners: list[str] | None,
+def entity_profile(store: EntityReads, namespace: str, name: str, *, owners: list[str] | None,
                    limit: int, as_of: float | None = None) -> EntityProfile:
     key = key_of(name)
     if not key:

@@ -13,17 +13,17 @@ import numpy as np
 
 from ..filters import Selection
 from ..retrieval.null import NULL_SAMPLE, NULL_TTL, Null, measure
-from ..store.protocol import Store
+from .reads import NullReads
 
 __all__ = ["null_rows"]
 
 #: the parts a large namespace's sample is drawn from, evenly along its stream
 PARTS = 8
-_nulls: weakref.WeakKeyDictionary[Store, dict[tuple[str, str | None], Null]] = \
+_nulls: weakref.WeakKeyDictionary[NullReads, dict[tuple[str, str | None], Null]] = \
     weakref.WeakKeyDictionary()
 
 
-def null_rows(store: Store, sel: Selection, background: np.ndarray | None) -> Null | None:
+def null_rows(store: NullReads, sel: Selection, background: np.ndarray | None) -> Null | None:
     """The namespace's null: relevance is measured against the namespace's own records, so that
     a store in another language or domain stands on the same scale as any other."""
     dim = background.shape[1] if background is not None else None

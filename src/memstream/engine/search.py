@@ -41,9 +41,9 @@ from ..retrieval.relevance import CALIBRATION, Evidence, evidence, is_question, 
 from ..retrieval.rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
 from ..retrieval.scoring import PAST_RECENCY, asks_about_now, convex_fusion, rrf_fusion
 from ..retrieval.standing import STANDING_KINDS
-from ..store.protocol import Store
 from ..tracing import span
 from .nulls import null_rows
+from .reads import SearchReads
 
 __all__ = ["run_search"]
 
@@ -57,10 +57,10 @@ LONG_TEXT = 600
 #: a namespace found to hold more than ``LARGE_STREAM`` records is taken to stay that large for
 #: this long (seconds) before it is counted again
 LARGE_TTL = 30.0
-_large: weakref.WeakKeyDictionary[Store, dict[str, float]] = weakref.WeakKeyDictionary()
+_large: weakref.WeakKeyDictionary[SearchReads, dict[str, float]] = weakref.WeakKeyDictionary()
 
 
-def _small(store: Store, sel: Selection) -> bool:
+def _small(store: SearchReads, sel: Selection) -> bool:
     """Whether the search selects at most ``LARGE_STREAM`` records: the namespace is counted
     first (on a covering index; a large one is remembered for ``LARGE_TTL``), the selection
     only when it is narrower."""
@@ -74,14 +74,14 @@ def _small(store: Store, sel: Selection) -> bool:
     return narrower and store.records.count(sel, limit=LARGE_STREAM) <= LARGE_STREAM
 
 
-def _long(store: Store, sel: Selection, ids: Sequence[str], texts: dict[str, str]) -> bool:
+def _long(store: SearchReads, sel: Selection, ids: Sequence[str], texts: dict[str, str]) -> bool:
     """Whether the records of ``ids`` are long at the median (their texts join ``texts``)."""
     texts.update(store.records.texts(sel.namespace, list(ids)))
     lengths = sorted(len(texts[i]) for i in ids if i in texts)
     return bool(lengths) and lengths[len(lengths) // 2] > LONG_TEXT
 
 
-def run_search(store: Store, sel: Selection, text: str,
+def run_search(store: SearchReads, sel: Selection, text: str,
                query_vector: np.ndarray | Callable[[], np.ndarray | None] | None, now: float,
                p: SearchParams, *,
                observe: Callable[[list[str], np.ndarray], object] | None = None,
@@ -183,7 +183,7 @@ def run_search(store: Store, sel: Selection, text: str,
     ]
 
 
-def _via_entities(store: Store, sel: Selection, text: str, vector: np.ndarray | None,
+def _via_entities(store: SearchReads, sel: Selection, text: str, vector: np.ndarray | None,
                   now: float, p: SearchParams, ranked: list[Scored[Signals]],
                   texts: dict[str, str], cosine: dict[str, float], null: Null | None
                   ) -> list[Scored[Signals]]:
@@ -237,7 +237,7 @@ def _via_entities(store: Store, sel: Selection, text: str, vector: np.ndarray | 
 NOTES_PAIRS = 50
 
 
-def _notes_pool(store: Store, sel: Selection, text: str, now: float,
+def _notes_pool(store: SearchReads, sel: Selection, text: str, now: float,
                 candidates: Sequence[Signals], calibrated: Mapping[str, float],
                 found: Mapping[str, Evidence], kw_rank: Mapping[str, int],
                 kinds: Mapping[str, str], texts: Mapping[str, str], null: Null) -> NotesPool:
@@ -269,7 +269,7 @@ def _notes_pool(store: Store, sel: Selection, text: str, now: float,
         pair_z=pair_z, request=not is_question(text))
 
 
-def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | None,
+def _calibrate(store: SearchReads, sel: Selection, text: str, vector: np.ndarray | None,
                window: Sequence[str], texts: dict[str, str], cosine: dict[str, float],
                learned: Mapping[str, float], null: Null | None
                ) -> tuple[dict[str, float], dict[str, float], dict[str, Evidence]]:
@@ -296,7 +296,7 @@ def _calibrate(store: Store, sel: Selection, text: str, vector: np.ndarray | Non
             {i: CALIBRATION.absolute(e) for i, e in found.items()}, found)
 
 
-def _newest_first(store: Store, sel: Selection, ranked: list[Scored[Signals]],
+def _newest_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signals]],
                   logits: Mapping[str, float], null: Null, texts: Mapping[str, str]
                   ) -> list[Scored[Signals]]:
     """``ranked`` with follow-ups first (``follow_ups``); each hit placed above a record it
@@ -319,7 +319,7 @@ def _newest_first(store: Store, sel: Selection, ranked: list[Scored[Signals]],
     return out
 
 
-def gather(store: Store, sel: Selection, vector: np.ndarray, fused: Mapping[str, float],
+def gather(store: SearchReads, sel: Selection, vector: np.ndarray, fused: Mapping[str, float],
            cosine: dict[str, float], keyword: Mapping[str, float], vector_rank: Mapping[str, int],
            keyword_rank: Mapping[str, int], nb: dict[str, tuple[list[str], list[str]]]) -> Pool:
     """What the learned stage needs of the best ``POOL`` fused candidates: their texts, their
@@ -343,7 +343,7 @@ def gather(store: Store, sel: Selection, vector: np.ndarray, fused: Mapping[str,
         keyword_rank=keyword_rank, neighbours=nb)
 
 
-def _with_context(store: Store, sel: Selection, vector: np.ndarray | None,
+def _with_context(store: SearchReads, sel: Selection, vector: np.ndarray | None,
                   dense: list[tuple[str, float]], keyword: list[tuple[str, float]],
                   cosine: dict[str, float], p: SearchParams
                   ) -> tuple[list[str], list[str], dict[str, tuple[list[str], list[str]]]]:
