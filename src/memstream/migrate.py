@@ -177,9 +177,12 @@ def _refuse_nul(source: Store, target: Store, progress: ProgressFn) -> None:
 
 
 def _clear(tables: Tables) -> None:
-    with tables.transaction() as cur:
-        for table in CHECKPOINT_TABLES:
-            cur.execute(f"DELETE FROM {table}")
+    try:
+        with tables.transaction() as cur:
+            for table in CHECKPOINT_TABLES:
+                cur.execute(f"DELETE FROM {table}")
+    finally:
+        tables.close()
 
 
 def copy_store(source: Store, target: Store, *, batch: int = BATCH,

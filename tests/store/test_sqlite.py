@@ -249,3 +249,20 @@ def test_keyword_statistics_see_another_connections_writes(tmp_path: Path):
     assert (stats.records, stats.matches["walrus"]) == (7, 6)
     one.close()
     two.close()
+
+
+def test_the_migrations_make_the_checkpoint_tables(tmp_path: Path) -> None:
+    """LangGraph's checkpoint tables are part of the store's schema, made by its migrations
+    (not only when a checkpointer first runs)."""
+    import sqlite3
+
+    from memstream.store._lg_tables import TABLES, existing_tables
+    from memstream.store.sqlite import SQLiteStore
+
+    SQLiteStore(tmp_path / "fresh.db").close()
+    with sqlite3.connect(tmp_path / "fresh.db") as db:
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert set(TABLES) <= names
+    tables = existing_tables(str(tmp_path / "fresh.db"))
+    assert tables is not None
+    tables.close()

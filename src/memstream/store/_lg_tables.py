@@ -1,4 +1,6 @@
-"""The checkpointer's three tables, in the memory's own database (SQLite or PostgreSQL).
+"""The checkpointer's three tables, in the memory's own database (SQLite or PostgreSQL). The
+store's migrations make them (``schema``); a checkpointer given a database of its own makes
+them there with the same statements.
 
 One small connection wrapper per dialect: statements are written once with ``?`` placeholders
 and the same ``ON CONFLICT`` upserts, which both databases understand; only the column types
@@ -17,7 +19,7 @@ from typing import Any, Protocol
 
 from ..errors import BackendUnavailable, MissingDependency
 
-__all__ = ["TABLES", "Tables", "existing_tables", "open_tables"]
+__all__ = ["TABLES", "Tables", "existing_tables", "open_tables", "schema"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS lg_checkpoints (
@@ -36,6 +38,13 @@ CREATE TABLE IF NOT EXISTS lg_writes (
     blob {blob}, task_path TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))
 """
+
+
+def schema(blob: str) -> list[str]:
+    """The statements that make the three tables (``blob``: the dialect's binary type). A
+    store's migrations run them (``_sqlite_schema``, ``_pg_schema``); the checkpointer runs
+    them too, for a database of its own that no store migrated."""
+    return [s.strip() for s in _SCHEMA.format(blob=blob).split(";") if s.strip()]
 
 
 #: each table, its key (the order a copy reads it in) and its columns
@@ -187,8 +196,9 @@ def open_tables(url: str | Path) -> Tables:
 
 
 def existing_tables(url: str | Path) -> Tables | None:
-    """The checkpoint tables of a store when it has them (a LangGraph checkpointer has used
-    it), else None; never creates them."""
+    """The checkpoint tables of a store when it has them (every store migrated since they
+    joined the migrations; before, only one a LangGraph checkpointer had used), else None;
+    never creates them."""
     text = str(url)
     if text.startswith(("postgresql://", "postgres://")):
         import psycopg

@@ -9,6 +9,8 @@ that size is stored (``vector_index_sql``).
 
 from __future__ import annotations
 
+from ._lg_tables import schema
+
 SCHEMA_VERSION = 6
 GRAPH_VERSION = 6  #: the migration that makes the entity graph
 LOCK_ID = 0x6D656D73  # "mems": the advisory lock migrations take
@@ -136,7 +138,7 @@ MIGRATIONS: dict[int, list[str]] = {
            WHERE namespace LIKE '%.agents'
            AND record_id IN (SELECT id FROM records WHERE space = 'agents')""",
     ],
-    # the entity graph (see the SQLite store's migration 9)
+    # the entity graph and the checkpoint tables (see the SQLite store's migration 9)
     6: [
         """CREATE TABLE entities (
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -176,6 +178,7 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX entity_relations_subject ON entity_relations(namespace, owner, "
         "subject_key, predicate, valid_from)",
         "CREATE INDEX entity_relations_record ON entity_relations(record_id)",
+        *schema("BYTEA"),  # LangGraph's checkpoint tables (see the SQLite migration 9)
     ],
 }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._lg_tables import schema
+
 SCHEMA_VERSION = 9
 GRAPH_VERSION = 9  #: the migration that makes the entity graph
 
@@ -207,7 +209,9 @@ UPDATE history SET namespace = substr(namespace, 1, length(namespace) - 7)
 """,
     # the entity graph (store/_graph.py): the named things records mention, per namespace and
     # owner (user_id, '' for none), and which records mention them; the records written
-    # before it are linked when the migration runs (SQLiteStore._migrate)
+    # before it are linked when the migration runs (SQLiteStore._migrate); and LangGraph's
+    # checkpoint tables (store/_lg_tables.py), which a checkpointer made before when it first
+    # ran
     9: """
 CREATE TABLE entities (
     id INTEGER PRIMARY KEY,
@@ -247,5 +251,5 @@ CREATE TABLE entity_relations (
 CREATE INDEX entity_relations_subject
     ON entity_relations(namespace, owner, subject_key, predicate, valid_from);
 CREATE INDEX entity_relations_record ON entity_relations(record_id);
-""",
+""" + "".join(f"{statement};\n" for statement in schema("BLOB")),
 }
