@@ -255,10 +255,12 @@ class Graph:
             return []
         ph = self._ph
         where, params = self._scope(namespace, owners)
-        ors = " OR ".join([f"e.key = {ph} OR e.key LIKE {ph}"] * len(keys))
+        # the key itself, or it and a space and more: a range on the key's index (a space sorts
+        # just before "!", and no key holds a character below a space)
+        ors = " OR ".join([f"(e.key >= {ph} AND e.key < {ph})"] * len(keys))
         with self._session(False) as db:
             rows = db.execute(f"SELECT {_ENTITY} FROM entities e WHERE {where} AND ({ors})",
-                              (*params, *[v for k in keys for v in (k, k + " %")])).fetchall()
+                              (*params, *[v for k in keys for v in (k, k + "!")])).fetchall()
         return [_entity(r) for r in rows]
 
     def mentions(self, entity_ids: Sequence[int], *, limit: int = 50) -> dict[int, list[str]]:
