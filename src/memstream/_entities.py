@@ -185,9 +185,9 @@ def extract(text: str) -> list[Mention]:
     for i in caps:
         if i < done:
             continue
-        tok = tokens[i]
-        bare = _POSSESSIVE.sub("", tok.rstrip("."))
-        if not _is_cap(bare) or (bare.lower() in _NEVER and not _ID.match(bare)):
+        tok = tokens[i].rstrip(".")
+        bare = _POSSESSIVE.sub("", tok) if tok[-1:] in "s'’" else tok
+        if not _is_cap(bare) or (bare.lower() in _NEVER and not _is_id(bare)):
             continue
         back = i - 1  # the sentence opens here when only brackets and quotes stand before
         while back >= 0 and tokens[back] in _INSIDE and tokens[back] not in ",;":
@@ -202,23 +202,23 @@ def extract(text: str) -> list[Mention]:
             if t in _END:
                 break
             word = t
-            if span and not german and t.lower() in _JOINERS and j + 1 < len(tokens) \
-                    and _is_cap(tokens[j + 1]) and tokens[j + 1].lower() not in _NEVER:
+            low = lowered[j]
+            if span and not german and low in _JOINERS and j + 1 < len(tokens) \
+                    and _is_cap(tokens[j + 1]) and lowered[j + 1] not in _NEVER:
                 span.append(t)
                 j += 1
                 continue
-            if not _is_cap(word) or (span and word.lower().rstrip(".") in _NEVER) or \
-                    (span and bool(_ID.match(word.rstrip("."))) != bool(_ID.match(span[-1]))):
+            if not _is_cap(word) or (span and low.rstrip(".") in _NEVER) or \
+                    (span and _is_id(word.rstrip(".")) != _is_id(span[-1])):
                 break  # an identifier is a name of its own
-            if word.lower().rstrip(".") in _TITLES and (word.endswith(".") or
-                                                         word.lower() in _BARE_TITLES):
+            if low.rstrip(".") in _TITLES and (word.endswith(".") or low in _BARE_TITLES):
                 if span and not titled:  # a title starts a name of its own
                     break
                 titled = True
                 span.append(word)
                 j += 1
                 continue
-            possessive = bool(_POSSESSIVE.search(word)) and len(word) > 2
+            possessive = word[-1] in "s'’" and len(word) > 2 and bool(_POSSESSIVE.search(word))
             clean = _POSSESSIVE.sub("", word) if possessive else word
             # a full stop after a word ends the sentence, unless the word is a title
             stop = clean.endswith(".")
@@ -233,12 +233,12 @@ def extract(text: str) -> list[Mention]:
             names.pop()
         if names:
             single = len(names) == 1
-            strong = titled or not single or bool(_ID.match(names[0])) or \
+            strong = titled or not single or _is_id(names[0]) or \
                 (not start_initial and (not german or not _common_noun(tokens, i))) or \
                 possessive_at(tokens, j)
             found = [(names, strong)]
             if start_initial and not titled and len(names) > 1 and \
-                    not _ID.match(names[0]) and names[1].lower() not in _JOINERS:
+                    not _is_id(names[0]) and names[1].lower() not in _JOINERS:
                 # "Met Marta Silva": the opening word may be a verb, so the rest is a
                 # mention too (weak: "Brodie Mills" must not make "Mills" a name)
                 found = [(names, strong), (names[1:], False)]
@@ -246,6 +246,11 @@ def extract(text: str) -> list[Mention]:
                 _keep(out, words, titled or possessive_at(tokens, j), sure)
         done = max(j, i + 1)
     return list(out.values())
+
+
+def _is_id(word: str) -> bool:
+    """Whether a word is an identifier: digits and capitals, or a "#" ("DSP-430", "#301")."""
+    return not word.isalpha() and bool(_ID.match(word))
 
 
 def _ends_sentence(word: str) -> bool:
