@@ -20,12 +20,15 @@ async function loadEntities(event) {
            "tab-entities");
     $("entity-list").replaceChildren(...found.map((e) => el("li", {},
       el("button", { type: "button", onclick: () => openEntity(e) },
-        `${e.name} `, el("span", { class: "count" }, `${e.kind} · ${e.mentions}`)))));
+        `${e.name} `, el("span", { class: "count" }, kindOf(e, " · ") + e.mentions)))));
     $("entity-detail").hidden = true;
   } catch (err) {
     showError(err.message);
   }
 }
+
+// the kind where the words placed the name (a person, a place, ...); "name" says nothing more
+const kindOf = (e, after) => (e.kind && e.kind !== "name" ? `${e.kind}${after}` : "");
 
 async function openEntity(e) {
   const body = { namespace: state.ns, name: e.name, limit: 50 };
@@ -43,7 +46,7 @@ async function openEntity(e) {
   $("entity-detail").hidden = false;
   $("entity-name").textContent = p.name;
   const also = p.aliases.length ? `; also written ${p.aliases.join(", ")}` : "";
-  $("entity-meta").textContent = `${p.kind}, in ${p.mentions} memories from ` +
+  $("entity-meta").textContent = `${kindOf(p, ", ")}in ${p.mentions} memories from ` +
     `${when(p.first_seen)} to ${when(p.last_seen)}${also}` +
     (p.user_id ? ` (user ${p.user_id})` : "");
   timeline($("entity-timeline"), p.records);
