@@ -348,18 +348,3 @@ def test_many_first_searches_embed_the_background_once(tmp_path: Path, e5):
         for t in threads:
             t.join(60)
         assert len(calls) == 1
-
-
-def test_every_memory_method_has_its_async_twin() -> None:
-    """``AsyncMemory`` awaits each public method of ``Memory`` (entities and entity included);
-    a new method without its twin fails here."""
-    import inspect
-
-    public = {n for n, f in inspect.getmembers(Memory, inspect.isfunction)
-              if not n.startswith("_")}
-    twins = {n for n, f in inspect.getmembers(AsyncMemory, inspect.iscoroutinefunction)}
-    # subscriptions return at once (their callbacks run on a thread)
-    not_awaited = {"on", "on_delete"}
-    assert public - not_awaited - twins == set()
-    assert all(callable(getattr(AsyncMemory, n)) for n in not_awaited)
-    assert {"entities", "entity"} <= twins

@@ -76,10 +76,6 @@ class AsyncMemory:
         event loop; hand work to the loop with ``loop.call_soon_threadsafe``)."""
         return self.sync.on(types, fn, namespace=namespace)
 
-    def on_delete(self, listener: Callable[[str, list[str]], None]) -> None:
-        """``Memory.on_delete``: the listener runs in the worker thread that deleted."""
-        self.sync.on_delete(listener)
-
     @property
     def webhooks(self) -> Webhooks:
         """``Memory.webhooks`` (its calls are quick reads and writes of the store)."""
