@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                      "filters", "scope", "_groups", "_http", "events", "tracing",
                      "__version__"}),
     ("storage", {"store"}),
-    ("providers", {"embed", "llm", "tokens"}),
+    ("providers", {"embed", "llm", "tokens", "delivery"}),
     ("retrieval and cognition", {"retrieval", "cognition"}),
     ("engine", {"engine", "memory", "memory_async", "_shared", "records",
                 "subscribers", "webhooks",

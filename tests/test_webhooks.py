@@ -16,8 +16,8 @@ import pytest
 from memstream import Config, InvalidInput, Memory, NotFound
 from memstream.bench import webhooks as outage
 from memstream.bench.webhooks import Receiver
+from memstream.delivery import Deliverer
 from memstream.events import sign, verify_signature
-from memstream.webhooks import Deliverer
 
 
 @pytest.fixture
