@@ -128,8 +128,8 @@ def _is_cap(word: str) -> bool:
     return word[:1].isupper() or (word[:1] == "#" and len(word) > 1)
 
 
-def _is_german(words: list[str]) -> bool:
-    lowered = [w.lower() for w in words]
+def _is_german(lowered: list[str]) -> bool:
+    """Whether lowercased words read as German (its function words, often enough)."""
     return sum(w in _GERMAN for w in lowered) >= max(2, len(lowered) // 12)
 
 
@@ -233,17 +233,17 @@ def extract(text: str) -> list[Mention]:
             names.pop()
         if names:
             single = len(names) == 1
-            strong = titled or not single or _is_id(names[0]) or \
-                (not start_initial and (not german or not _common_noun(tokens, i))) or \
-                possessive_at(tokens, j)
+            owned = _possessive_at(tokens, j)  # "Theo's": a possessive mostly follows a person
+            strong = titled or not single or _is_id(names[0]) or owned or \
+                (not start_initial and (not german or not _common_noun(tokens, i)))
             found = [(names, strong)]
             if start_initial and not titled and len(names) > 1 and \
                     not _is_id(names[0]) and names[1].lower() not in _JOINERS:
                 # "Met Marta Silva": the opening word may be a verb, so the rest is a
                 # mention too (weak: "Brodie Mills" must not make "Mills" a name)
                 found = [(names, strong), (names[1:], False)]
-            for words, sure in found:  # "Theo's": a possessive mostly follows a person
-                _keep(out, words, titled or possessive_at(tokens, j), sure)
+            for words, sure in found:
+                _keep(out, words, titled or owned, sure)
         done = max(j, i + 1)
     return list(out.values())
 
@@ -273,6 +273,6 @@ def _keep(out: dict[str, Mention], words: list[str], titled: bool, strong: bool)
         out[key] = Mention(out[key].name, key, out[key].kind, True)
 
 
-def possessive_at(tokens: list[str], j: int) -> bool:
+def _possessive_at(tokens: list[str], j: int) -> bool:
     """Whether the span that ended before ``tokens[j]`` ended on a possessive."""
     return j > 0 and bool(_POSSESSIVE.search(tokens[j - 1])) and len(tokens[j - 1]) > 2

@@ -21,7 +21,13 @@ from .._types import Hit, Signals
 from ..filters import Selection, admits
 from ..retrieval.context import smooth
 from ..retrieval.dates import spans
-from ..retrieval.entities import BRIDGE_PER_NAME, BRIDGE_SEEDS, bridge_names, placed
+from ..retrieval.entities import (
+    BRIDGE_PER_NAME,
+    BRIDGE_SEEDS,
+    bridge_names,
+    placed,
+    reached_from,
+)
 from ..retrieval.follow_ups import FOLLOW_TOP, follow_ups, newest_first
 from ..retrieval.keywords import keyword_search, query_terms
 from ..retrieval.notes import Pool as NotesPool
@@ -199,18 +205,9 @@ def _via_entities(store: SearchReads, sel: Selection, text: str, vector: np.ndar
                              {m.key for m in extract(text)})
         if not names:
             return ranked
-        lists = graph.mentions([e.id for ns in names.values() for e in ns],
-                               limit=BRIDGE_PER_NAME + 1)
-        reached: dict[str, list[str]] = {}
-        via: dict[str, tuple[str, ...]] = {}
-        for seed, ents in names.items():
-            for e in ents:
-                for rid in lists.get(e.id, [])[:BRIDGE_PER_NAME + 1]:
-                    if rid != seed:
-                        reached.setdefault(seed, [])
-                        if rid not in reached[seed]:
-                            reached[seed].append(rid)
-                        via[rid] = (*via.get(rid, ()), e.name)
+        # each name's newest memories, one more than it leads to (the seed may be among them)
+        reached, via = reached_from(names, graph.mentions(
+            [e.id for ents in names.values() for e in ents], limit=BRIDGE_PER_NAME + 1))
         wanted = list(dict.fromkeys(r for rs in reached.values() for r in rs))
         visible = {r.id for r in store.records.get(sel.namespace, wanted) if admits(sel, r)}
         reached = {s: [r for r in rs if r in visible] for s, rs in reached.items()}

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from .._types import Entity
 
 __all__ = ["BRIDGE_BONUS", "BRIDGE_MENTIONS", "BRIDGE_PER_NAME", "BRIDGE_SEEDS", "bridge_names",
-           "placed"]
+           "placed", "reached_from"]
 
 #: the best hits whose names are followed
 BRIDGE_SEEDS = 1
@@ -52,6 +52,23 @@ def bridge_names(seeds: Sequence[str], found: Mapping[str, Sequence[Entity]],
         if names:
             out[seed] = names
     return out
+
+
+def reached_from(names: Mapping[str, Sequence[Entity]], mentions: Mapping[int, Sequence[str]]
+                 ) -> tuple[dict[str, list[str]], dict[str, tuple[str, ...]]]:
+    """Per seed, the memories its names lead to (``mentions``: each name's newest memories),
+    and per memory reached, the names that led to it."""
+    reached: dict[str, list[str]] = {}
+    via: dict[str, tuple[str, ...]] = {}
+    for seed, ents in names.items():
+        for e in ents:
+            for rid in mentions.get(e.id, ()):
+                if rid == seed:
+                    continue
+                if rid not in reached.setdefault(seed, []):
+                    reached[seed].append(rid)
+                via[rid] = (*via.get(rid, ()), e.name)
+    return reached, via
 
 
 def placed(order: Sequence[str], logits: Mapping[str, float],

@@ -81,7 +81,7 @@ class Graph:
                     row[3] += int(m.strong)
                     row[4] = min(row[4], r.created_at)
                     row[5] = max(row[5], r.created_at)
-                    if m.strong and not row[3] - int(m.strong):
+                    if m.strong and row[3] == 1:  # the first strong mention names it
                         row[0], row[1] = m.name, m.kind
                 mentions.append((r.namespace, owner, m.key, r.id, r.created_at, int(m.strong)))
         if not found:
