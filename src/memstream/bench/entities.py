@@ -217,3 +217,53 @@ def _table_bytes(path: Path, names: tuple[str, ...]) -> int | None:
         except sqlite3.OperationalError:
             return None
     return int(sum(size for name, size in rows if name in names))
+
+
+#: the settings the held-out check chooses among: off, or the bonus a name adds (logits)
+SETTINGS: dict[str, float | None] = {"off": None, "bonus 1": 1.0, "bonus 2": 2.0, "bonus 3": 3.0}
+
+
+def held_out(path: str, *, progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """The everyday suite with following names held out by store: for each store, the setting
+    (``SETTINGS``) that answers most questions first or in the top 5 on the other stores is
+    scored on it. Also each setting on every store, and vector search from the same runs."""
+    import os
+
+    from ..retrieval import entities as following
+    from .everyday import run
+
+    per: dict[str, dict[str, tuple[int, int, int]]] = {}
+    overall: dict[str, tuple[float, float]] = {}
+    vector = (0.0, 0.0)
+    kept = os.environ.get("MEMSTREAM_ENTITIES"), following.BRIDGE_BONUS
+    try:
+        for name, bonus in SETTINGS.items():
+            os.environ["MEMSTREAM_ENTITIES"] = "0" if bonus is None else "1"
+            following.BRIDGE_BONUS = bonus if bonus is not None else kept[1]
+            groups = run(path, profiles=("default",))["profiles"]
+            mine = groups["default"]["groups"]
+            per[name] = {k.split(":", 1)[1]: (g["first_count"], g["top5_count"], g["n"])
+                         for k, g in mine.items() if k.startswith("store:")}
+            overall[name] = (mine["overall"]["first"], mine["overall"]["top5"])
+            vo = groups["vector only"]["groups"]["overall"]
+            vector = (vo["first"], vo["top5"])
+            if progress:
+                progress(f"{name}: {overall[name][0]:.3f} / {overall[name][1]:.3f}")
+    finally:
+        following.BRIDGE_BONUS = kept[1]
+        if kept[0] is None:
+            os.environ.pop("MEMSTREAM_ENTITIES", None)
+        else:
+            os.environ["MEMSTREAM_ENTITIES"] = kept[0]
+    stores = list(per["off"])
+    first = top5 = n = 0
+    chosen = {}
+    for store in stores:
+        def others(setting: str, store: str = store) -> int:
+            return sum(per[setting][o][0] + per[setting][o][1] for o in stores if o != store)
+        best = max(SETTINGS, key=lambda s: (others(s), s == "bonus 2"))
+        chosen[store] = best
+        a, b, c = per[best][store]
+        first, top5, n = first + a, top5 + b, n + c
+    return {"held_out": (round(first / n, 3), round(top5 / n, 3)), "chosen": chosen,
+            "settings": overall, "vector_only": vector}

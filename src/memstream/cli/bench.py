@@ -179,8 +179,10 @@ def bench_scenarios(st: _State, profiles: str) -> None:
 @click.option("--n", "n", default=100_000, show_default=True,
               help="Notes in the store the cost is measured at (0: the quality only).")
 @click.option("--queries", default=200, show_default=True)
+@click.option("--everyday", type=_data("everyday"),
+              help="Also score following names on this everyday suite, held out by store.")
 @click.pass_obj
-def bench_entities(st: _State, n: int, queries: int) -> None:
+def bench_entities(st: _State, n: int, queries: int, everyday: str | None) -> None:
     """Names found (precision and recall on a labelled sample in English, German and Spanish)
     and what the entity graph costs at N notes (docs/entities.md)."""
     from ..bench import entities
@@ -203,6 +205,16 @@ def bench_entities(st: _State, n: int, queries: int) -> None:
                        f"{cost['search_ms']} ms, following names {cost['search_ms_entities']} "
                        f"ms; graph {cost['entities']:,} entities, {cost['mentions']:,} "
                        f"mentions, {(cost['graph_bytes'] or 0) / 2**20:.1f} MiB")
+    if everyday:
+        out["everyday"] = held = entities.held_out(
+            everyday, progress=lambda msg: click.echo(f"bench entities: {msg}", err=True))
+        if not st.as_json:
+            f, t = held["held_out"]
+            vf, vt = held["vector_only"]
+            click.echo(f"everyday, following names held out by store: {f:.3f} / {t:.3f} first / "
+                       f"top 5 (vector only {vf:.3f} / {vt:.3f}); each setting on every store: "
+                       + ", ".join(f"{k} {a:.3f} / {b:.3f}"
+                                   for k, (a, b) in held["settings"].items()))
     if st.as_json:
         _emit(out)
 
