@@ -34,7 +34,7 @@ def run(episodes: int = 50, seed: int = 7, path: str | None = None,
     with Memory(path or str(Path(folder) / "learning.db"), clock=clock) as mem:
         learner = Learner(mem, scopes=[MemoryScope("billing-bot", can_learn=["api_testing"])])
         for n in range(1, episodes + 1):
-            advice = learner.retrieve(TASK, "billing-bot", top_k=3)
+            advice = learner.retrieve(TASK, "billing-bot", k=3)
             best = advice.heuristics[0].strategy if advice.heuristics else None
             if best is None or rng.random() < 0.2:
                 strategy = rng.choice(sorted(STRATEGIES))
@@ -45,7 +45,7 @@ def run(episodes: int = 50, seed: int = 7, path: str | None = None,
             learner.learn("billing-bot", "crm", TASK, ok, strategy,
                           error_message=None if ok else error)
             clock.advance(hours=1)
-            after = learner.retrieve(TASK, "billing-bot", top_k=3)
+            after = learner.retrieve(TASK, "billing-bot", k=3)
             top = after.heuristics[0] if after.heuristics else None
             advice_log.append(top.strategy if top else "-")
             if n % 10 == 0:

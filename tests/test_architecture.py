@@ -12,7 +12,7 @@ SRC = Path(__file__).parents[1] / "src" / "memstream"
 #: lowest first; a module may import its own layer and the layers below it
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundations", {"errors", "_json", "_types", "_ids", "_validate", "clock", "config",
-                     "_routes", "_entities",
+                     "_routes", "_entities", "_aliases",
                      "filters", "scope", "_groups", "_http", "events", "tracing",
                      "__version__"}),
     ("storage", {"store"}),

@@ -231,3 +231,37 @@ def test_a_failed_write_leaves_no_store_behind(tmp_path: Path):
     assert runner.invoke(cli, ["--db", str(db), "--embedder", "none", "import", str(bad)]
                          ).exit_code != 0
     assert db.exists()
+
+
+def test_agent_and_learning_commands(run):
+    """The operations agents use at run time, from a shell: advice after learned outcomes, an
+    agent's states stored and compared, an episode as one JSON object (the REST form)."""
+    for strategy in ("fill valid credentials first",) * 3:
+        run("learn", "--agent", "bot", "--project", "p", "--task", "test the login form",
+            "--success", "--strategy-used", strategy)
+    run("learn", "--agent", "bot", "--project", "p", "--task", "test the login form",
+        "--failure", "--strategy", "click submit twice")  # the old option name still works
+    prompt = run("advice", "--task", "test the login form", "--agent", "bot").output
+    assert "fill valid credentials first" in prompt
+    advice = json.loads(run("--json", "advice", "--task", "test the login form",
+                            "--agent", "bot", "-k", "1").output)
+    assert len(advice["heuristics"]) == 1 and "fill valid credentials" in advice["prompt"]
+    for step, food in enumerate((0, 5, 9)):
+        run("agents", "store", "fox", "--contents", json.dumps({"food": food}),
+            "--step", str(step))
+    run("agents", "store", "fox", "--kind", "action", "--contents", '{"move": "north"}',
+        "--step", "3")
+    like = json.loads(run("--json", "agents", "similar", "fox", "--state", '{"food": 8}',
+                          "-k", "1", "--kind", "state").output)
+    assert [(e["step_number"], e["similarity"] > 0) for e in like] == [(2, True)]
+    assert "similarity" in run("agents", "similar", "fox", "--state", '{"food": 8}').output
+    bad = run("agents", "store", "fox", "--contents", "{food", "--step", "4", ok=False)
+    assert bad.exit_code != 0 and "--contents is not valid JSON" in bad.output
+    episode = {"task_id": "t", "score": 0.9, "successes": ["planned first"]}
+    rid = run("episodes", "--agent", "bot", "record", "--episode", "-",
+              input=json.dumps(episode)).output.strip()
+    assert "[WORKS] planned first" in run("episodes", "--agent", "bot", "context", "--task", "t",
+                                          "--budget", "200").output
+    assert rid in run("get", rid).output
+    none = run("episodes", "record", ok=False)
+    assert none.exit_code != 0 and "--score" in none.output

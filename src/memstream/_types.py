@@ -15,8 +15,9 @@ import numpy as np
 
 from ._json import clip
 
-__all__ = ["KINDS", "ORDERS", "Entity", "EntityProfile", "Explanation", "HistoryEntry", "Hit",
-           "MemoryChange", "Order", "Record", "Relation", "Signals", "TermStats"]
+__all__ = ["KINDS", "ORDERS", "Context", "Entity", "EntityProfile", "Explanation",
+           "HistoryEntry", "Hit", "MemoryChange", "Order", "Record", "Relation", "Signals",
+           "TermStats"]
 
 #: the orders of a listing: by creation (oldest first, or newest first with "-") or by step
 Order = Literal["created", "-created", "step", "-step"]
@@ -183,6 +184,15 @@ class Hit:
             "score": self.score,
             "explain": self.explain.to_dict(),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A context block: the rendered text, the hits it holds and its exact token count."""
+
+    text: str
+    hits: list[Hit]
+    tokens: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from . import errors as _errors
+from ._aliases import renamed
 from ._routes import request
 from ._types import (
     Entity,
@@ -173,8 +174,9 @@ class Client:
         out = self._send("add_memories", namespace=whose.namespace, items=rows)
         return [_record(r) for r in out]
 
-    def get(self, record_id: str, *, namespace: str | None = None) -> Record:
-        return _record(self._send("get_memory", memory_id=record_id, namespace=namespace))
+    @renamed(record_id="memory_id")
+    def get(self, memory_id: str, *, namespace: str | None = None) -> Record:
+        return _record(self._send("get_memory", memory_id=memory_id, namespace=namespace))
 
     def get_all(self, *, namespace: str | None = None, user_id: str | None = None,
                 agent_id: str | None = None, run_id: str | None = None,
@@ -195,7 +197,8 @@ class Client:
                        "offset": offset, "order": order})
         return [_record(r) for r in self._send("list_memories", **body)]
 
-    def update(self, record_id: str, *, text: str | None = None,
+    @renamed(record_id="memory_id")
+    def update(self, memory_id: str, *, text: str | None = None,
                data: Mapping[str, Any] | None = None, importance: float | None = None,
                metadata: Mapping[str, Any] | None = None,
                provenance: Sequence[str] | None = None, namespace: str | None = None,
@@ -203,12 +206,13 @@ class Client:
         changes: dict[str, Any] = {
             "text": text, "data": data, "importance": importance, "metadata": metadata,
             "provenance": None if provenance is None else list(provenance), "at": _time(at)}
-        return _record(self._send("update_memory", memory_id=record_id, namespace=namespace,
+        return _record(self._send("update_memory", memory_id=memory_id, namespace=namespace,
                                   **changes))
 
-    def delete(self, record_id: str, *, namespace: str | None = None,
+    @renamed(record_id="memory_id")
+    def delete(self, memory_id: str, *, namespace: str | None = None,
                erase: bool = False) -> None:
-        self._send("delete_memory", memory_id=record_id, namespace=namespace,
+        self._send("delete_memory", memory_id=memory_id, namespace=namespace,
                    erase=erase or None)
 
     def delete_all(self, *, namespace: str | None = None, user_id: str | None = None,
@@ -225,8 +229,9 @@ class Client:
         body = {k: wire[k] for k in (*SCOPE, "kinds", "filters")}
         return int(self._send("delete_memories", **body, erase=erase or None)["deleted"])
 
-    def history(self, record_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
-        rows = self._send("memory_history", memory_id=record_id, namespace=namespace)
+    @renamed(record_id="memory_id")
+    def history(self, memory_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
+        rows = self._send("memory_history", memory_id=memory_id, namespace=namespace)
         return [HistoryEntry(**r) for r in rows]
 
     def entities(self, query: str | None = None, *, namespace: str | None = None,
@@ -287,10 +292,11 @@ class Client:
         return _record(self._send("record_episode", episode=dict(episode), agent_id=agent_id,
                                   namespace=namespace))
 
+    @renamed(max_tokens="budget")
     def episode_context(self, task_id: str | None = None, *, agent_id: str = "default",
-                        max_tokens: int | None = None, namespace: str | None = None) -> str:
+                        budget: int | None = None, namespace: str | None = None) -> str:
         return str(self._send("episode_context", task_id=task_id, agent_id=agent_id,
-                              max_tokens=max_tokens, namespace=namespace)["context"])
+                              budget=budget, namespace=namespace)["context"])
 
     def learn_outcome(self, agent: str, project_id: str, task: str, outcome: bool,
                       strategy_used: str, *, task_type: str | None = None,
@@ -302,23 +308,26 @@ class Client:
             strategy_used=strategy_used, task_type=task_type, duration_ms=duration_ms,
             error_message=error_message, feedback=feedback, namespace=namespace))
 
+    @renamed(top_k="k")
     def task_advice(self, task: str, agent: str, *, user_id: str | None = None,
-                    top_k: int = 5, namespace: str | None = None) -> dict[str, Any]:
+                    k: int = 5, namespace: str | None = None) -> dict[str, Any]:
         return dict(self._send("task_advice", task=task, agent=agent, user_id=user_id,
-                               top_k=top_k, namespace=namespace))
+                               k=k, namespace=namespace))
 
+    @renamed(memory_type="kind")
     def store_agent_memory(self, agent_id: str, contents: Mapping[str, Any], step: int, *,
-                           memory_type: str = "state", priority: float = 1.0,
+                           kind: str = "state", priority: float = 1.0,
                            namespace: str | None = None) -> dict[str, Any]:
         return dict(self._send("store_agent_memory", agent_id=agent_id,
-                               contents=dict(contents), step=step, memory_type=memory_type,
+                               contents=dict(contents), step=step, kind=kind,
                                priority=priority, namespace=namespace))
 
+    @renamed(memory_type="kind")
     def similar_agent_states(self, agent_id: str, state: Mapping[str, Any], *, k: int = 5,
-                             memory_type: str | None = None, namespace: str | None = None
+                             kind: str | None = None, namespace: str | None = None
                              ) -> list[dict[str, Any]]:
         return list(self._send("similar_agent_states", agent_id=agent_id, state=dict(state),
-                               k=k, memory_type=memory_type, namespace=namespace))
+                               k=k, kind=kind, namespace=namespace))
 
     def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
         return dict(self._send("stats", namespace=namespace))

@@ -12,7 +12,6 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
@@ -20,8 +19,9 @@ import numpy as np
 
 from . import _validate as v
 from . import tracing
+from ._aliases import renamed
 from ._shared import Shared
-from ._types import Entity, EntityProfile, HistoryEntry, Hit, MemoryChange, Record
+from ._types import Context, Entity, EntityProfile, HistoryEntry, Hit, MemoryChange, Record
 from .clock import Clock, TimeLike, WallClock, to_timestamp
 from .cognition.extraction import check_messages
 from .config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
@@ -54,15 +54,6 @@ log = logging.getLogger("memstream")
 WeightsLike = str | Weights | Mapping[str, float] | Sequence[float] | None
 Messages = Sequence[Mapping[str, str]]
 _AUTO: Any = object()
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """A context block: the rendered text, the hits it holds and its exact token count."""
-
-    text: str
-    hits: list[Hit]
-    tokens: int
 
 
 class Memory(ChangeEvents):
@@ -288,7 +279,8 @@ class Memory(ChangeEvents):
             raise InvalidInput(f"duplicates must be 'refresh' or 'keep', not {mode!r}")
         return mode == "refresh"
 
-    def update(self, record_id: str, *, text: str | None = None,
+    @renamed(record_id="memory_id")
+    def update(self, memory_id: str, *, text: str | None = None,
                data: Mapping[str, Any] | None = None, importance: float | None = None,
                metadata: Mapping[str, Any] | None = None,
                provenance: Sequence[str] | None = None, namespace: str | None = None,
@@ -300,20 +292,22 @@ class Memory(ChangeEvents):
             importance=v.importance(importance),
             metadata=v.json_object(metadata, "metadata", max_bytes=self.config.max_text_bytes),
             provenance=None if provenance is None else v.ids(provenance))
-        record = self.store.records.update(self._ns(namespace), record_id, patch, at=self._now(at))
+        record = self.store.records.update(self._ns(namespace), memory_id, patch, at=self._now(at))
         if text is not None:
             self._kick()
         return record
 
-    def invalidate(self, record_id: str, *, superseded_by: str | None = None,
+    @renamed(record_id="memory_id")
+    def invalidate(self, memory_id: str, *, superseded_by: str | None = None,
                    namespace: str | None = None, at: TimeLike | None = None) -> Record:
         """Mark a record as no longer valid (it stays in history and in as-of reads)."""
         when = self._now(at)
         return self.store.records.update(
-            self._ns(namespace), record_id,
+            self._ns(namespace), memory_id,
             Patch(invalidated_at=when, superseded_by=superseded_by), at=when)
 
-    def delete(self, record_id: str, *, namespace: str | None = None,
+    @renamed(record_id="memory_id")
+    def delete(self, memory_id: str, *, namespace: str | None = None,
                at: TimeLike | None = None, erase: bool = False) -> None:
         """Remove a record from every index. Raises NotFound when there is no such record.
 
@@ -322,8 +316,8 @@ class Memory(ChangeEvents):
         only an ``erase`` entry with the id and the time (see docs/server.md, "Erasure").
         A record deleted earlier can be erased later."""
         ns = self._ns(namespace)
-        if not self.deletions.remove(ns, [record_id], at=self._now(at), erase=erase):
-            raise NotFound(f"no record {record_id!r} in namespace {ns!r}")
+        if not self.deletions.remove(ns, [memory_id], at=self._now(at), erase=erase):
+            raise NotFound(f"no record {memory_id!r} in namespace {ns!r}")
 
     def delete_all(self, *, namespace: str | None = None, user_id: str | None = None,
                    agent_id: str | None = None, run_id: str | None = None,
@@ -366,12 +360,13 @@ class Memory(ChangeEvents):
 
     # --- reads -------------------------------------------------------------------------------
 
-    def get(self, record_id: str, *, namespace: str | None = None) -> Record:
+    @renamed(record_id="memory_id")
+    def get(self, memory_id: str, *, namespace: str | None = None) -> Record:
         """One record by id (also when invalidated). Raises NotFound."""
         ns = self._ns(namespace)
-        found = self.store.records.get(ns, [record_id])
+        found = self.store.records.get(ns, [memory_id])
         if not found:
-            raise NotFound(f"no record {record_id!r} in namespace {ns!r}")
+            raise NotFound(f"no record {memory_id!r} in namespace {ns!r}")
         return found[0]
 
     def get_all(self, *, namespace: str | None = None, user_id: str | None = None,
@@ -406,11 +401,12 @@ class Memory(ChangeEvents):
             kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
             include_invalid=include_invalid, as_of=as_of)))
 
-    def history(self, record_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
+    @renamed(record_id="memory_id")
+    def history(self, memory_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
         """Every change to a record, oldest first, also after it was deleted."""
-        entries = self.store.records.history(self._ns(namespace), record_id)
+        entries = self.store.records.history(self._ns(namespace), memory_id)
         if not entries:
-            raise NotFound(f"no history for {record_id!r}; check the id and the namespace")
+            raise NotFound(f"no history for {memory_id!r}; check the id and the namespace")
         return entries
 
     def _background(self) -> np.ndarray | None:

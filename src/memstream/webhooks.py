@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ._aliases import renamed
 from .delivery import Deliverer, check_url
 from .errors import InvalidInput, NotFound
 from .events import EVENT_TYPES, Webhook
@@ -62,28 +63,32 @@ class Webhooks:
         """The namespace's webhooks, oldest first, with their delivery state."""
         return self._store.events.webhooks(self._ns(namespace))
 
-    def get(self, hook_id: str, *, namespace: str | None = None) -> Webhook:
+    @renamed(hook_id="webhook_id")
+    def get(self, webhook_id: str, *, namespace: str | None = None) -> Webhook:
         for hook in self.list(namespace=namespace):
-            if hook.id == hook_id:
+            if hook.id == webhook_id:
                 return hook
-        raise NotFound(f"no webhook {hook_id!r} in this namespace; list them with "
+        raise NotFound(f"no webhook {webhook_id!r} in this namespace; list them with "
                        "`memstream webhooks list`")
 
-    def remove(self, hook_id: str, *, namespace: str | None = None) -> None:
-        if not self._store.events.remove_webhook(self._ns(namespace), hook_id):
-            raise NotFound(f"no webhook {hook_id!r} in this namespace")
+    @renamed(hook_id="webhook_id")
+    def remove(self, webhook_id: str, *, namespace: str | None = None) -> None:
+        if not self._store.events.remove_webhook(self._ns(namespace), webhook_id):
+            raise NotFound(f"no webhook {webhook_id!r} in this namespace")
 
-    def dead_letters(self, hook_id: str, *, namespace: str | None = None
+    @renamed(hook_id="webhook_id")
+    def dead_letters(self, webhook_id: str, *, namespace: str | None = None
                      ) -> builtins.list[dict[str, object]]:
         """The events a webhook gave up on: their numbers, when, and the last error."""
-        self.get(hook_id, namespace=namespace)
+        self.get(webhook_id, namespace=namespace)
         return [{"seq": seq, "at": at, "error": error}
-                for seq, at, error in self._store.events.dead_letters(hook_id)]
+                for seq, at, error in self._store.events.dead_letters(webhook_id)]
 
-    def redeliver(self, hook_id: str, *, namespace: str | None = None) -> int:
+    @renamed(hook_id="webhook_id")
+    def redeliver(self, webhook_id: str, *, namespace: str | None = None) -> int:
         """Send a webhook's dead letters again (and what came after them); how many."""
-        self.get(hook_id, namespace=namespace)
-        return self._store.events.redeliver_dead(self._ns(namespace), hook_id)
+        self.get(webhook_id, namespace=namespace)
+        return self._store.events.redeliver_dead(self._ns(namespace), webhook_id)
 
     def deliver(self, *, until_idle: bool = True, timeout: float | None = None) -> int:
         """Deliver in this thread: until nothing is due (``until_idle``) or for ``timeout``

@@ -29,8 +29,8 @@ CLIENT = {"add_memory": "add", "search_memories": "search", "list_memories": "ge
           "get_memory": "get", "update_memory": "update", "delete_memory": "delete",
           "memory_history": "history", "memory_context": "context",
           "list_entities": "entities", "get_entity": "entity"}
-#: parameters Client names as Memory does
-RENAMED = {"memory_id": "record_id", "episode": "episode"}
+#: parameters Client names otherwise: none (one name per concept)
+RENAMED: dict[str, str] = {}
 #: the CLI's core verbs, and the operation whose parameters each must take
 CLI = {"search": "search_memories", "list": "list_memories"}
 #: parameters a CLI verb names otherwise or needs not take (reads never touch from a shell)

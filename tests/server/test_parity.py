@@ -47,30 +47,29 @@ PYTHON: dict[str, tuple[Callable[..., Any], set[str]]] = {
     "webhook_dead_letters": (Webhooks.dead_letters, set()),
     "redeliver_webhook": (Webhooks.redeliver, set()),
 }
-#: what Python names otherwise (REST name -> Python name), by operation
-PYTHON_NAMES: dict[str, dict[str, str]] = {
-    "similar_agent_states": {"state": "query", "memory_type": "kind"},
-    **{op: {"memory_id": "record_id"} for op in (
-        "get_memory", "update_memory", "delete_memory", "memory_history")},
-    **{op: {"webhook_id": "hook_id"} for op in (
-        "delete_webhook", "webhook_dead_letters", "redeliver_webhook")},
-}
+#: what Python names otherwise (REST name -> Python name), by operation: nothing, one name per
+#: concept (an old name is an alias: test_old_names_are_aliases)
+PYTHON_NAMES: dict[str, dict[str, str]] = {}
 
 #: the command of each operation, what it names otherwise, and what it does not take (the
 #: namespace is the global --namespace of every command)
 CLI: dict[str, tuple[str, dict[str, str], set[str]]] = {
     "add_memory": ("add", {}, set()),
-    "search_memories": ("search", {"touch": "no_touch"}, {"fusion", "step_range"}),
+    "search_memories": ("search", {}, {"fusion", "step_range"}),
     "list_memories": ("list", {}, {"step_range"}),
-    "get_memory": ("get", {"memory_id": "record_id"}, set()),
-    "update_memory": ("update", {"memory_id": "record_id"}, set()),
-    "delete_memory": ("delete", {"memory_id": "record_id"}, set()),
-    "memory_history": ("history", {"memory_id": "record_id"}, set()),
+    "get_memory": ("get", {}, set()),
+    "update_memory": ("update", {}, set()),
+    "delete_memory": ("delete", {}, set()),
+    "memory_history": ("history", {}, set()),
     "memory_context": ("context", {}, {"fusion", "step_range", "touch"}),
     "list_entities": ("entities", {}, set()),
     "get_entity": ("entity", {}, set()),
+    "record_episode": ("episodes record", {}, set()),
     "episode_context": ("episodes context", {}, set()),
-    "learn_outcome": ("learn", {"outcome": "success", "strategy_used": "strategy"}, set()),
+    "task_advice": ("advice", {"agent": "agent"}, set()),
+    "store_agent_memory": ("agents store", {}, set()),
+    "similar_agent_states": ("agents similar", {}, set()),
+    "learn_outcome": ("learn", {}, set()),
     "list_events": ("events", {}, set()),
     "register_webhook": ("webhooks add", {}, set()),
     "list_webhooks": ("webhooks list", {}, set()),
@@ -78,14 +77,8 @@ CLI: dict[str, tuple[str, dict[str, str], set[str]]] = {
     "webhook_dead_letters": ("webhooks dead-letters", {}, set()),
     "redeliver_webhook": ("webhooks redeliver", {}, set()),
 }
-#: operations with no command, and why
-NOT_IN_CLI = {
-    "record_episode": "a training loop records episodes from Python; `episodes record` takes "
-                      "an episode's fields flat (--score, --steps, ...), not one JSON object",
-    "task_advice": "an agent asks for advice at run time, from Python, REST or MCP",
-    "store_agent_memory": "agents' states are written by running agents, not from a shell",
-    "similar_agent_states": "agents' states are read by running agents, not from a shell",
-}
+#: operations with no command, and why: none
+NOT_IN_CLI: dict[str, str] = {}
 
 
 def _fields(op: Operation) -> set[str]:
@@ -140,5 +133,35 @@ def test_the_parity_check_can_fail():
     def update(self: Any, record_id: str, *, text: str | None = None) -> None: ...
 
     op = next(o for o in OPERATIONS if o.name == "update_memory")
-    wanted = {PYTHON_NAMES["update_memory"].get(f, f) for f in _fields(op)}
+    wanted = {PYTHON_NAMES.get("update_memory", {}).get(f, f) for f in _fields(op)}
     assert "provenance" in wanted - _python_params(update)
+
+
+def test_old_names_are_aliases():
+    """The names an earlier release used still work as keywords (one name per concept: the
+    signature shows the new one), and giving both is refused with the one to keep."""
+    from memstream import InvalidInput, NotFound
+
+    with Memory(":memory:", embedder="none") as mem:
+        rec = mem.add("Ana prefers the window seat")
+        assert mem.get(record_id=rec.id) == mem.get(memory_id=rec.id) == mem.get(rec.id)
+        mem.update(record_id=rec.id, importance=0.9)
+        assert [h.event for h in mem.history(record_id=rec.id)] == ["add", "update"]
+        with pytest.raises(InvalidInput, match="pass only 'memory_id'"):
+            mem.get(rec.id, record_id=rec.id)
+        with pytest.raises(NotFound):
+            mem.webhooks.remove(hook_id="wh_none")
+        tiers = TieredMemory.of(mem)
+        tiers.store("owl", memory_type="action", contents={"x": 1}, step=1)
+        assert tiers.step_range("owl", 0, 5, kind="action")[0]["step_number"] == 1
+        tiers.store("owl", "state", {"x": 2}, 2)
+        assert tiers.similar("owl", query={"x": 2}, k=1)[0][0]["step_number"] == 2
+        learner = Learner(mem)
+        assert learner.retrieve("t", "a", top_k=2) == learner.retrieve("t", "a", k=2)
+        episodes = EpisodeMemory(mem, agent_id="owl")
+        episodes.record({"task_id": "t", "score": 0.9, "successes": ["planned first"]})
+        assert episodes.context("t", max_tokens=0) == episodes.context("t", budget=0) == ""
+        assert "planned first" in episodes.context("t", max_tokens=200)
+        mem.delete(record_id=rec.id)
+        with pytest.raises(NotFound):
+            mem.get(rec.id)

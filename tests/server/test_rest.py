@@ -91,6 +91,38 @@ def test_every_route_with_an_admin_key(server: Server):
         assert gone.json() == {"deleted": 2}
 
 
+def test_old_parameter_names_are_aliases(server: Server):
+    """One name per concept (k, budget, kind); the old names still work, and both at once is a
+    422 that names the one to keep."""
+    with server.client("admin") as http:
+        for step in range(2):
+            assert http.post("/v1/agents/entries", json={
+                "agent_id": "owl", "memory_type": "action", "contents": {"step": step},
+                "step": step}).status_code == 201
+        assert http.post("/v1/agents/entries", json={
+            "agent_id": "owl", "kind": "state", "contents": {"step": 9}, "step": 9}
+        ).status_code == 201
+        for name in ("kind", "memory_type"):
+            got = http.get("/v1/agents/owl/range", params={"start": 0, "end": 9, name: "action"})
+            assert [e["step_number"] for e in got.json()] == [0, 1]
+            like = http.post("/v1/agents/owl/similar", json={"state": {"step": 9}, "k": 3,
+                                                             name: "state"}).json()
+            assert [e["step_number"] for e in like] == [9]
+        both = http.get("/v1/agents/owl/range", params={"start": 0, "end": 9, "kind": "state",
+                                                         "memory_type": "action"})
+        assert both.status_code == 422 and "pass only 'kind'" in both.json()["error"]["message"]
+        for name in ("budget", "max_tokens"):
+            ctx = http.get("/v1/episodes/context", params={"agent_id": "owl", name: 0})
+            assert ctx.status_code == 200 and ctx.json()["context"] == ""
+        for name in ("k", "top_k"):
+            advice = http.post("/v1/learning/advice", json={"task": "t", "agent": "owl",
+                                                            name: 2})
+            assert advice.status_code == 200
+        twice = http.post("/v1/learning/advice", json={"task": "t", "agent": "owl", "k": 2,
+                                                       "top_k": 3})
+        assert twice.status_code == 422
+
+
 @pytest.mark.parametrize(("key", "method", "path", "body", "status", "error"), [
     (None, "GET", "/v1/stats", None, 401, "Unauthenticated"),
     ("bogus", "GET", "/v1/stats", None, 401, "Unauthenticated"),

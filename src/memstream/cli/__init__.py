@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import (  # noqa: F401 (each registers its commands)
+    agents,
     bench,
     capabilities,
     entities,

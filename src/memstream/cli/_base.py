@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,6 +131,14 @@ def _json_arg(raw: str | None, name: str) -> Any:
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"--{name} is not valid JSON ({exc.msg}); quote it like "
                            "'{\"key\": \"value\"}'") from exc
+
+
+def _stdin_text(what: str, command: str) -> str:
+    """What was piped in for ``what`` ('-' on the command line), or an error saying how."""
+    if sys.stdin.isatty():
+        raise InvalidInput(f"give the {what} as an argument, or pipe it in: "
+                           f"echo '...' | memstream {command} -")
+    return sys.stdin.read()
 
 
 def _emit(obj: Any) -> None:

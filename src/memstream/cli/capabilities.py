@@ -12,6 +12,7 @@ from ._base import (
     _json_arg,
     _short,
     _State,
+    _stdin_text,
     _table,
     cli,
 )
@@ -21,21 +22,22 @@ from ._base import (
 @click.option("--agent", required=True)
 @click.option("--project", "project_id", required=True)
 @click.option("--task", required=True, help="What the agent was asked to do.")
-@click.option("--success/--failure", "success", required=True)
-@click.option("--strategy", required=True, help="What the agent did.")
+@click.option("--success/--failure", "outcome", required=True, help="The outcome.")
+@click.option("--strategy-used", "--strategy", "strategy_used", required=True,
+              help="What the agent did.")
 @click.option("--task-type", help="Default: inferred from the task.")
 @click.option("--error", "error_message")
 @click.option("--feedback")
 @click.option("--duration-ms", type=int)
 @click.pass_obj
-def learn(st: _State, agent: str, project_id: str, task: str, success: bool, strategy: str,
+def learn(st: _State, agent: str, project_id: str, task: str, outcome: bool, strategy_used: str,
           task_type: str | None, error_message: str | None, feedback: str | None,
           duration_ms: int | None) -> None:
     """Record how an attempt went; heuristics and anti-patterns follow from repeats."""
     from ..learning import Learner
 
     with st.memory(create=True) as mem:
-        out = Learner(mem).learn(agent, project_id, task, success, strategy,
+        out = Learner(mem).learn(agent, project_id, task, outcome, strategy_used,
                                  task_type=task_type, duration_ms=duration_ms,
                                  error_message=error_message, feedback=feedback)
     _emit({"id": out.id, **out.payload()}) if st.as_json else click.echo(out.id)
@@ -93,22 +95,30 @@ def _episodes(st: _State, mem: Memory) -> Any:
 
 
 @episodes.command("record")
+@click.option("--episode", help="The whole episode as one JSON object, as REST and MCP take it "
+              "('-': read it from standard input); the other options build one instead.")
 @click.option("--task", "task_id", default="unknown", show_default=True)
-@click.option("--score", type=float, required=True, help="In [0, 1].")
+@click.option("--score", type=float, help="In [0, 1] (required without --episode).")
 @click.option("--steps", type=int, default=0)
 @click.option("--summary", default="", help="One or two sentences on what happened.")
 @click.option("--mistake", "mistakes", multiple=True, help="Repeatable.")
 @click.option("--success", "successes", multiple=True, help="Repeatable.")
 @click.option("--card", "cards", multiple=True, help="A mistake card as JSON; repeatable.")
 @click.pass_obj
-def episodes_record(st: _State, task_id: str, score: float, steps: int, summary: str,
-                    mistakes: tuple[str, ...], successes: tuple[str, ...],
-                    cards: tuple[str, ...]) -> None:
+def episodes_record(st: _State, episode: str | None, task_id: str, score: float | None,
+                    steps: int, summary: str, mistakes: tuple[str, ...],
+                    successes: tuple[str, ...], cards: tuple[str, ...]) -> None:
     """Record a finished episode."""
-    report = {"task_id": task_id, "score": score, "steps": steps,
-              "trajectory_summary": summary, "mistakes": list(mistakes),
-              "successes": list(successes),
-              "mistake_cards": [_json_arg(c, "card") for c in cards]}
+    if episode is not None:
+        raw = _stdin_text("episode", "episodes record --episode") if episode == "-" else episode
+        report = _json_arg(raw, "episode")
+    elif score is None:
+        raise click.UsageError("give --score (or the whole episode with --episode)")
+    else:
+        report = {"task_id": task_id, "score": score, "steps": steps,
+                  "trajectory_summary": summary, "mistakes": list(mistakes),
+                  "successes": list(successes),
+                  "mistake_cards": [_json_arg(c, "card") for c in cards]}
     with st.memory(create=True) as mem:
         rec = _episodes(st, mem).record(report)
     _emit(rec.to_dict()) if st.as_json else click.echo(rec.id)
@@ -118,13 +128,14 @@ def episodes_record(st: _State, task_id: str, score: float, steps: int, summary:
 @click.option("--task", "task_id")
 @click.option("--max-rules", default=5, show_default=True)
 @click.option("--max-recent", default=3, show_default=True)
-@click.option("--max-tokens", type=int, help="An exact limit in cl100k_base tokens.")
+@click.option("--budget", "--max-tokens", "budget", type=int,
+              help="An exact limit in cl100k_base tokens.")
 @click.pass_obj
 def episodes_context(st: _State, task_id: str | None, max_rules: int, max_recent: int,
-                     max_tokens: int | None) -> None:
+                     budget: int | None) -> None:
     """Print the context block for the system prompt."""
     with st.memory() as mem:
-        text = _episodes(st, mem).context(task_id, max_rules, max_recent, max_tokens=max_tokens)
+        text = _episodes(st, mem).context(task_id, max_rules, max_recent, budget=budget)
     _emit({"context": text}) if st.as_json else click.echo(text)
 
 

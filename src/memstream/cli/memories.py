@@ -25,17 +25,11 @@ from ._base import (
     _scope_options,
     _short,
     _State,
+    _stdin_text,
     _table,
     cli,
 )
 from ._progress import Progress
-
-
-def _stdin_text(what: str) -> str:
-    if sys.stdin.isatty():
-        raise InvalidInput(f"give the {what} as an argument, or pipe it in: "
-                           f"echo 'the text' | memstream {'add' if what == 'text' else 'search'} -")
-    return sys.stdin.read()
 
 
 @cli.command()
@@ -60,7 +54,7 @@ def add(st: _State, content: str | None, lines: bool, user_id: str | None,
         at: str | None, provenance: tuple[str, ...]) -> None:
     """Store a memory and print its id. CONTENT '-' or left out reads standard input;
     with --lines, each line is a memory (stored together: all or none)."""
-    text = _stdin_text("text") if content in (None, "-") else content
+    text = _stdin_text("text", "add") if content in (None, "-") else content
     assert text is not None
     common = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id, "kind": kind,
               "data": _json_arg(data, "data"), "metadata": _json_arg(metadata, "metadata"),
@@ -106,23 +100,24 @@ def _time_options(fn: F) -> F:
 @_time_options
 @click.option("--weights", type=click.Choice(sorted(PROFILES)), help="A weight profile.")
 @click.option("--now", help="Score as of this time (ISO 8601).")
-@click.option("--no-touch", is_flag=True, help="Do not update last access (read-only).")
+@click.option("--touch/--no-touch", default=True,
+              help="Update the hits' last access (--no-touch: read-only).")
 @click.option("--min-relevance", type=float,
               help="Leave out hits whose relevance is below this (0-1).")
 @click.pass_obj
 def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | None,
            run_id: str | None, kinds: tuple[str, ...], filters: str | None, since: str | None,
            until: str | None, as_of: str | None, weights: str | None, now: str | None,
-           no_touch: bool, min_relevance: float | None) -> None:
+           touch: bool, min_relevance: float | None) -> None:
     """Search memories; shows each hit's score and its recency, importance, relevance.
     QUERY '-' reads it from standard input."""
     if query == "-":
-        query = _stdin_text("query").strip()
+        query = _stdin_text("query", "search").strip()
     with st.memory() as mem:
         hits = mem.search(query, k=k, user_id=user_id, agent_id=agent_id, run_id=run_id,
                           kinds=kinds or None, filters=_json_arg(filters, "filter"),
                           since=since, until=until, as_of=as_of, weights=weights, now=now,
-                          touch=not no_touch, min_relevance=min_relevance)
+                          touch=touch, min_relevance=min_relevance)
     if st.as_json:
         _emit([h.to_dict() for h in hits])
     elif not hits:
@@ -152,7 +147,7 @@ def context(st: _State, query: str, budget: int, k: int, user_id: str | None,
     """Print the best memories for QUERY that fit a token budget, one per line: a block to
     put in a prompt. QUERY '-' reads it from standard input."""
     if query == "-":
-        query = _stdin_text("query").strip()
+        query = _stdin_text("query", "search").strip()
     relevance: dict[str, Any] = {} if min_relevance is None else {
         "min_relevance": min_relevance}
     with st.memory() as mem:
@@ -176,12 +171,12 @@ def _record_lines(rec: Record) -> str:
 
 
 @cli.command()
-@click.argument("record_id")
+@click.argument("memory_id")
 @click.pass_obj
-def get(st: _State, record_id: str) -> None:
+def get(st: _State, memory_id: str) -> None:
     """Show one record."""
     with st.memory() as mem:
-        rec = mem.get(record_id)
+        rec = mem.get(memory_id)
     _emit(rec.to_dict()) if st.as_json else click.echo(_record_lines(rec))
 
 
@@ -215,7 +210,7 @@ def list_(st: _State, user_id: str | None, agent_id: str | None, run_id: str | N
 
 
 @cli.command()
-@click.argument("record_id")
+@click.argument("memory_id")
 @click.option("--text", help="The new text (embedded again).")
 @click.option("--data", help="A new JSON object payload.")
 @click.option("--metadata", help="A new JSON object of metadata.")
@@ -224,7 +219,7 @@ def list_(st: _State, user_id: str | None, agent_id: str | None, run_id: str | N
               help="The id of a record it derives from (repeatable; replaces the list).")
 @click.option("--at", help="When the change happened (ISO 8601); default now.")
 @click.pass_obj
-def update(st: _State, record_id: str, text: str | None, data: str | None,
+def update(st: _State, memory_id: str, text: str | None, data: str | None,
            metadata: str | None, importance: float | None, provenance: tuple[str, ...],
            at: str | None) -> None:
     """Change a record; the old values go to its history (see `history`)."""
@@ -233,7 +228,7 @@ def update(st: _State, record_id: str, text: str | None, data: str | None,
         raise InvalidInput("name what to change: --text, --data, --metadata, --importance or "
                            "--provenance")
     with st.memory() as mem:
-        rec = mem.update(record_id, text=text, data=_json_arg(data, "data"),
+        rec = mem.update(memory_id, text=text, data=_json_arg(data, "data"),
                          metadata=_json_arg(metadata, "metadata"), importance=importance,
                          provenance=list(provenance) or None, at=at)
         mem.flush()
@@ -241,15 +236,15 @@ def update(st: _State, record_id: str, text: str | None, data: str | None,
 
 
 @cli.command()
-@click.argument("record_id")
+@click.argument("memory_id")
 @click.option("--erase", is_flag=True,
               help="Also remove its text, payload and history everywhere (see `erase`).")
 @click.pass_obj
-def delete(st: _State, record_id: str, erase: bool) -> None:
+def delete(st: _State, memory_id: str, erase: bool) -> None:
     """Delete a record from every index (its history stays unless --erase)."""
     with st.memory() as mem:
-        mem.delete(record_id, erase=erase)
-    _emit({"deleted": record_id}) if st.as_json else click.echo(f"deleted {record_id}")
+        mem.delete(memory_id, erase=erase)
+    _emit({"deleted": memory_id}) if st.as_json else click.echo(f"deleted {memory_id}")
 
 
 @cli.command()
@@ -270,20 +265,20 @@ def check(st: _State) -> None:
 
 
 @cli.command("erase")
-@click.argument("record_id", required=False)
+@click.argument("memory_id", required=False)
 @click.option("--user", "user_id", help="Erase every memory of this user.")
 @click.option("--agent", "agent_id", help="Erase every memory of this agent.")
 @click.option("--run", "run_id", help="Erase every memory of this run.")
 @click.pass_obj
-def erase(st: _State, record_id: str | None, user_id: str | None, agent_id: str | None,
+def erase(st: _State, memory_id: str | None, user_id: str | None, agent_id: str | None,
           run_id: str | None) -> None:
     """Erase a record, or everything of a user, agent or run: text, payload, vectors and
     history go from every store and index; only the ids and the time of erasure stay."""
-    if (record_id is None) == (user_id is None and agent_id is None and run_id is None):
+    if (memory_id is None) == (user_id is None and agent_id is None and run_id is None):
         raise InvalidInput("name one record id, or --user / --agent / --run (not both)")
     with st.memory() as mem:
-        if record_id is not None:
-            mem.delete(record_id, erase=True)
+        if memory_id is not None:
+            mem.delete(memory_id, erase=True)
             count = 1
         else:
             count = mem.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id, erase=True)
@@ -291,12 +286,12 @@ def erase(st: _State, record_id: str | None, user_id: str | None, agent_id: str 
 
 
 @cli.command()
-@click.argument("record_id")
+@click.argument("memory_id")
 @click.pass_obj
-def history(st: _State, record_id: str) -> None:
+def history(st: _State, memory_id: str) -> None:
     """Show every change to a record."""
     with st.memory() as mem:
-        entries = mem.history(record_id)
+        entries = mem.history(memory_id)
     if st.as_json:
         _emit([e.to_dict() for e in entries])
     else:

@@ -94,4 +94,4 @@ class LearningProtocol:
 
     def retrieve(self, task: str, agent: str, user_id: str | None = None,
                  top_k: int = 5) -> LearnedContext:
-        return self.learner.retrieve(task, agent, user_id=user_id, top_k=top_k)
+        return self.learner.retrieve(task, agent, user_id=user_id, k=top_k)

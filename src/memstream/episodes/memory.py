@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from .._aliases import renamed
 from .._types import Hit, Record
 from ..errors import InvalidInput
 from ..events import caused
@@ -154,11 +155,13 @@ class EpisodeMemory:
 
     export_dict = state
 
+    @renamed(max_tokens="budget")
     def context(self, task_id: str | None = None, max_rules: int = 5, max_recent: int = 3, *,
-                max_tokens: int | None = None) -> str:
-        """The block for the top of the system prompt ("" when there is nothing to say)."""
+                budget: int | None = None) -> str:
+        """The block for the top of the system prompt ("" when there is nothing to say);
+        ``budget``: an exact limit in tokens."""
         return build_memory_context(self.state(), task_id, max_rules, max_recent,
-                                    max_tokens=max_tokens)
+                                    max_tokens=budget)
 
     def summary(self) -> dict[str, Any]:
         return memory_summary(self.state())

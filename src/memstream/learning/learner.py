@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._aliases import renamed
 from .._types import Record
 from ..embed.protocol import calibrated_similarity
 from ..errors import InvalidInput, ScopeViolation
@@ -304,10 +305,11 @@ class Learner:
         return [AntiPattern.from_record(r.id, r.data or {})
                 for r in self.records("anti_pattern", agent=agent, limit=None, **filters)]
 
-    def retrieve(self, task: str, agent: str, user_id: str | None = None, top_k: int = 5,
+    @renamed(top_k="k")
+    def retrieve(self, task: str, agent: str, user_id: str | None = None, k: int = 5,
                  project_id: str | None = None) -> LearnedContext:
-        """Ranked advice for a task (see ``learning.retrieve``)."""
-        return retrieve(self, task, agent, user_id=user_id, top_k=top_k, project_id=project_id)
+        """Ranked advice for a task, at most ``k`` of each kind (see ``learning.retrieve``)."""
+        return retrieve(self, task, agent, user_id=user_id, top_k=k, project_id=project_id)
 
     def forget(self, project_id: str, agent: str | None = None, older_than_days: float = 90,
                below_confidence: float = 0.3) -> int:

@@ -145,7 +145,7 @@ def _tiers(c: Call) -> TieredMemory:
 
 def _advice(c: Call, r: m.AdviceRequest) -> Any:
     return Learner.of(c.memory, c.namespace).retrieve(r.task, r.agent, user_id=r.user_id,
-                                                      top_k=r.top_k)
+                                                      k=r.k)
 
 
 def _advice_full(ctx: Any) -> dict[str, Any]:
@@ -184,7 +184,7 @@ def _compact_profile(p: EntityProfile) -> dict[str, Any]:
 
 def _similar(c: Call, r: m.AgentSimilarOp) -> list[dict[str, Any]]:
     return [dict(entry, similarity=score) for entry, score in
-            _tiers(c).similar(r.agent_id, r.state, k=r.k, kind=r.memory_type)]
+            _tiers(c).similar(r.agent_id, r.state, k=r.k, kind=r.kind)]
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -267,7 +267,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "episode_context", "Lessons from past episodes, for the top of a system prompt.",
         m.EpisodeContextRequest, "read",
         lambda c, r: EpisodeMemory.of(c.memory, r.agent_id, c.namespace).context(
-            r.task_id, max_tokens=r.max_tokens),
+            r.task_id, budget=r.budget),
         lambda text: {"context": text}, _same, str),
     Operation(
         "learn_outcome", "Record how an attempt at a task went (outcome true or false) and the "
@@ -282,7 +282,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "store_agent_memory", "Store an agent's state, action or interaction (a dict) at a "
         "simulation step, with a priority in [0, 1].",
         m.AgentEntryRequest, "write",
-        lambda c, r: _tiers(c).store(r.agent_id, r.memory_type, r.contents, r.step,
+        lambda c, r: _tiers(c).store(r.agent_id, r.kind, r.contents, r.step,
                                      r.priority), _same, _same),
     Operation(
         "similar_agent_states", "An agent's memories nearest to a state (a dict), field by "

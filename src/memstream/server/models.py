@@ -11,6 +11,7 @@ import re
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -34,6 +35,11 @@ IsoTime = Annotated[float, PlainSerializer(iso, return_type=str, when_used="json
                     Field(json_schema_extra={"format": "date-time"})]
 #: the largest row offset or step the API reads (SQLite and PostgreSQL integers are 64-bit)
 MAX_INT = 2**63 - 1
+
+
+def _was(name: str, old: str) -> AliasChoices:
+    """A field's name and the old name it is still read by (one name per concept)."""
+    return AliasChoices(name, old)
 
 
 class _Body(BaseModel):
@@ -294,8 +300,10 @@ class EpisodeContextRequest(_Body):
     agent_id: str = Field("default", description=AGENT)
     task_id: str | None = Field(None, description="The task about to start (its own lessons "
                                 "first).")
-    max_tokens: int | None = Field(None, ge=0, le=100_000,
-                                   description="An exact limit in cl100k_base tokens.")
+    budget: int | None = Field(None, ge=0, le=100_000,
+                               validation_alias=_was("budget", "max_tokens"),
+                               description="An exact limit in cl100k_base tokens (old name: "
+                               "max_tokens).")
 
 
 class LearnRequest(_Body):
@@ -316,7 +324,8 @@ class AdviceRequest(_Body):
     task: str = Field(..., description="The task about to start.")
     agent: str = Field(..., description="The agent asking.")
     user_id: str | None = Field(None, description="Also this user's preferences.")
-    top_k: int = Field(5, ge=1, le=100, description="At most this many of each kind.")
+    k: int = Field(5, ge=1, le=100, validation_alias=_was("k", "top_k"),
+                   description="At most this many of each kind (old name: top_k).")
 
 
 MemoryType = Literal["state", "action", "interaction"]
@@ -325,7 +334,8 @@ MemoryType = Literal["state", "action", "interaction"]
 class AgentEntryRequest(_Body):
     namespace: str | None = _ns()
     agent_id: str = Field(..., description="The agent.")
-    memory_type: MemoryType = Field("state", description="What the contents are.")
+    kind: MemoryType = Field("state", validation_alias=_was("kind", "memory_type"),
+                             description="What the contents are (old name: memory_type).")
     contents: dict[str, Any] = Field(..., description="The state, action or interaction.")
     step: StrictInt = Field(..., description="The simulation step.")
     priority: Number = Field(1.0, description="0 to 1: low priority leaves STM first.")
@@ -335,7 +345,8 @@ class AgentSimilarRequest(_Body):
     namespace: str | None = _ns()
     state: dict[str, Any] = Field(..., description="The state to compare with.")
     k: int = Field(5, ge=1, le=100, description="How many entries to return.")
-    memory_type: MemoryType | None = Field(None, description="Only this type.")
+    kind: MemoryType | None = Field(None, validation_alias=_was("kind", "memory_type"),
+                                    description="Only this kind (old name: memory_type).")
 
 
 class AgentSimilarOp(AgentSimilarRequest):

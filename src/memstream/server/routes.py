@@ -11,6 +11,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ValidationError
 
 from .. import transfer
+from .._aliases import unalias
 from .._routes import PREFIX
 from .._types import Record
 from ..episodes import EpisodeMemory
@@ -85,6 +86,14 @@ def _req(model: type[M], **values: Any) -> M:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
                              for e in exc.errors()[:5])
         raise InvalidInput(f"invalid request: {problems}") from None
+
+
+def _named(request: Request, name: str, value: Any, old: str) -> dict[str, Any]:
+    """A query parameter given by its name or by its old name (an alias the schema does not
+    show; not both)."""
+    given = {k: v for k, v in ((name, value), (old, request.query_params.get(old)))
+             if v is not None}
+    return unalias(given, {old: name})
 
 
 def _rec(r: Record) -> dict[str, Any]:
@@ -262,12 +271,12 @@ def record_episode(request: Request, body: EpisodeRequest) -> dict[str, Any]:
 
 @route(router, "episode_context", tags=["episodes"])
 def episode_context(request: Request, agent_id: str = "default", task_id: str | None = None,
-                    max_tokens: int | None = Query(None, ge=0, le=100_000),
+                    budget: int | None = Query(None, ge=0, le=100_000),
                     namespace: str | None = None) -> dict[str, Any]:
     """Lessons from past episodes, for the top of a system prompt."""
     return _run(request, "episode_context", _req(  # type: ignore[no-any-return]
-        EpisodeContextRequest, agent_id=agent_id, task_id=task_id, max_tokens=max_tokens,
-        namespace=namespace))
+        EpisodeContextRequest, agent_id=agent_id, task_id=task_id, namespace=namespace,
+        **_named(request, "budget", budget, "max_tokens")))
 
 
 @route(router, "episode_summary", tags=["episodes"])
@@ -304,10 +313,11 @@ def store_agent_entry(request: Request, body: AgentEntryRequest) -> dict[str, An
 
 @route(router, "agent_range", tags=["agents"])
 def agent_range(request: Request, agent_id: str, start: int = Query(..., ge=0, le=MAX_INT),
-                end: int = Query(..., ge=0, le=MAX_INT), memory_type: str | None = None,
+                end: int = Query(..., ge=0, le=MAX_INT), kind: str | None = None,
                 namespace: str | None = None) -> list[dict[str, Any]]:
     """The agent's entries with start <= step <= end, oldest first, each once."""
-    return _tiers(request, namespace, "read").step_range(agent_id, start, end, memory_type)
+    chosen = _named(request, "kind", kind, "memory_type").get("kind")
+    return _tiers(request, namespace, "read").step_range(agent_id, start, end, chosen)
 
 
 @route(router, "similar_agent_states", tags=["agents"])

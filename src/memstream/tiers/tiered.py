@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _validate as v
+from .._aliases import renamed
 from .._ids import new_ids
 from .._types import Record
 from ..errors import BackendUnavailable, InvalidInput
@@ -185,11 +186,11 @@ class TieredMemory:
 
     # --- writes ------------------------------------------------------------------------------
 
-    def store(self, agent_id: str, memory_type: str, contents: Mapping[str, Any], step: int,
+    @renamed(memory_type="kind")
+    def store(self, agent_id: str, kind: str, contents: Mapping[str, Any], step: int,
               priority: float = 1.0) -> dict[str, Any]:
         """Store one entry durably and in STM; returns the entry."""
-        return self._public(self._write([(agent_id, memory_type, contents, step, priority)])[0],
-                            "stm")
+        return self._public(self._write([(agent_id, kind, contents, step, priority)])[0], "stm")
 
     def store_many(self, items: Iterable[tuple[str, str, Mapping[str, Any], int, float]]
                    ) -> list[str]:
@@ -470,14 +471,15 @@ class TieredMemory:
         recs = {r.id: r for r in self.records.get(self.namespace, [h for h, _ in hits])}
         return self._merge(agent_id, [recs[h] for h, _ in hits if h in recs], None)
 
-    def similar(self, agent_id: str, query: Mapping[str, Any] | Sequence[float], k: int = 5,
+    @renamed(query="state")
+    def similar(self, agent_id: str, state: Mapping[str, Any] | Sequence[float], k: int = 5,
                 kind: str | None = None, tiers: Sequence[str] | None = None
                 ) -> list[tuple[dict[str, Any], float]]:
         """(entry, similarity) of the entries most like a state dict (distance in the state's
         own units, ``tiers.similarity``) or a raw vector (cosine), best first; each tier
         compares at its own resolution, and an entry is scored and returned by the most
         detailed of ``tiers`` that holds it."""
-        return nearest.similar(self, agent_id, query, k, kind, tiers)
+        return nearest.similar(self, agent_id, state, k, kind, tiers)
 
     def _stored(self, backend: TierBackend, chosen: list[_Chosen]) -> list[_Chosen]:
         """The cached entries whose records are still in the durable store: a delete made
