@@ -238,3 +238,41 @@ def test_no_module_grows_too_long():
     assert set(long) <= set(KNOWN_LONG), f"split by job: {set(long) - set(KNOWN_LONG)}"
     grown = {m: (n, KNOWN_LONG[m]) for m, n in long.items() if n > KNOWN_LONG[m]}
     assert grown == {}, "these long modules grew: split them instead"
+
+
+def _methods(proto: type) -> set[str]:
+    """The public methods and properties of a protocol, inherited ones included."""
+    from typing import Generic, Protocol
+
+    return {n for k in proto.__mro__ if k not in (object, Protocol, Generic)
+            for n, v in vars(k).items() if not n.startswith("_")
+            and (callable(v) or isinstance(v, property))}
+
+
+def test_no_storage_protocol_has_more_than_15_methods():
+    """The store is a bundle of small parts (docs/architecture.md): a consumer takes the part
+    it uses, and a part that grows past 15 methods is split."""
+    import inspect as _inspect
+
+    from memstream.store import protocol
+
+    protocols = [c for _, c in _inspect.getmembers(protocol, _inspect.isclass)
+                 if c.__module__ == protocol.__name__ and getattr(c, "_is_protocol", False)]
+    assert len(protocols) >= 8
+    wide = {p.__name__: len(_methods(p)) for p in protocols if len(_methods(p)) > 15}
+    assert wide == {}, "split these parts"
+
+
+def test_the_method_count_can_fail():
+    from typing import Protocol
+
+    class Wide(Protocol):
+        def a(self) -> None: ...
+
+    class Wider(Wide, Protocol):
+        @property
+        def b(self) -> int: ...
+
+        def c(self) -> None: ...
+
+    assert _methods(Wider) == {"a", "b", "c"}

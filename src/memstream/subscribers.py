@@ -20,6 +20,7 @@ from .events import EVENT_TYPES, ChangeEvent
 from .webhooks import Webhooks, webhooks_of
 
 if TYPE_CHECKING:
+    from .config import ResolvedConfig
     from .memory import Memory
     from .store.protocol import Store
 
@@ -189,9 +190,7 @@ class ChangeEvents:
     """The change-event verbs of ``Memory`` (memstream.events)."""
 
     store: Store
-
-    def _ns(self, namespace: str | None) -> str:
-        raise NotImplementedError
+    config: ResolvedConfig
 
     def on(self, types: str | Sequence[str], fn: Callable[[ChangeEvent], object], *,
            namespace: str | None = None) -> Subscription:
@@ -204,8 +203,8 @@ class ChangeEvents:
                types: Sequence[str] = ()) -> list[ChangeEvent]:
         """The namespace's change events numbered above ``after``, oldest first (resume a
         reader from the last number it saw)."""
-        return self.store.events.events_after([self._ns(namespace)], after, limit=limit,
-                                              types=types)
+        return self.store.events.events_after([self.config.namespace_of(namespace)], after,
+                                              limit=limit, types=types)
 
     @property
     def webhooks(self) -> Webhooks:
