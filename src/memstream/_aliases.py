@@ -43,6 +43,5 @@ def renamed(**aliases: str) -> Callable[[F], F]:
                     raise InvalidInput(f"{old!r} is the old name of {new!r}: pass only {new!r}")
             return fn(*args, **unalias(kwargs, aliases))
 
-        call.__renamed__ = dict(aliases)  # type: ignore[attr-defined]
         return cast(F, call)
     return wrap

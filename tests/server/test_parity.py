@@ -66,7 +66,7 @@ CLI: dict[str, tuple[str, dict[str, str], set[str]]] = {
     "get_entity": ("entity", {}, set()),
     "record_episode": ("episodes record", {}, set()),
     "episode_context": ("episodes context", {}, set()),
-    "task_advice": ("advice", {"agent": "agent"}, set()),
+    "task_advice": ("advice", {}, set()),
     "store_agent_memory": ("agents store", {}, set()),
     "similar_agent_states": ("agents similar", {}, set()),
     "learn_outcome": ("learn", {}, set()),

@@ -7,9 +7,10 @@ from typing import Any
 
 import click
 
+from ..tiers import MEMORY_TYPES
 from ._base import _emit, _json_arg, _short, _State, _table, cli
 
-_KINDS = click.Choice(["state", "action", "interaction"])
+_KINDS = click.Choice(MEMORY_TYPES)
 
 
 @cli.command()

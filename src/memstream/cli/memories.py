@@ -147,7 +147,7 @@ def context(st: _State, query: str, budget: int, k: int, user_id: str | None,
     """Print the best memories for QUERY that fit a token budget, one per line: a block to
     put in a prompt. QUERY '-' reads it from standard input."""
     if query == "-":
-        query = _stdin_text("query", "search").strip()
+        query = _stdin_text("query", "context").strip()
     relevance: dict[str, Any] = {} if min_relevance is None else {
         "min_relevance": min_relevance}
     with st.memory() as mem:
