@@ -159,3 +159,29 @@ def test_the_reply_to_a_stored_question_comes_first_and_names_it(notes: Memory):
     assert hits[0].explain.adjustments["follows up the best match"] > 0
     assert hits[0].explain.relevance < asked.explain.relevance  # its evidence, not lifted
     assert "superseded by a newer record" in asked.explain.adjustments
+
+
+def test_a_few_notes_in_another_language_are_not_all_alike(e5, tmp_path: Path):
+    """A store of a handful of notes compares two records with its own pairs, not only with
+    the English background: Portuguese notes all look alike beside English sentences, and then
+    a note about a doctor's appointment "followed up" the wifi password and came first for a
+    question about the wifi (and a note about the wifi for one about football practice)."""
+    notes = [("A consulta com a Dra. Sousa ficou para quinta-feira às 10h.", 30),
+             ("A consulta com a Dra. Sousa foi remarcada para sexta-feira às 9h30.", 5),
+             ("Moro em Lisboa, na Rua das Flores 22.", 200),
+             ("O meu filho Tiago joga futebol aos sábados de manhã.", 100),
+             ("Prefiro café sem açúcar.", 300),
+             ("A senha do wifi de casa é laranja-2024.", 50)]
+    with Memory(tmp_path / "pt.db", embedder=e5, clock=FixedClock(NOW), llm=None,
+                config=Config(reflection_threshold=0, embed_mode="sync")) as mem:
+        mem.add_many([{"content": t, "at": NOW - d * DAY} for t, d in notes])
+        for asked, answer in (("Qual é a senha da internet?", "A senha do wifi"),
+                              ("Em que dia o Tiago tem treino?", "O meu filho Tiago"),
+                              ("Quando é a consulta com a Dra. Sousa?",
+                               "A consulta com a Dra. Sousa foi remarcada")):
+            hits = mem.search(asked, k=3, touch=False)
+            assert hits[0].record.text.startswith(answer), asked
+        # the one true update keeps its link; the unrelated notes have none
+        top = mem.search("Quando é a consulta com a Dra. Sousa?", k=6, touch=False)
+        assert "follows up the best match" in top[0].explain.adjustments
+        assert not any("follows up the best match" in h.explain.adjustments for h in top[1:])
