@@ -185,3 +185,81 @@ def test_a_few_notes_in_another_language_are_not_all_alike(e5, tmp_path: Path):
         top = mem.search("Quando é a consulta com a Dra. Sousa?", k=6, touch=False)
         assert "follows up the best match" in top[0].explain.adjustments
         assert not any("follows up the best match" in h.explain.adjustments for h in top[1:])
+
+
+#: notes of one person written in bursts, one subject after another (eight subjects)
+BURSTS = {
+    "the kitchen renovation": [
+        "Got three quotes for the kitchen cabinets; the cheapest is from Holt Joinery.",
+        "The kitchen worktop will be oak, oiled, not lacquered.",
+        "Kitchen electrics need a new circuit for the induction hob.",
+        "The tiler can start on the kitchen splashback on the 14th.",
+        "Kitchen sink: undermount, single bowl, with a boiling-water tap.",
+    ],
+    "the marathon training": [
+        "Long run this week: 18 km at an easy pace.",
+        "Marathon plan: taper starts three weeks before race day.",
+        "Bought new trail shoes for the long runs; half a size up.",
+        "Interval session: 6 x 800 m at 10k pace.",
+        "Race day gels: one every 40 minutes from km 10.",
+    ],
+    "the tax return": [
+        "The tax return is due on January 31.",
+        "Need the P60 from work for the tax return.",
+        "Rental income from the flat goes on the property pages.",
+        "Claim the home office allowance this year.",
+        "The accountant charges a flat fee for the self-assessment.",
+    ],
+    "the car": [
+        "The car's MOT is due in March.",
+        "Winter tyres go on in November.",
+        "The car's battery was replaced last month under warranty.",
+        "Car insurance renews in June; compare quotes first.",
+        "The car makes a rattle over speed bumps; check the exhaust.",
+    ],
+    "the dog": [
+        "The dog's vaccinations are due in May.",
+        "The dog eats grain-free food, 200 g twice a day.",
+        "Dog walker comes Tuesdays and Thursdays at noon.",
+        "The dog hates fireworks; keep him inside on bonfire night.",
+        "Flea treatment for the dog every month on the 1st.",
+    ],
+    "the book club": [
+        "Book club meets at Ruth's on the last Friday.",
+        "This month's book club pick is a Le Guin novel.",
+        "I host the book club in April; bring the good wine.",
+        "Book club voted to read more non-fiction next year.",
+        "The book club's WhatsApp group is muted on weekdays.",
+    ],
+    "the job search": [
+        "Applied for the product role at Fenwick Labs.",
+        "Interview prep: practise the system design question.",
+        "Recruiter from Halden called about a contract role.",
+        "Update the CV with the migration project.",
+        "Second interview at Fenwick Labs on Thursday at 3.",
+    ],
+    "the garden": [
+        "Planted garlic in the raised bed by the shed.",
+        "The apple tree needs pruning in late winter.",
+        "Tomatoes in the greenhouse need feeding every week.",
+        "Compost bin is full; turn it next weekend.",
+        "Slugs ate the lettuce again; try copper tape.",
+    ],
+}
+
+
+def test_notes_written_in_bursts_are_not_a_conversation(e5, tmp_path: Path):
+    """Notes on one subject after another follow one another as closely as a conversation's
+    turns (coherence 1.07 here, LoCoMo's conversations 0.64-1.13), but few of them are turns
+    (a chat message, or "Name: ..."): they are ranked as notes. The same texts stored as chat
+    messages are a conversation."""
+    texts = [t for subject in BURSTS.values() for t in subject]
+    with Memory(tmp_path / "bursts.db", embedder=e5, clock=FixedClock(NOW), llm=None,
+                config=Config(reflection_threshold=0, embed_mode="sync")) as mem:
+        for ns, kind in (("notes", "note"), ("chat", "message")):
+            mem.add_many([{"content": t, "kind": kind, "at": NOW - 3600 * (len(texts) - i)}
+                          for i, t in enumerate(texts)], namespace=ns)
+        bg = mem._background()
+        notes, chat = (null_rows(mem.store, Selection(ns), bg) for ns in ("notes", "chat"))
+        assert notes.coherence > 0.5 and notes.turns < 0.5 and not notes.conversation
+        assert chat.coherence > 0.5 and chat.turns == 1.0 and chat.conversation

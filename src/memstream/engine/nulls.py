@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from ..filters import Selection
-from ..retrieval.null import NULL_SAMPLE, NULL_TTL, Null, measure
+from ..retrieval.null import NULL_SAMPLE, NULL_TTL, Null, is_turn, measure
 from .reads import NullReads
 
 __all__ = ["null_rows"]
@@ -42,10 +42,13 @@ def null_rows(store: NullReads, sel: Selection, background: np.ndarray | None) -
         total = store.records.count(whole)
         runs = [store.records.select_ids(whole, limit=NULL_SAMPLE // PARTS,
                                          offset=n * total // PARTS) for n in range(PARTS)]
-    found = store.indexes.embeddings(sel.namespace, [i for run in runs for i in run])
+    ids = [i for run in runs for i in run]
+    found = store.indexes.embeddings(sel.namespace, ids)
     own = [[found[i] for i in run if i in found and (dim is None or found[i].shape[0] == dim)]
            for run in runs]
-    null = measure(own, background, size, time.monotonic() + NULL_TTL)
+    records = store.records.get(sel.namespace, ids)
+    turns = sum(is_turn(r.text, r.kind) for r in records) / len(records) if records else 1.0
+    null = measure(own, background, size, time.monotonic() + NULL_TTL, turns)
     if null is not None:
         seen[key] = null
     return null
