@@ -28,7 +28,7 @@ NULL_TTL = 60.0
 #: conversation ...
 CONVERSATION = 0.5
 #: ... when at least this share of its records are turns of a dialogue (``is_turn``; the
-#: everyday suite's stores of notes 0.05-0.3, LoCoMo's and BEAM's conversations 1.0)
+#: everyday suite's stores of notes 0.12-0.29, LoCoMo's and BEAM's conversations 1.0)
 TURNS = 0.5
 _SPEAKER = re.compile(r"\s*[^\W\d_][\w'.-]{0,40}(?: [\w'.-]{1,40})?:\s", re.UNICODE)
 
@@ -57,7 +57,7 @@ class Null:
         subject (``CONVERSATION``) and most are turns (``TURNS``). Then a record's neighbours
         tell about it, and context smoothing and the learned stage apply. Coherence alone
         would take notes written in bursts on one subject after another for a conversation:
-        the everyday suite's stores, their notes grouped in eight topics, stand 0.43-0.82."""
+        the everyday suite's stores, their notes grouped in eight topics, stand 0.40-0.82."""
         return self.coherence >= CONVERSATION and self.turns >= TURNS
 
 
