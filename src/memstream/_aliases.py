@@ -25,9 +25,13 @@ def unalias(kwargs: dict[str, Any], aliases: dict[str, str]) -> dict[str, Any]:
     for old, new in aliases.items():
         if old in kwargs:
             if new in kwargs:
-                raise InvalidInput(f"{old!r} is the old name of {new!r}: pass only {new!r}")
+                raise _both(old, new)
             kwargs[new] = kwargs.pop(old)
     return kwargs
+
+
+def _both(old: str, new: str) -> InvalidInput:
+    return InvalidInput(f"{old!r} is the old name of {new!r}: pass only {new!r}")
 
 
 def renamed(**aliases: str) -> Callable[[F], F]:
@@ -40,7 +44,7 @@ def renamed(**aliases: str) -> Callable[[F], F]:
         def call(*args: Any, **kwargs: Any) -> Any:
             for old, new in aliases.items():
                 if old in kwargs and len(args) > place[new]:  # the new one given by position
-                    raise InvalidInput(f"{old!r} is the old name of {new!r}: pass only {new!r}")
+                    raise _both(old, new)
             return fn(*args, **unalias(kwargs, aliases))
 
         return cast(F, call)

@@ -33,13 +33,8 @@ const kindOf = (e, after) => (e.kind && e.kind !== "name" ? `${e.kind}${after}` 
 async function openEntity(e) {
   const body = { namespace: state.ns, name: e.name, limit: 50 };
   if (e.user_id) body.user_id = e.user_id;
-  let p;
-  try {
-    p = await api("/v1/entities/profile", body);
-  } catch (err) {
-    showError(err.message);
-    return;
-  }
+  const p = await shown("/v1/entities/profile", body);
+  if (p === undefined) return;
   for (const b of $("entity-list").querySelectorAll("button")) {
     b.setAttribute("aria-current", String(b.firstChild.textContent.trim() === e.name));
   }

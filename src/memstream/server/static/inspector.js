@@ -78,6 +78,16 @@ async function api(path, body) {
   return payload;
 }
 
+// the answer, or undefined after showing the error (the caller stops there)
+async function shown(path, body) {
+  try {
+    return await api(path, body);
+  } catch (err) {
+    showError(err.message);
+    return undefined;
+  }
+}
+
 const nsQuery = () => `namespace=${encodeURIComponent(state.ns)}`;
 
 // --- connection ---------------------------------------------------------------------------
@@ -251,13 +261,8 @@ function changed(entry) {
 }
 
 async function openRecord(id) {
-  let answer;
-  try {
-    answer = await api(`/v1/inspect/records/${encodeURIComponent(id)}?${nsQuery()}`);
-  } catch (err) {
-    showError(err.message);
-    return;
-  }
+  const answer = await shown(`/v1/inspect/records/${encodeURIComponent(id)}?${nsQuery()}`);
+  if (answer === undefined) return;
   const r = answer.record;
   const fields = [["id", r.id], ["kind", r.kind], ["tier", r.tier ? r.tier.toUpperCase() : ""],
     ["created", when(r.created_at)], ["updated", when(r.updated_at)],
@@ -316,13 +321,8 @@ async function search(event) {
     touch: false };
   if ($("profile").value) body.weights = $("profile").value;
   if ($("q-user").value.trim()) body.user_id = $("q-user").value.trim();
-  let hits;
-  try {
-    hits = await api("/v1/search", body);
-  } catch (err) {
-    showError(err.message);
-    return;
-  }
+  const hits = await shown("/v1/search", body);
+  if (hits === undefined) return;
   showError("");
   const items = hits.map((h) => {
     const x = h.explain;
