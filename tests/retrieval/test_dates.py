@@ -37,3 +37,22 @@ def _days(query: str) -> list[tuple[str, str, bool]]:
 ])
 def test_the_dates_a_query_names(query: str, expected: list[tuple[str, str, bool]]) -> None:
     assert _days(query) == expected
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    # counted back from now (2025-06-12, a Thursday)
+    ("What did the vet say this morning?", [("2025-06-12", "2025-06-12", True)]),
+    ("Who called yesterday?", [("2025-06-11", "2025-06-11", True)]),
+    ("What did I order the day before yesterday?", [("2025-06-10", "2025-06-10", True)]),
+    ("Where was I four days ago?", [("2025-06-08", "2025-06-08", True)]),
+    ("¿Qué compré ayer?", [("2025-06-11", "2025-06-11", True)]),
+    ("¿Qué pasó hace tres días?", [("2025-06-09", "2025-06-09", True)]),
+    ("Was habe ich vorgestern gekocht?", [("2025-06-10", "2025-06-10", True)]),
+    ("Wen habe ich vor 2 Tagen getroffen?", [("2025-06-10", "2025-06-10", True)]),
+    # a week runs Monday to Sunday; this week ends now
+    ("What did we fix last week?", [("2025-06-02", "2025-06-08", False)]),
+    ("¿Qué reservamos la semana pasada?", [("2025-06-02", "2025-06-08", False)]),
+    ("Was ist diese Woche passiert?", [("2025-06-09", "2025-06-12", False)]),
+])
+def test_the_days_a_query_counts_back_from_now(query: str, expected: list) -> None:
+    assert _days(query) == expected

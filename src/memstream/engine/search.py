@@ -19,6 +19,7 @@ import numpy as np
 from .._entities import extract
 from .._types import Hit, Signals
 from ..filters import Selection, admits
+from ..retrieval.anchors import event_share, windows
 from ..retrieval.context import smooth
 from ..retrieval.dates import spans
 from ..retrieval.entities import (
@@ -253,6 +254,7 @@ def _notes_pool(store: SearchReads, sel: Selection, text: str, now: float,
         pair_z[np.ix_(have, have)] = (mat @ mat.T - null.pair_mean) / null.pair_std
     dated = spans(text, now)
     day = [of_date(dated, c.created_at) for c in candidates]
+    counted = windows(text)
     return NotesPool(
         ids=ids, logits=np.array([calibrated[i] for i in ids], dtype=np.float64),
         dense=np.array([found[i].dense or 0.0 for i in ids], dtype=np.float64),
@@ -263,7 +265,9 @@ def _notes_pool(store: SearchReads, sel: Selection, text: str, now: float,
         dated=np.array(day, dtype=np.float64),
         times=np.array([c.created_at for c in candidates], dtype=np.float64),
         importance=np.array([c.importance for c in candidates], dtype=np.float64),
-        pair_z=pair_z, request=not is_question(text))
+        pair_z=pair_z, request=not is_question(text), windows=counted,
+        event=event_share(counted, [texts.get(i, "") for i in ids]))
+
 
 
 def _calibrate(store: SearchReads, sel: Selection, text: str, vector: np.ndarray | None,

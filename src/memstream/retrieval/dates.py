@@ -1,18 +1,21 @@
 """Dates a query names: "on June 6", "el viernes 18 de abril", "am 1. Mai", "in November",
-"2025-02-14". Each becomes a span of time (a day, or a month when no day is named) in UTC,
-in the most recent year that puts it at or before "now" unless the query names the year.
+"2025-02-14", and days counted from now: "this morning", "gestern", "hace 3 días", "last week".
+Each becomes a span of time (a day, or a month or week when no day is named) in UTC, in the
+most recent year that puts it at or before "now" unless the query names the year.
 
 This reads month names of English, Spanish and German, with a day number before or after
-them (a German day ends in a period, a Spanish one may be followed by "de"), and ISO dates in
-any language. It is an extra, keyed to the words of three languages: a query in another
-language names no date here, and nothing else changes for it (docs/retrieval.md, "Dates").
+them (a German day ends in a period, a Spanish one may be followed by "de"), ISO dates in any
+language, and the words of the three languages for today, yesterday, N days ago, last week and
+this week. It is an extra, keyed to the words of three languages: a query in another language
+names no date here, and nothing else changes for it (docs/retrieval.md, "Dates"). Times
+relative to another event ("the morning after the outage") are read by ``anchors``.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 __all__ = ["MONTHS", "spans"]
 
@@ -44,6 +47,60 @@ _PATTERNS = [
     re.compile(rf"\b(?:in|en|im|during|durante|of|de)\s+(?P<m4>{_MONTH})\b{_YEAR.format('y4')}",
                re.IGNORECASE),
 ]
+
+
+_DAY_SECONDS = 86400.0
+#: numbers written out, up to a week and a half (English, Spanish, German)
+NUMBERS = {w: n for n, words in enumerate((
+    "", "one a an uno una un ein eine einem einen", "two dos zwei", "three tres drei",
+    "four cuatro vier", "five cinco fünf fuenf", "six seis sechs", "seven siete sieben",
+    "eight ocho acht", "nine nueve neun", "ten diez zehn"), start=0) for w in words.split()}
+_COUNT = r"(?P<n>\d{1,2}|" + "|".join(sorted((w for w in NUMBERS if w), key=len,
+                                                reverse=True)) + ")"
+#: days counted back from today: (pattern, days back, whether one day; else a week from then)
+_FROM_NOW = [
+    (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening)|heute|hoy"
+                r"|esta\s+(?:mañana|tarde|noche))\b", re.IGNORECASE), 0, True),
+    (re.compile(r"\b(?:the\s+day\s+before\s+yesterday|vorgestern|anteayer)\b",
+                re.IGNORECASE), 2, True),
+    (re.compile(r"\b(?:yesterday|gestern|ayer|anoche)\b", re.IGNORECASE), 1, True),
+    (re.compile(rf"\b(?:{_COUNT}\s+days?\s+ago|vor\s+{_COUNT}\s+tag(?:en)?"
+                rf"|hace\s+{_COUNT}\s+d[ií]as?)\b".replace("(?P<n>", "(?:"), re.IGNORECASE),
+     None, True),
+    (re.compile(r"\b(?:last\s+week|letzte[n]?\s+woche|vorige[n]?\s+woche"
+                r"|la\s+semana\s+pasada)\b", re.IGNORECASE), 7, False),
+    (re.compile(r"\b(?:this\s+week|diese\s+woche|esta\s+semana)\b", re.IGNORECASE), 0,
+     False),
+]
+_AGO = re.compile(rf"\b{_COUNT}\b", re.IGNORECASE)
+
+
+def _from_now(query: str, when: datetime) -> list[tuple[float, float, bool]]:
+    """The days or weeks ``query`` counts back from ``when`` (its day at midnight, UTC); a week
+    runs Monday to Sunday."""
+    today = datetime(when.year, when.month, when.day, tzinfo=UTC)
+    out = []
+    taken: list[tuple[int, int]] = []
+    for pattern, back, one_day in _FROM_NOW:
+        for m in pattern.finditer(query):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue  # "the day before yesterday" is not also "yesterday"
+            taken.append((m.start(), m.end()))
+            if back is None:  # "3 days ago": the count is the match's number
+                count = _AGO.search(m.group(0))
+                raw = count.group(0).lower() if count else ""
+                days = int(raw) if raw.isdigit() else NUMBERS.get(raw, 0)
+            else:
+                days = back
+            if one_day:
+                start = today - timedelta(days=days)
+                out.append((start.timestamp(), start.timestamp() + _DAY_SECONDS, True))
+            else:
+                monday = today - timedelta(days=today.weekday() + days)
+                out.append((monday.timestamp(),
+                            min(monday.timestamp() + 7 * _DAY_SECONDS, when.timestamp() + 1.0),
+                            False))
+    return out
 
 
 def _month(raw: str) -> int:
@@ -85,4 +142,4 @@ def spans(query: str, now: float) -> list[tuple[float, float, bool]]:
             if span is not None:
                 taken.append((m.start(), m.end()))
                 out.append((*span, day is not None))
-    return out
+    return out + _from_now(query, when)

@@ -16,19 +16,25 @@ question mark are read by ``dates`` and ``relevance.is_question``):
 - ``request``: the query is a request, not a question, and the record was stored as a
   preference or an instruction (``standing.STANDING_KINDS``);
 - ``date``: the record was written on the day the query names (1; 0.5 for the month);
+- ``anchored``: the query counts time from an event ("the morning after the storm": the
+  windows ``anchors`` reads) and the record was written in that window counted from the
+  event's record: one of the ``ANCHORS`` candidates best on their own signals, or the one
+  holding the most of the words that name the event (at least ``EVENT_SHARE`` of them);
 - ``superseded``: a newer record is about the same thing (its vector stands ``SAME_Z`` pair
   deviations above the namespace's chance likeness, ``Null``) and about as relevant (its dense
   evidence at most ``SUPERSEDED_GAP`` below);
 - ``follows_any``: the record *follows up* an older one: it is newer and among the older one's
   ``LINK_RANK`` nearest records of the pool, at least ``LINK_Z`` pair deviations alike;
-- ``follows_best`` and its four companions: the record follows up the *best* candidate (the
+- ``follows_best`` and its five companions: the record follows up the *best* candidate (the
   highest logit after the additions above; only when that logit is at least ``FOLLOW_FROM``),
-  with how alike the two are
-  (``_pz``, in pair deviations), how much less relevant it looks (``_gap``, dense evidence), how
-  long after it came (``_days``, log of 1 + days) and the share of the query's words it holds
-  (``_keyword``). A changed fact, a moved event and the reply to a stored question all follow
-  up the record the query matches best, soon after and very alike; an unrelated later note is
-  less alike and holds fewer of the query's words.
+  with how alike the two are (``_pz``, in pair deviations), how much less relevant it looks
+  (``_gap``, dense evidence), how long after it came (``_days``, log of 1 + days), the share
+  of the query's words it holds (``_keyword``) and how well the query matches the best itself
+  (``_logit``, its calibrated logit, at most ``LOGIT_CAP``: a follow-up of a close match is an
+  update of what was asked about; one of a loose match is more often a later note on a
+  neighbouring subject). A changed fact, a moved event and the reply to a stored question all
+  follow up the record the query matches best, soon after and very alike; an unrelated later
+  note is less alike and holds fewer of the query's words.
 
 The weights (``notes_weights.json``) were fitted with a listwise objective on the everyday
 development suite's stores, the calibrated relevance logit as a fixed offset, each store held
@@ -43,22 +49,28 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import resources
 
 import numpy as np
 
+from .anchors import Window
+
 __all__ = ["FEATURES", "LABELS", "Pool", "Weights", "adjustments", "features", "load_weights"]
 
 WEIGHTS_FILE = "notes_weights.json"
-FEATURES = ("keyword_rank", "question", "request", "date", "superseded", "follows_any",
+FEATURES = ("keyword_rank", "question", "request", "date", "anchored", "superseded",
+            "follows_any",
             "follows_best", "follows_best_pz", "follows_best_gap", "follows_best_days",
-            "follows_best_keyword")
+            "follows_best_keyword", "follows_best_logit")
 #: how an explanation names each signal's addition
 LABELS = {
     "keyword_rank": "keyword rank", "question": "a stored question",
     "request": "a preference or instruction, for a request",
-    "date": "of the date the query names", "superseded": "superseded by a newer record",
+    "date": "of the date the query names",
+    "anchored": "in the time the query counts from its event",
+    "superseded": "superseded by a newer record",
     "follows_any": "follows up an older record", "follows_best": "follows up the best match",
 }
 _FIRST_FOLLOWS_BEST = FEATURES.index("follows_best")
@@ -77,6 +89,13 @@ LINK_Z = 2.0
 #: update (on the everyday suite, held out by store: 0.53 first at -2.5, the relevance
 #: module's UNRELATED, and at -2.0; 0.56 at -1.5; 0.57 at -1.0)
 FOLLOW_FROM = -1.5
+#: a window the query counts from an event is counted from each of this many best candidates
+ANCHORS = 3
+#: ... and from the candidate holding the most of the event's words, at least this share
+EVENT_SHARE = 0.25
+#: ... and the best's logit counts up to this much (relevance 0.82) in ``follows_best_logit``
+#: (held out by store: 0.569 -> 0.588 first with the feature; uncapped the same)
+LOGIT_CAP = 1.5
 _DAY = 86400.0
 
 
@@ -90,7 +109,9 @@ class Pool:
     ``standing``: stored as a preference or instruction; ``dated``: 1 / 0.5 / 0 (``date``);
     ``times``: written at (epoch seconds); ``importance``; ``pair_z``: how alike each two
     records are, in standard deviations of the namespace's pairs (the diagonal is ignored);
-    ``request``: the query is a request.
+    ``request``: the query is a request; ``windows``: the times the query counts from an
+    event (``anchors.windows``); ``event``: the share of the words naming that event each
+    record holds.
     """
 
     ids: Sequence[str]
@@ -105,6 +126,8 @@ class Pool:
     importance: np.ndarray
     pair_z: np.ndarray
     request: bool
+    windows: Sequence[Window] = ()
+    event: np.ndarray | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,11 +178,12 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
     own = np.column_stack([np.where(rank > 0, 1.0 / np.maximum(rank, 1.0), 0.0),
                            pool.question.astype(np.float64), request,
                            pool.dated.astype(np.float64)]) if n else np.zeros((0, 4))
-    # the best candidate on its own signals: what a follow-up would update (none when even
+    # the best candidates on their own signals: what a follow-up would update (none when even
     # the best is not likely to answer: following a record the query hardly matches means
-    # nothing)
+    # nothing), and the events a window of time is counted from
     first = pool.logits + own @ np.array(weights.values[:4])
     best = int(np.argmax(first)) if n else 0
+    own = np.column_stack([own, _anchored(pool, first)]) if n else np.zeros((0, 5))
     plausible = n > 0 and pool.logits[best] >= FOLLOW_FROM
     fb = follows[best].astype(np.float64) * plausible if n else np.zeros(0)
     days = np.clip(pool.times - pool.times[best], 0.0, None) / _DAY if n else np.zeros(0)
@@ -172,8 +196,28 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
         fb * (dense[best] - dense) if n else fb,
         fb * np.log1p(days),
         fb * pool.keyword,
+        fb * min(float(pool.logits[best]), LOGIT_CAP) if n else fb,
     ]) if n else np.zeros((0, len(FEATURES)))
     return x, best
+
+
+def _anchored(pool: Pool, first: np.ndarray) -> np.ndarray:
+    """1 for a record written in a window of ``pool.windows`` counted from an anchor (not
+    itself): one of the ``ANCHORS`` best candidates by ``first``, or the one holding most of
+    the event's words; else 0."""
+    out = np.zeros(len(pool.ids))
+    if not pool.windows:
+        return out
+    weekdays = [datetime.fromtimestamp(t, tz=UTC).weekday() for t in pool.times]
+    anchors = {int(a) for a in np.argsort(-first, kind="stable")[:ANCHORS]}
+    if pool.event is not None and len(pool.event) and pool.event.max() >= EVENT_SHARE:
+        anchors.add(int(np.lexsort((-first, -pool.event))[0]))  # most words, then best
+    for a in sorted(anchors):
+        days = (pool.times - pool.times[a]) / _DAY
+        for r in range(len(out)):
+            if r != a and any(w.holds(float(days[r]), weekdays[r]) for w in pool.windows):
+                out[r] = 1.0
+    return out
 
 
 def _after(pool: Pool) -> np.ndarray:
@@ -188,7 +232,7 @@ def _after(pool: Pool) -> np.ndarray:
 
 def adjustments(pool: Pool, weights: Weights | None = None
                 ) -> tuple[list[dict[str, float]], np.ndarray, int]:
-    """Per candidate, its named additions in logits (the five ``follows_best`` features are
+    """Per candidate, its named additions in logits (the six ``follows_best`` features are
     one addition, "follows up the best match"; zero additions are left out); the features
     (for fitting: ``bench.fit_notes``); the row of the best candidate."""
     w = weights or load_weights()

@@ -1,0 +1,73 @@
+"""Times a query counts from another event (retrieval.anchors), in English, Spanish and
+German, by hand; and the notes stage's ``anchored`` feature on a hand-made pool."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from memstream.retrieval.anchors import Window, event_share, windows
+from memstream.retrieval.notes import FEATURES, Pool, Weights, features
+
+DAY = 86400.0
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("What did the plumber say the morning after the leak?", [(0, 2, None, "the leak")]),
+    ("Who called the night of the power cut?", [(-0.75, 1, None, "power cut")]),
+    ("How was her knee about a week after the fall?", [(3, 11, None, "the fall")]),
+    ("What did I eat two days before the blood test", [(-3, -1, None, "the blood test")]),
+    ("What broke a few days after we moved in?", [(1, 6, None, "we moved in")]),
+    ("Where did we go the Sunday after the wedding?", [(0, 8, 6, "the wedding")]),
+    ("¿Qué pasó la mañana después de la mudanza?", [(0, 2, None, "la mudanza")]),
+    ("¿Qué comimos unos días antes del viaje?", [(-6, -1, None, "viaje")]),
+    ("¿Adónde fuimos el sábado después de la boda?", [(0, 8, 5, "la boda")]),
+    ("Was war drei Tage nach der Operation?", [(2, 4, None, "der Operation")]),
+    ("Wer kam am Abend vor der Prüfung?", [(-2, 0, None, "der Prüfung")]),
+    ("Was geschah in der Nacht des Sturms?", [(-0.75, 1, None, "Sturms")]),
+    # nothing counted from an event
+    ("When is the dentist appointment?", []), ("What is the day of the week?", []),
+    ("Which day after tomorrow is free?", []), ("¿Dónde vivo ahora?", []),
+])
+def test_the_windows_a_query_counts_from_an_event(query: str, expected: list) -> None:
+    got = [(w.start, w.end, w.weekday, w.event) for w in windows(query)]
+    assert [(s, e, d) for s, e, d, _ in got] == [(s, e, d) for s, e, d, _ in expected]
+    for (*_, event), (*_, words) in zip(got, expected, strict=True):
+        assert words in event
+
+
+def test_the_event_is_the_record_holding_its_rarest_words():
+    counted = windows("What did Ravi do the day after the hailstorm?")
+    share = event_share(counted, ["Hailstorm dented the car roof.", "Ravi fixed the gutter.",
+                                  "Ravi and the car went to the garage."])
+    assert share is not None and int(np.argmax(share)) == 0 and share[0] > 0.5
+    assert event_share(windows("Where is Ravi?"), ["Ravi fixed the gutter."]) is None
+
+
+def test_a_record_in_the_window_after_the_anchor_is_anchored():
+    # r0 the event (best), r1 half a day later, r2 a week later, r3 a day before; r4 and r5,
+    # the next best (anchors too), months away
+    t0 = datetime(2025, 3, 3, 20, 0, tzinfo=UTC).timestamp()  # a Monday
+    times = [t0, t0 + 0.5 * DAY, t0 + 7 * DAY, t0 - DAY, t0 + 90 * DAY, t0 + 120 * DAY]
+    n = len(times)
+
+    def pool(counted: list[Window]) -> Pool:
+        return Pool(ids=[f"r{i}" for i in range(n)],
+                    logits=np.array([2.0, -1.0, -1.0, -1.0, 1.0, 1.0]),
+                    dense=np.zeros(n), keyword=np.zeros(n), keyword_rank=np.zeros(n),
+                    question=np.zeros(n, bool), standing=np.zeros(n, bool), dated=np.zeros(n),
+                    times=np.array(times), importance=np.full(n, 0.5),
+                    pair_z=np.zeros((n, n)), request=False, windows=counted)
+
+    weights = Weights(tuple(0.0 for _ in FEATURES))
+    column = FEATURES.index("anchored")
+    x, _ = features(pool([Window(0.0, 2.0)]), weights)
+    assert x[:, column].tolist() == [0, 1, 0, 0, 0, 0]
+    x, _ = features(pool([Window(-2.0, 0.0)]), weights)
+    assert x[:, column].tolist() == [0, 0, 0, 1, 0, 0]
+    x, _ = features(pool([Window(0.0, 8.0, weekday=0)]), weights)  # "the Monday after"
+    assert x[:, column].tolist() == [0, 0, 1, 0, 0, 0]
+    x, _ = features(pool([]), weights)
+    assert x[:, column].tolist() == [0] * n
