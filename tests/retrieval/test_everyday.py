@@ -141,33 +141,32 @@ def test_a_record_of_the_day_the_query_names_comes_first(notes: Memory):
     assert hits[0].record.text.startswith("Cenamos en La Panera")
 
 
+#: (namespace, the flood and three notes on a neighbour, written days ago, the question and
+#: the start of the note of the morning after)
+FLOODS = [
+    ("de", [("Hochwasser im Keller, die Feuerwehr hat bis Mitternacht gepumpt.", 40),
+            ("Herr Öztürk von nebenan hat seine Kellerregale zum Trocknen in den Hof gestellt.",
+             39.6),
+            ("Herr Öztürk hat den Gutachter der Versicherung durch seinen Keller geführt.", 25),
+            ("Herr Öztürk hat die neuen Kellerregale aus dem Baumarkt aufgebaut.", 12)],
+     "Was hat Herr Öztürk am Morgen nach dem Hochwasser gemacht?", "Herr Öztürk von nebenan"),
+    ("en", [("Flooded basement: the fire brigade pumped water out until midnight.", 40),
+            ("Mr. Okafor next door carried his soaked boxes out to the driveway to dry.", 39.6),
+            ("Mr. Okafor walked the insurance assessor through his basement.", 25),
+            ("Mr. Okafor put up new basement shelves from the hardware store.", 12)],
+     "What did Mr. Okafor do the morning after the flood?", "Mr. Okafor next door"),
+]
+
+
 def test_a_question_counted_from_an_event_reads_the_records_times(notes: Memory):
     """"The morning after the flood" is counted from the flood's record: of three notes on the
-    same neighbour, the one written the next morning comes first, named in ``adjustments``;
-    the same in English, and "gestern" counts from now."""
-    notes.add("Hochwasser im Keller, die Feuerwehr hat bis Mitternacht gepumpt.",
-              namespace="de", at=NOW - 40 * DAY)
-    notes.add("Herr Öztürk von nebenan hat seine Kellerregale zum Trocknen in den Hof gestellt.",
-              namespace="de", at=NOW - 39.6 * DAY)
-    notes.add("Herr Öztürk hat den Gutachter der Versicherung durch seinen Keller geführt.",
-              namespace="de", at=NOW - 25 * DAY)
-    notes.add("Herr Öztürk hat die neuen Kellerregale aus dem Baumarkt aufgebaut.",
-              namespace="de", at=NOW - 12 * DAY)
-    hits = notes.search("Was hat Herr Öztürk am Morgen nach dem Hochwasser gemacht?",
-                        namespace="de", k=3, touch=False)
-    assert hits[0].record.text.startswith("Herr Öztürk von nebenan")
-    assert hits[0].explain.adjustments["in the time the query counts from its event"] > 0
-    notes.add("Flooded basement: the fire brigade pumped water out until midnight.",
-              namespace="en", at=NOW - 40 * DAY)
-    notes.add("Mr. Okafor next door carried his soaked boxes out to the driveway to dry.",
-              namespace="en", at=NOW - 39.6 * DAY)
-    notes.add("Mr. Okafor walked the insurance assessor through his basement.",
-              namespace="en", at=NOW - 25 * DAY)
-    notes.add("Mr. Okafor put up new basement shelves from the hardware store.",
-              namespace="en", at=NOW - 12 * DAY)
-    hits = notes.search("What did Mr. Okafor do the morning after the flood?", namespace="en",
-                        k=3, touch=False)
-    assert hits[0].record.text.startswith("Mr. Okafor next door")
+    same neighbour, the one written the next morning comes first, named in ``adjustments``, in
+    German and in English; and "gestern" counts from now."""
+    for ns, rows, query, expected in FLOODS:
+        notes.add_many([{"content": t, "at": NOW - d * DAY} for t, d in rows], namespace=ns)
+        hits = notes.search(query, namespace=ns, k=3, touch=False)
+        assert hits[0].record.text.startswith(expected), ns
+        assert hits[0].explain.adjustments["in the time the query counts from its event"] > 0
     notes.add("Thermostat im Bad auf Stufe 3 gedreht.", namespace="de", at=NOW - DAY)
     notes.add("Die Heizung entlüftet, jetzt gluckert sie nicht mehr.", namespace="de",
               at=NOW - 3600)

@@ -80,6 +80,10 @@ _RULES: list[tuple[re.Pattern[str], tuple[float, float]]] = [
                 re.IGNORECASE), (-0.75, 1.0)),
 ]
 _BACK = re.compile(_BEFORE + r"$", re.IGNORECASE)
+#: every rule holds one of these words: a query without any names no window (one scan)
+_HINT = re.compile(r"after|later|nach|später|despu|siguiente|before|earlier|vor|antes"
+                   r"|anterior|\bof\s+the\b|\bdes\b|\bder\b|\bvom\b|\bde\b|\bdel\b",
+                   re.IGNORECASE)
 #: the event's words run to the end of the clause
 _CLAUSE_END = re.compile(r"[?.!;,:]")
 
@@ -87,6 +91,8 @@ _CLAUSE_END = re.compile(r"[?.!;,:]")
 def windows(query: str) -> list[Window]:
     """The windows of time ``query`` counts from another event (none in most queries)."""
     out: list[Window] = []
+    if not _HINT.search(query):
+        return out
     taken: list[tuple[int, int]] = []
     for pattern, (start, end) in _RULES:
         for m in pattern.finditer(query):
