@@ -9,7 +9,6 @@ import pytest
 from memstream.retrieval.notes import (
     FEATURES,
     LINK_Z,
-    LOGIT_CAP,
     Pool,
     Weights,
     adjustments,
@@ -81,17 +80,3 @@ def test_the_best_is_chosen_with_the_date_and_adjustments_are_named():
     assert best == 2 and col(x, "follows_best") == [0, 0, 0]
     assert named[2] == {"of the date the query names": 2.0} and named[0] == named[1] == {}
 
-
-def test_a_follow_up_of_a_close_match_counts_more_than_one_of_a_loose_match():
-    # the same two alike notes, the best a close match (logit 1.0) or a loose one (-1.0): with
-    # the shipped weights the later note's lift follows how well the query matches the best,
-    # up to LOGIT_CAP (a follow-up of a loose match is more often a neighbouring subject)
-    times = [0, 5 * DAY, 9 * DAY]
-    lifts = []
-    for best in (1.0, -1.0, 3.0, LOGIT_CAP):
-        named, x, _ = adjustments(pool([best, best - 1.0, best - 1.5], times, ALIKE))
-        assert col(x, "follows_best_logit") == [0, min(best, LOGIT_CAP), 0]
-        lifts.append(named[1]["follows up the best match"])
-    close, loose, far_above, at_cap = lifts
-    assert close > loose + 1.0
-    assert far_above == pytest.approx(at_cap)

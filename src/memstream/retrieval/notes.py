@@ -25,16 +25,13 @@ question mark are read by ``dates`` and ``relevance.is_question``):
   evidence at most ``SUPERSEDED_GAP`` below);
 - ``follows_any``: the record *follows up* an older one: it is newer and among the older one's
   ``LINK_RANK`` nearest records of the pool, at least ``LINK_Z`` pair deviations alike;
-- ``follows_best`` and its five companions: the record follows up the *best* candidate (the
+- ``follows_best`` and its four companions: the record follows up the *best* candidate (the
   highest logit after the additions above; only when that logit is at least ``FOLLOW_FROM``),
   with how alike the two are (``_pz``, in pair deviations), how much less relevant it looks
-  (``_gap``, dense evidence), how long after it came (``_days``, log of 1 + days), the share
-  of the query's words it holds (``_keyword``) and how well the query matches the best itself
-  (``_logit``, its calibrated logit, at most ``LOGIT_CAP``: a follow-up of a close match is an
-  update of what was asked about; one of a loose match is more often a later note on a
-  neighbouring subject). A changed fact, a moved event and the reply to a stored question all
-  follow up the record the query matches best, soon after and very alike; an unrelated later
-  note is less alike and holds fewer of the query's words.
+  (``_gap``, dense evidence), how long after it came (``_days``, log of 1 + days) and the
+  share of the query's words it holds (``_keyword``). A changed fact, a moved event and the
+  reply to a stored question all follow up the record the query matches best, soon after and
+  very alike; an unrelated later note is less alike and holds fewer of the query's words.
 
 The weights (``notes_weights.json``) were fitted with a listwise objective on the everyday
 development suite's stores, the calibrated relevance logit as a fixed offset, each store held
@@ -63,7 +60,7 @@ WEIGHTS_FILE = "notes_weights.json"
 FEATURES = ("keyword_rank", "question", "request", "date", "anchored", "superseded",
             "follows_any",
             "follows_best", "follows_best_pz", "follows_best_gap", "follows_best_days",
-            "follows_best_keyword", "follows_best_logit")
+            "follows_best_keyword")
 #: how an explanation names each signal's addition
 LABELS = {
     "keyword_rank": "keyword rank", "question": "a stored question",
@@ -93,9 +90,6 @@ FOLLOW_FROM = -1.5
 ANCHORS = 3
 #: ... and from the candidate holding the most of the event's words, at least this share
 EVENT_SHARE = 0.25
-#: ... and the best's logit counts up to this much (relevance 0.82) in ``follows_best_logit``
-#: (held out by store: 0.569 -> 0.588 first with the feature; uncapped the same)
-LOGIT_CAP = 1.5
 _DAY = 86400.0
 
 
@@ -196,7 +190,6 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
         fb * (dense[best] - dense) if n else fb,
         fb * np.log1p(days),
         fb * pool.keyword,
-        fb * min(float(pool.logits[best]), LOGIT_CAP) if n else fb,
     ]) if n else np.zeros((0, len(FEATURES)))
     return x, best
 
@@ -232,7 +225,7 @@ def _after(pool: Pool) -> np.ndarray:
 
 def adjustments(pool: Pool, weights: Weights | None = None
                 ) -> tuple[list[dict[str, float]], np.ndarray, int]:
-    """Per candidate, its named additions in logits (the six ``follows_best`` features are
+    """Per candidate, its named additions in logits (the five ``follows_best`` features are
     one addition, "follows up the best match"; zero additions are left out); the features
     (for fitting: ``bench.fit_notes``); the row of the best candidate."""
     w = weights or load_weights()
