@@ -269,7 +269,6 @@ def _notes_pool(store: SearchReads, sel: Selection, text: str, now: float,
         event=event_share(counted, [texts.get(i, "") for i in ids]))
 
 
-
 def _calibrate(store: SearchReads, sel: Selection, text: str, vector: np.ndarray | None,
                window: Sequence[str], texts: dict[str, str], cosine: dict[str, float],
                learned: Mapping[str, float], null: Null | None

@@ -58,9 +58,8 @@ __all__ = ["FEATURES", "LABELS", "Pool", "Weights", "adjustments", "features", "
 
 WEIGHTS_FILE = "notes_weights.json"
 FEATURES = ("keyword_rank", "question", "request", "date", "anchored", "superseded",
-            "follows_any",
-            "follows_best", "follows_best_pz", "follows_best_gap", "follows_best_days",
-            "follows_best_keyword")
+            "follows_any", "follows_best", "follows_best_pz", "follows_best_gap",
+            "follows_best_days", "follows_best_keyword")
 #: how an explanation names each signal's addition
 LABELS = {
     "keyword_rank": "keyword rank", "question": "a stored question",
