@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dates import NUMBERS
+from .dates import NUMBER, number, overlaps
 from .keywords import query_terms
 from .relevance import term_finder
 
@@ -40,8 +40,10 @@ class Window:
     weekday: int | None = None
     event: str = ""
 
-    def holds(self, days: float, weekday: int) -> bool:
-        return self.start <= days <= self.end and self.weekday in (None, weekday)
+    def holds(self, days: np.ndarray, weekdays: np.ndarray) -> np.ndarray:
+        """Which of the records ``days`` after the anchor (on ``weekdays``) it holds."""
+        inside: np.ndarray = (days >= self.start) & (days <= self.end)
+        return inside if self.weekday is None else inside & (weekdays == self.weekday)
 
 
 _WEEKDAYS = {w: n for n, words in enumerate((
@@ -53,8 +55,7 @@ _PART = (r"(?:morning|day|night|evening|afternoon|morgen|tag|nacht|abend|nachmit
          r"|mañana|día|dia|noche|tarde)")
 _AFTER = r"(?:after|later|nach|später|despu[eé]s(?:\s+de(?:l)?)?|siguiente)"
 _BEFORE = r"(?:before|earlier|vor(?:her)?|antes(?:\s+de(?:l)?)?|anterior)"
-_COUNT = "(?P<n>\\d{1,2}|" + "|".join(sorted((w for w in NUMBERS if w), key=len,
-                                             reverse=True)) + ")"
+_COUNT = f"(?P<n>{NUMBER})"
 _FEW = r"(?:a\s+few|a\s+couple\s+of|several|ein\s+paar|einige[n]?|unos|unas|algunos|pocos)"
 _DAYS = r"(?:days?|tage[n]?|d[ií]as?)"
 _WEEK = r"(?:week|woche|semana)"
@@ -96,14 +97,13 @@ def windows(query: str) -> list[Window]:
     taken: list[tuple[int, int]] = []
     for pattern, (start, end) in _RULES:
         for m in pattern.finditer(query):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+            if overlaps(taken, m):
                 continue  # "three days after" is not also "days after"
             taken.append((m.start(), m.end()))
             groups = m.groupdict()
             weekday = _WEEKDAYS[groups["weekday"].lower()] if groups.get("weekday") else None
             if groups.get("n"):
-                raw = groups["n"].lower()
-                days = float(raw) if raw.isdigit() else float(NUMBERS[raw])
+                days = float(number(groups["n"]))
                 days = -days if _BACK.search(m.group(0)) else days
                 start, end = days + start, days + end
             event = _CLAUSE_END.split(query[m.end():], maxsplit=1)[0].strip()

@@ -17,7 +17,7 @@ import calendar
 import re
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["MONTHS", "spans"]
+__all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "overlaps", "spans"]
 
 #: month names and abbreviations (lower case) of English, Spanish and German
 MONTHS: dict[str, int] = {}
@@ -55,24 +55,35 @@ NUMBERS = {w: n for n, words in enumerate((
     "", "one a an uno una un ein eine einem einen", "two dos zwei", "three tres drei",
     "four cuatro vier", "five cinco fünf fuenf", "six seis sechs", "seven siete sieben",
     "eight ocho acht", "nine nueve neun", "ten diez zehn"), start=0) for w in words.split()}
-_COUNT = r"(?P<n>\d{1,2}|" + "|".join(sorted((w for w in NUMBERS if w), key=len,
-                                                reverse=True)) + ")"
-#: days counted back from today: (pattern, days back, whether one day; else a week from then)
+#: a count of days: digits or a number written out (``number`` reads it)
+NUMBER = r"(?:\d{1,2}|" + "|".join(sorted((w for w in NUMBERS if w), key=len,
+                                          reverse=True)) + ")"
+#: days counted back from today: (pattern, days back, whether one day; else a week from then);
+#: a pattern that counts holds the count as its one group
 _FROM_NOW = [
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening)|heute|hoy"
                 r"|esta\s+(?:mañana|tarde|noche))\b", re.IGNORECASE), 0, True),
     (re.compile(r"\b(?:the\s+day\s+before\s+yesterday|vorgestern|anteayer)\b",
                 re.IGNORECASE), 2, True),
     (re.compile(r"\b(?:yesterday|gestern|ayer|anoche)\b", re.IGNORECASE), 1, True),
-    (re.compile(rf"\b(?:{_COUNT}\s+days?\s+ago|vor\s+{_COUNT}\s+tag(?:en)?"
-                rf"|hace\s+{_COUNT}\s+d[ií]as?)\b".replace("(?P<n>", "(?:"), re.IGNORECASE),
-     None, True),
+    (re.compile(rf"\b(?:({NUMBER})\s+days?\s+ago|vor\s+({NUMBER})\s+tag(?:en)?"
+                rf"|hace\s+({NUMBER})\s+d[ií]as?)\b", re.IGNORECASE), None, True),
     (re.compile(r"\b(?:last\s+week|letzte[n]?\s+woche|vorige[n]?\s+woche"
                 r"|la\s+semana\s+pasada)\b", re.IGNORECASE), 7, False),
     (re.compile(r"\b(?:this\s+week|diese\s+woche|esta\s+semana)\b", re.IGNORECASE), 0,
      False),
 ]
-_AGO = re.compile(rf"\b{_COUNT}\b", re.IGNORECASE)
+
+
+def number(raw: str) -> int:
+    """The count ``NUMBER`` matched: "3", "three", "drei", "tres"."""
+    return int(raw) if raw.isdigit() else NUMBERS.get(raw.lower(), 0)
+
+
+def overlaps(taken: list[tuple[int, int]], m: re.Match[str]) -> bool:
+    """Whether ``m`` overlaps a match already read ("the day before yesterday" is not also
+    "yesterday", "June 6" not also "in June")."""
+    return any(a < m.end() and m.start() < b for a, b in taken)
 
 
 def _from_now(query: str, when: datetime) -> list[tuple[float, float, bool]]:
@@ -83,15 +94,10 @@ def _from_now(query: str, when: datetime) -> list[tuple[float, float, bool]]:
     taken: list[tuple[int, int]] = []
     for pattern, back, one_day in _FROM_NOW:
         for m in pattern.finditer(query):
-            if any(a < m.end() and m.start() < b for a, b in taken):
-                continue  # "the day before yesterday" is not also "yesterday"
+            if overlaps(taken, m):
+                continue
             taken.append((m.start(), m.end()))
-            if back is None:  # "3 days ago": the count is the match's number
-                count = _AGO.search(m.group(0))
-                raw = count.group(0).lower() if count else ""
-                days = int(raw) if raw.isdigit() else NUMBERS.get(raw, 0)
-            else:
-                days = back
+            days = back if back is not None else number(next(g for g in m.groups() if g))
             if one_day:
                 start = today - timedelta(days=days)
                 out.append((start.timestamp(), start.timestamp() + _DAY_SECONDS, True))
@@ -132,8 +138,8 @@ def spans(query: str, now: float) -> list[tuple[float, float, bool]]:
     taken: list[tuple[int, int]] = []
     for n, pattern in enumerate(_PATTERNS, start=1):
         for m in pattern.finditer(query):
-            if any(a < m.end() and m.start() < b for a, b in taken):
-                continue  # part of a date already read ("June 6" is not also "in June")
+            if overlaps(taken, m):
+                continue  # part of a date already read
             groups = m.groupdict()
             day = groups.get(f"d{n}")
             year = groups.get(f"y{n}")

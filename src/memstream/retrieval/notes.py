@@ -46,7 +46,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import resources
 
@@ -197,19 +196,19 @@ def _anchored(pool: Pool, first: np.ndarray) -> np.ndarray:
     """1 for a record written in a window of ``pool.windows`` counted from an anchor (not
     itself): one of the ``ANCHORS`` best candidates by ``first``, or the one holding most of
     the event's words; else 0."""
-    out = np.zeros(len(pool.ids))
+    out = np.zeros(len(pool.ids), dtype=bool)
     if not pool.windows:
-        return out
-    weekdays = [datetime.fromtimestamp(t, tz=UTC).weekday() for t in pool.times]
+        return out.astype(np.float64)
+    weekdays = (np.floor(pool.times / _DAY) + 3) % 7  # 1970-01-01 was a Thursday; Monday 0
     anchors = {int(a) for a in np.argsort(-first, kind="stable")[:ANCHORS]}
     if pool.event is not None and len(pool.event) and pool.event.max() >= EVENT_SHARE:
         anchors.add(int(np.lexsort((-first, -pool.event))[0]))  # most words, then best
-    for a in sorted(anchors):
+    for a in anchors:
         days = (pool.times - pool.times[a]) / _DAY
-        for r in range(len(out)):
-            if r != a and any(w.holds(float(days[r]), weekdays[r]) for w in pool.windows):
-                out[r] = 1.0
-    return out
+        held = np.logical_or.reduce([w.holds(days, weekdays) for w in pool.windows])
+        held[a] = False
+        out |= held
+    return out.astype(np.float64)
 
 
 def _after(pool: Pool) -> np.ndarray:
