@@ -2,12 +2,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from memstream import FixedClock, Memory
 
 from .redis_server import RedisRelay, drop_prefix
+
+if TYPE_CHECKING:
+    from .pg import TestServer
 
 pytest.register_assert_rewrite("tests.store.conformance")
 
@@ -49,23 +53,44 @@ def chat():
 
 
 @pytest.fixture(scope="session")
-def pg_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The admin URL of a real PostgreSQL server with pgvector, for the whole session."""
-    from .pg import start_server
+def pg_server() -> Iterator[TestServer]:
+    """A real PostgreSQL server with pgvector for the whole session, in a folder of its own."""
+    from .pg import TestServer
 
-    server = start_server(tmp_path_factory.mktemp("pg"))
-    yield server.get_uri()
+    server = TestServer()
+    yield server
     server.cleanup()
 
 
+def _alive(server: TestServer) -> None:
+    from .pg import require_alive
+
+    why = require_alive(server)
+    if why:
+        pytest.exit(why, returncode=pytest.ExitCode.TESTS_FAILED)
+
+
 @pytest.fixture
-def pg_url(pg_admin: str) -> Iterator[str]:
+def pg_admin(pg_server: TestServer) -> str:
+    """The admin URL of that server; a server that stopped ends the session with one message."""
+    _alive(pg_server)
+    return pg_server.url
+
+
+@pytest.fixture
+def pg_url(pg_server: TestServer, pg_admin: str) -> Iterator[str]:
     """A fresh, empty database on that server (dropped afterwards)."""
+    import psycopg
+
     from .pg import drop_database, new_database
 
     url = new_database(pg_admin)
     yield url
-    drop_database(pg_admin, url)
+    try:
+        drop_database(pg_admin, url)
+    except psycopg.OperationalError:
+        _alive(pg_server)
+        raise
 
 
 def _need_redis() -> None:

@@ -51,3 +51,46 @@ def test_a_module_that_leaves_an_event_loop_running_fails_alone(tmp_path: Path) 
     out = done.stdout + done.stderr
     assert "test_a_leak left an event loop running" in out, out
     assert "2 passed, 1 error" in out, out  # the leak is the leaking module's error alone
+
+
+def test_postgres_survives_another_pytest_session_of_the_same_user(pg_admin: str,
+                                                                    tmp_path: Path) -> None:
+    """Any other pytest session of root resets /tmp/pytest-of-root to mode 0700. A test server
+    whose data lived in there (running as its own user) panicked at its next checkpoint; its
+    data folder is now its own, so the suite passes beside other pytest jobs."""
+    import psycopg
+
+    (tmp_path / "test_other_job.py").write_text(
+        "def test_uses_a_temporary_folder(tmp_path):\n    assert tmp_path.is_dir()\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_other_job.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with psycopg.connect(pg_admin, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # the server reads its control file again
+    with psycopg.connect(pg_admin, autocommit=True) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_a_stopped_postgres_ends_the_session_with_one_message(tmp_path: Path) -> None:
+    """A test server that stops mid-suite gives one message that says so and shows its log,
+    not an error for every PostgreSQL test after it."""
+    (tmp_path / "conftest.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+        "from tests.conftest import *  # noqa: F403\n")
+    (tmp_path / "test_stop.py").write_text(
+        "import os, signal, psutil, psycopg\n\n"
+        "def test_first(pg_url):\n"
+        "    with psycopg.connect(pg_url) as conn:  # the server goes away mid-suite\n"
+        "        postmaster = psutil.Process(conn.info.backend_pid).ppid()\n"
+        "    os.kill(postmaster, signal.SIGINT)\n"
+        "    psutil.Process(postmaster).wait(30)\n\n"
+        + "".join(f"def test_after_{n}(pg_url):\n    psycopg.connect(pg_url).close()\n\n"
+                  for n in range(5)))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_stop.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert out.count("stopped answering") == 1, out
+    assert "test_after_1" not in out and " error" not in out, out
