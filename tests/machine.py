@@ -24,6 +24,13 @@ LOCK = Path("/tmp/memstream-tests-apt.lock")
 _tried: dict[str, str | None] = {}
 
 
+def install_command(package: str) -> list[str]:
+    """The apt-get call that installs ``package`` with what it depends on and nothing more:
+    without --no-install-recommends, Chromium alone pulled about 130 packages (avahi-daemon,
+    cups, samba's libraries) and an upgrade of systemd."""
+    return ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package]
+
+
 def _apt_install(package: str) -> str | None:
     """Install a Debian package; None when it worked, else why it did not."""
     if package in _tried:
@@ -39,7 +46,7 @@ def _apt_install(package: str) -> str | None:
             fcntl.flock(lock, fcntl.LOCK_EX)
             env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
             run = [["apt-get", "update", "-qq"],
-                   ["apt-get", "install", "-y", "-qq", package]]
+                   install_command(package)]
             why = None
             for cmd in run:
                 done = subprocess.run(cmd, env=env, capture_output=True, text=True)

@@ -94,3 +94,23 @@ def test_a_stopped_postgres_ends_the_session_with_one_message(tmp_path: Path) ->
     assert done.returncode == 1, out
     assert out.count("stopped answering") == 1, out
     assert "test_after_1" not in out and " error" not in out, out
+
+
+def test_apt_installs_only_what_the_tests_need() -> None:
+    """The tests' own installs take a package and what it depends on, never its recommends
+    (Chromium's pulled avahi-daemon, cups and an upgrade of systemd onto a user's machine)."""
+    import shutil
+
+    from .machine import install_command
+
+    command = install_command("chromium")
+    assert command[:2] == ["apt-get", "install"] and "--no-install-recommends" in command
+    if shutil.which("apt-get") is None or shutil.which("chromium"):
+        return  # nothing to simulate here
+    simulated = subprocess.run([*command, "--simulate"], capture_output=True, text=True)
+    if simulated.returncode != 0:
+        pytest.skip(f"apt-get cannot simulate here: {simulated.stderr.strip()[:200]}")
+    would = {line.split()[1] for line in simulated.stdout.splitlines()
+             if line.startswith("Inst ")}
+    assert "chromium" in would
+    assert not would & {"avahi-daemon", "cups-common", "systemd", "samba-libs"}, sorted(would)
