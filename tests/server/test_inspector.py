@@ -238,7 +238,7 @@ def test_search_shows_score_bars_without_touching(page: Any,
 def test_plots(page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
     srv, _ = seeded
     open_namespace(page, srv.keys["inspector"], "team-a")
-    sync_api.expect(page.locator("#records tbody tr").first).to_be_visible()
+    sync_api.expect(page.locator("#records tbody tr:not(.loading)").first).to_be_visible()
     page.locator("#tab-plots").click()
     kinds = set(page.locator("#plot-kind rect").evaluate_all(
         "rs => rs.map(r => r.dataset.series)"))
@@ -310,7 +310,7 @@ def _record_open_at(browser: Any, srv: Server, width: int, height: int) -> tuple
     pg = context.new_page()
     pg.goto(srv.url + "/")
     open_namespace(pg, srv.keys["inspector"], "team-a")
-    sync_api.expect(pg.locator("#records tbody tr").first).to_be_visible()
+    sync_api.expect(pg.locator("#records tbody tr:not(.loading)").first).to_be_visible()
     pg.locator("#records tbody tr button").first.click()
     sync_api.expect(pg.locator("#detail")).to_be_visible()
     return context, pg
@@ -405,7 +405,7 @@ def test_a_memory_arrives_live(browser: Any, seeded: tuple[Server, dict[str, Any
         pg.goto(srv.url + "/")
         open_namespace(pg, srv.keys["inspector"], "team-c")
         rows = pg.locator("#records tbody tr")
-        sync_api.expect(rows.first).to_be_visible()
+        sync_api.expect(pg.locator("body")).to_have_attribute("data-state", "ready")
         before = rows.count()
         text = f"arrived while the page was open ({width})"
         with srv.client("writer") as http:  # another client writes; the page is not reloaded
@@ -427,7 +427,7 @@ def test_search_by_user_status_per_tab_rows_open_and_no_empty_panels(
     any cell of a row opens the record; a plot with nothing to draw leaves no empty panel."""
     srv, _ = seeded
     open_namespace(page, srv.keys["inspector"], "team-a")
-    sync_api.expect(page.locator("#records tbody tr").first).to_be_visible()
+    sync_api.expect(page.locator("#records tbody tr:not(.loading)").first).to_be_visible()
     records_status = page.locator("#status").inner_text()
     assert records_status.startswith("Namespace team-a")
     page.locator("#tab-search").click()
@@ -467,7 +467,7 @@ def test_entity_view_timeline_and_neighbourhood(page: Any,
                                                 seeded: tuple[Server, dict[str, Any]]) -> None:
     srv, _ = seeded
     open_namespace(page, srv.keys["inspector"], "team-e")
-    sync_api.expect(page.locator("#records tbody tr").first).to_be_visible()
+    sync_api.expect(page.locator("#records tbody tr:not(.loading)").first).to_be_visible()
     page.locator("#tab-entities").click()
     items = page.locator("#entity-list button")
     sync_api.expect(items.first).to_contain_text("Marta Silva")
@@ -491,3 +491,70 @@ def test_entity_view_timeline_and_neighbourhood(page: Any,
     page.locator("#entity-form button").click()
     sync_api.expect(items).to_have_count(1)
     sync_api.expect(items.first).to_contain_text("Café Luso")
+
+
+def test_the_page_says_loading_until_its_data_is_in(browser: Any,
+                                                    seeded: tuple[Server, dict[str, Any]]) -> None:
+    """A screenshot right after load showed an empty table: until the records are in, the
+    table and the status say "Loading…" and body[data-state] is "loading", then "ready"."""
+    srv, _ = seeded
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    held: list[Any] = []
+    hold = [True]
+
+    def records(route: Any) -> None:  # the records answer waits until the test lets it go
+        if hold[0]:
+            held.append(route)
+        else:
+            route.continue_()
+
+    pg.route("**/v1/inspect/records", records)
+    pg.goto(srv.url + "/")
+    open_namespace(pg, srv.keys["inspector"], "team-a")
+    for _ in range(300):
+        if held:
+            break
+        pg.wait_for_timeout(50)
+    assert held, "the page never asked for its records"
+    sync_api.expect(pg.locator("body")).to_have_attribute("data-state", "loading")
+    sync_api.expect(pg.locator("#records tbody tr.loading")).to_have_text("Loading…")
+    sync_api.expect(pg.locator("#records-count")).to_have_text("Loading…")
+    pg.screenshot(path=ARTIFACTS / "loading.png")
+    hold[0] = False
+    for route in held:
+        route.continue_()
+    sync_api.expect(pg.locator("body")).to_have_attribute("data-state", "ready")
+    sync_api.expect(pg.locator("#records tbody tr.loading")).to_have_count(0)
+    sync_api.expect(pg.locator("#records-count")).to_have_text(
+        "Showing 34 of 34 matching records.")
+    context.close()
+
+
+def test_the_documented_screenshot_command_runs_as_root(
+        tmp_path: Path, seeded: tuple[Server, dict[str, Any]]) -> None:
+    """docs/server.md's recipe (Chromium on the command line, as root in a container) shows the
+    records, not an empty table: the flags it names are the ones this runs."""
+    import subprocess
+
+    db = tmp_path / "shot.db"
+    with Memory(db, embedder="none") as mem:
+        mem.add("The staging database password expired.", user_id="u1")
+    srv = start(db)  # no keys: the page opens the default namespace itself
+    try:
+        recipe = (Path(__file__).parents[2] / "docs" / "server.md").read_text()
+        flags = re.search(r"chromium (--headless[^\n]*?) \\\n\s*(--[^\n]*?) \\\n", recipe)
+        assert flags, "docs/server.md has no screenshot recipe"
+        args = (flags.group(1) + " " + flags.group(2)).split()
+        assert "--no-sandbox" in args  # Chromium refuses root without it
+        shot = tmp_path / "inspector.png"
+        run = [machine.chromium()[0], *[a for a in args if not a.startswith("--screenshot")]]
+        done = subprocess.run([*run, f"--screenshot={shot}", srv.url + "/"],
+                              capture_output=True, text=True, timeout=120)
+        assert shot.exists() and shot.stat().st_size > 10_000, done.stderr[-2000:]
+        dom = subprocess.run([*run, "--dump-dom", srv.url + "/"],
+                             capture_output=True, text=True, timeout=120).stdout
+        assert 'data-state="ready"' in dom and "staging database password" in dom, dom[-3000:]
+    finally:
+        stop(srv)

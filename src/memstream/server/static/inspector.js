@@ -88,6 +88,24 @@ async function shown(path, body) {
   }
 }
 
+// Until the first data is in (or the page knows it cannot get it), the page says it is loading:
+// body[data-state=loading], a "Loading…" row in the table; then data-state is "ready" (data
+// shown) or "waiting" (a key or a namespace is needed, or the server refused).
+function busy(on, done = "ready") {
+  document.body.dataset.state = on ? "loading" : done;
+  document.body.setAttribute("aria-busy", String(on));
+  const body = $("records").tBodies[0];
+  if (on) {
+    body.replaceChildren(el("tr", { class: "loading" }, el("td", { colspan: 7 }, "Loading…")));
+    $("records-count").textContent = "Loading…";
+    status("Loading…", "tab-records");
+  } else {
+    for (const row of [...body.querySelectorAll("tr.loading")]) row.remove();
+    if ($("records-count").textContent === "Loading…") $("records-count").textContent = "";
+    if (state.statuses["tab-records"] === "Loading…") status("", "tab-records");
+  }
+}
+
 const nsQuery = () => `namespace=${encodeURIComponent(state.ns)}`;
 
 // --- connection ---------------------------------------------------------------------------
@@ -114,9 +132,10 @@ async function connect(event) {
   state.key = $("api-key").value.trim();
   sessionStorage.setItem("memstream-key", state.key);
   showError("");
-  if (!(await loadNamespaces())) return;
+  busy(true);
+  if (!(await loadNamespaces())) { busy(false, "waiting"); return; }
   state.ns = $("namespace").value.trim();
-  if (!state.ns) { showError("Choose a namespace."); return; }
+  if (!state.ns) { showError("Choose a namespace."); busy(false, "waiting"); return; }
   sessionStorage.setItem("memstream-namespace", state.ns);
   state.plotsFor = null;
   try {
@@ -126,6 +145,7 @@ async function connect(event) {
     $("records").tBodies[0].replaceChildren();
     showError(err.message);
     status("");
+    busy(false, "waiting");
     return;
   }
   const o = state.overview;
@@ -140,6 +160,7 @@ async function connect(event) {
   $("f-tier").disabled = !o.has_tiers;
   document.body.classList.toggle("no-tiers", !o.has_tiers);  // tiers apply to agents only
   await loadRecords(false);
+  busy(false, state.loadFailed ? "waiting" : "ready");
   if (!$("view-plots").hidden) drawPlots();
 }
 
@@ -181,8 +202,10 @@ async function loadRecords(more) {
     $("more").hidden = answer.records.length < PAGE;
     showCount();
     showError("");
+    state.loadFailed = false;
   } catch (err) {
     showError(err.message);
+    state.loadFailed = true;
   }
 }
 
@@ -550,5 +573,9 @@ document.addEventListener("DOMContentLoaded", () => {
     resizing = setTimeout(() => { state.plotsFor = null; if (!$("view-plots").hidden) drawPlots(); }, 200);
   });
   state.key = $("api-key").value;
-  loadNamespaces().then((ok) => { if (ok && $("namespace").value) connect(); });
+  busy(true);
+  loadNamespaces().then((ok) => {
+    if (ok && $("namespace").value) connect();
+    else busy(false, "waiting");
+  });
 });
