@@ -39,7 +39,7 @@ def utf8(value: Any, field: str, depth: int = 0) -> None:
             utf8(v, field, depth + 1)
 
 
-def text(value: Any, *, max_bytes: int, field: str = "content") -> str:
+def text(value: Any, *, max_bytes: int, field: str = "text") -> str:
     if isinstance(value, bytes | bytearray):
         try:
             value = bytes(value).decode("utf-8")

@@ -148,7 +148,8 @@ class Client:
 
     # --- the Memory API ------------------------------------------------------------------------
 
-    def add(self, content: str | Sequence[Mapping[str, str]], *, namespace: str | None = None,
+    @renamed(content="text")
+    def add(self, text: str | Sequence[Mapping[str, str]], *, namespace: str | None = None,
             user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
             kind: str = "observation", data: Mapping[str, Any] | None = None,
             importance: float | None = None, step: int | None = None, at: Time | None = None,
@@ -156,12 +157,12 @@ class Client:
             infer: bool = False, scope: Scope | None = None) -> Any:
         whose = _wire(resolve(Scope, scope, namespace=namespace, user_id=user_id,
                               agent_id=agent_id, run_id=run_id))
-        if isinstance(content, list | tuple):
-            body = _clean({**whose, "messages": list(content), "infer": infer})
+        if isinstance(text, list | tuple):
+            body = _clean({**whose, "messages": list(text), "infer": infer})
             return [MemoryChange(c["event"], _record(c["record"]))
                     for c in self._send("add_messages", **body)]
         return _record(self._send(
-            "add_memory", **whose, content=content, kind=kind, data=data,
+            "add_memory", **whose, text=text, kind=kind, data=data,
             importance=importance, step=step, at=_time(at), metadata=metadata,
             provenance=list(provenance) if provenance is not None else None))
 
@@ -169,7 +170,7 @@ class Client:
                  namespace: str | None = None, scope: Scope | None = None) -> list[Record]:
         whose = resolve(Scope, scope, namespace=namespace)
         shared = {k: v for k, v in _wire(whose).items() if k != "namespace"}
-        rows = [{"content": i} if isinstance(i, str) else _clean(dict(i)) for i in items]
+        rows = [{"text": i} if isinstance(i, str) else _clean(dict(i)) for i in items]
         rows = [{**_clean(shared), **row} for row in rows]
         out = self._send("add_memories", namespace=whose.namespace, items=rows)
         return [_record(r) for r in out]

@@ -195,7 +195,7 @@ class Memory(ChangeEvents):
     # --- writes ------------------------------------------------------------------------------
 
     @overload
-    def add(self, content: str | bytes, *, namespace: str | None = None,
+    def add(self, text: str | bytes, *, namespace: str | None = None,
             user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
             kind: str = "observation", data: Mapping[str, Any] | None = None,
             importance: float | None = None, step: int | None = None,
@@ -205,7 +205,7 @@ class Memory(ChangeEvents):
             scope: Scope | None = None) -> Record: ...
 
     @overload
-    def add(self, content: Messages, *, namespace: str | None = None,
+    def add(self, text: Messages, *, namespace: str | None = None,
             user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
             kind: str = "observation", data: Mapping[str, Any] | None = None,
             importance: float | None = None, step: int | None = None,
@@ -215,7 +215,8 @@ class Memory(ChangeEvents):
             scope: Scope | None = None) -> list[MemoryChange]: ...
 
     @tracing.traced("memstream.add")
-    def add(self, content: str | bytes | Messages, *, namespace: str | None = None,
+    @renamed(content="text")
+    def add(self, text: str | bytes | Messages, *, namespace: str | None = None,
             user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
             kind: str = "observation", data: Mapping[str, Any] | None = None,
             importance: float | None = None, step: int | None = None,
@@ -223,7 +224,8 @@ class Memory(ChangeEvents):
             provenance: Sequence[str] | None = None, embedding: Any = None,
             infer: bool = False, duplicates: str | None = None,
             scope: Scope | None = None) -> Record | list[MemoryChange]:
-        """Store one memory; durable and keyword-searchable when this returns.
+        """Store one memory (``text``; old name ``content``); durable and keyword-searchable
+        when this returns.
 
         ``importance`` defaults to the offline heuristic (cognition.importance), replaced in
         the background by the LLM's rating when one is configured; ``at`` to the clock's now
@@ -246,16 +248,16 @@ class Memory(ChangeEvents):
         """
         whose = dataclasses.asdict(resolve(Scope, scope, namespace=namespace, user_id=user_id,
                                            agent_id=agent_id, run_id=run_id))
-        if isinstance(content, list | tuple):
+        if isinstance(text, list | tuple):
             if infer:
-                return cog.infer(self, content, **whose)
-            msgs = check_messages(content)
+                return cog.infer(self, text, **whose)
+            msgs = check_messages(text)
             return [MemoryChange("noop" if r.event == "refresh" else "add", r)
                     for r in self.add_many(
-                        [{"content": m["content"], "kind": "message",
+                        [{"text": m["content"], "kind": "message",
                           "data": {"role": m["role"]}, **whose} for m in msgs],
                         duplicates=duplicates)]
-        record = build_record(self, content, **whose, kind=kind, data=data,  # type: ignore[arg-type]
+        record = build_record(self, text, **whose, kind=kind, data=data,  # type: ignore[arg-type]
                              importance=importance, step=step, at=at, metadata=metadata,
                              provenance=provenance, embedding=embedding)
         return self.write_records([record], rate=[record.id] if importance is None else [],
@@ -266,7 +268,7 @@ class Memory(ChangeEvents):
                  namespace: str | None = None, duplicates: str | None = None,
                  scope: Scope | None = None) -> list[Record]:
         """Store many memories in one transaction: all or none. Each item is a text or a dict of
-        ``add``'s arguments (``content`` plus any keyword). A repeat of a stored memory, or of
+        ``add``'s arguments (``text`` plus any keyword). A repeat of a stored memory, or of
         an earlier item, refreshes it as in ``add``. ``namespace`` or ``scope`` give the
         scope of items that name none of their own."""
         records, rate = build_records(self, items, dataclasses.asdict(

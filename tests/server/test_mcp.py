@@ -47,8 +47,9 @@ async def _exercise(client: Client, namespace: str | None = None) -> dict[str, A
     listed = {t.name: t for t in tools.tools}
     assert set(listed) >= TOOLS
     assert all(t.description and t.input_schema.get("type") == "object" for t in tools.tools)
-    assert "content" in listed["add_memory"].input_schema["properties"]
-    rec = _result(await client.call_tool("add_memory", {"content": "Lena keeps bees", **ns}))
+    assert "text" in listed["add_memory"].input_schema["properties"]
+    assert "content" not in listed["add_memory"].input_schema["properties"]  # the old name
+    rec = _result(await client.call_tool("add_memory", {"text": "Lena keeps bees", **ns}))
     rid = rec["id"]
     assert rec["event"] == "add"
     again = _result(await client.call_tool("add_memory", {"content": "Lena keeps bees", **ns}))
@@ -85,7 +86,7 @@ async def _exercise(client: Client, namespace: str | None = None) -> dict[str, A
     assert json.loads(stats.contents[0].text)["records"] >= 1
     missing = await client.call_tool("get_memory", {"memory_id": "01NOPE", **ns})
     assert missing.is_error and "NotFound (404)" in missing.content[0].text
-    bad = await client.call_tool("add_memory", {"content": "", **ns})
+    bad = await client.call_tool("add_memory", {"text": "", **ns})
     assert bad.is_error and "InvalidInput (422)" in bad.content[0].text
     deleted = _result(await client.call_tool("delete_memory", {"memory_id": rid, **ns}))
     return {"deleted": deleted, "id": rid}
@@ -204,3 +205,16 @@ def test_rest_and_mcp_share_one_tiered_memory(server: Server):
         got = http.post("/v1/agents/wren/similar", json={"state": {"perch": "elm"}, "k": 1,
                                                         "namespace": "team-a"}).json()
         assert got[0]["metadata"]["tier"] == "stm" and got[0]["contents"] == {"perch": "elm"}
+
+
+def test_add_memory_takes_text_and_its_old_name(server: Server):
+    """The tool lists ``text`` only; ``content`` (its old name) still works, both is a 422."""
+    async def main() -> None:
+        async with _http(server, "admin") as client:
+            new = _result(await client.call_tool("add_memory", {"text": "Kit keeps goats"}))
+            old = _result(await client.call_tool("add_memory", {"content": "Kit keeps hens"}))
+            assert (new["text"], old["text"]) == ("Kit keeps goats", "Kit keeps hens")
+            both = await client.call_tool("add_memory", {"text": "a", "content": "b"})
+            assert both.is_error and "InvalidInput (422)" in both.content[0].text
+            assert "pass only 'text'" in both.content[0].text
+    anyio.run(main)

@@ -382,3 +382,38 @@ def test_an_add_says_what_it_did(server: Server):
         assert [r["event"] for r in batch.json()] == ["refresh", "add"]
         listed = http.post("/v1/memories/list", json={}).json()
         assert all(r["event"] is None for r in listed)  # only an add says it
+
+
+def test_a_memory_is_sent_as_text_everywhere(server: Server):
+    """Records, import and export call a memory's words ``text``: the add and batch routes, the
+    Client and Python take ``text`` too; ``content`` stays as its old name, and both at once is
+    a 422 that names the one to keep."""
+    from memstream import InvalidInput, Memory
+
+    with server.client("admin") as http:
+        one = http.post("/v1/memories", json={"text": "Ana prefers window seats"})
+        assert one.status_code == 201, one.text
+        assert one.json()["text"] == "Ana prefers window seats"
+        old = http.post("/v1/memories", json={"content": "Ana is vegetarian"})
+        assert old.status_code == 201 and old.json()["text"] == "Ana is vegetarian"
+        both = http.post("/v1/memories", json={"text": "a", "content": "b"})
+        assert both.status_code == 422
+        batch = http.post("/v1/memories/batch", json={"items": [
+            {"text": "Bob prefers aisle seats"}, {"content": "Bob drinks tea"}]})
+        assert batch.status_code == 201, batch.text
+        assert [r["text"] for r in batch.json()] == ["Bob prefers aisle seats", "Bob drinks tea"]
+        schema = http.get("/openapi.json").json()["components"]["schemas"]["AddRequest"]
+        assert "text" in schema["required"]
+    with Client(server.url, server.keys["admin"]) as c:
+        assert c.add(text="Cleo rides a bike").text == "Cleo rides a bike"
+        assert c.add(content="Cleo owns a cat").text == "Cleo owns a cat"
+        assert c.add("Cleo reads comics").text == "Cleo reads comics"
+        assert [r.text for r in c.add_many([{"text": "Dan swims"}, "Dan runs"])] == \
+            ["Dan swims", "Dan runs"]
+    with Memory(":memory:", embedder="none") as mem:
+        assert mem.add(text="Eve bakes bread").text == "Eve bakes bread"
+        assert mem.add(content="Eve sings").text == "Eve sings"
+        with pytest.raises(InvalidInput, match="pass only 'text'"):
+            mem.add("Eve", content="Eve")
+        assert [r.text for r in mem.add_many([{"text": "Fay"}, {"content": "Gus"}])] == \
+            ["Fay", "Gus"]

@@ -168,7 +168,7 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
             ns = "beam-" + re.sub(r"[^A-Za-z0-9._-]", "-", chat.name)
             mem.delete_all(namespace=ns)
             t0 = time.perf_counter()
-            mem.add_many(({"content": e.text, "at": e.at, "metadata": {"exchange": e.key}}
+            mem.add_many(({"text": e.text, "at": e.at, "metadata": {"exchange": e.key}}
                           for e in chat.exchanges), namespace=ns)
             mem.flush()
             index_seconds += time.perf_counter() - t0

@@ -167,7 +167,7 @@ def cost(n: int = 100_000, *, folder: str | None = None, queries: int = 200,
                             llm=None) as mem:
                     t0 = time.perf_counter()
                     for start in range(0, n, 1000):
-                        mem.add_many([{"content": t, "embedding": v, "user_id": "u"} for t, v in
+                        mem.add_many([{"text": t, "embedding": v, "user_id": "u"} for t, v in
                                       zip(texts[start:start + 1000],
                                           vecs[start:start + 1000], strict=True)])
                     rate = n / (time.perf_counter() - t0)

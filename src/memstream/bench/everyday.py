@@ -73,7 +73,7 @@ def load(path: str | Path) -> Suite:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         memories: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for n, m in enumerate(raw["memories"]):
-            memories[m["user"]].append({"content": m["text"], "kind": m.get("kind", "note"),
+            memories[m["user"]].append({"text": m["text"], "kind": m.get("kind", "note"),
                                         "at": _time(m["at"], f"memory {n}")})
         questions = [Question(q["user"], q["type"], q.get("lang", "?"), q["question"],
                               tuple(q.get("expected", ()))) for q in raw["questions"]]

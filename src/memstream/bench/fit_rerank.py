@@ -46,7 +46,7 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
         for conv in load(path)[:limit]:
             ns = "locomo-" + re.sub(r"[^A-Za-z0-9._-]", "-", conv.sample_id)
             mem.delete_all(namespace=ns)
-            mem.add_many(({"content": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id}}
+            mem.add_many(({"text": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id}}
                           for t in conv.turns), namespace=ns)
             mem.flush()
             dia = {r.id: r.metadata["dia_id"] for r in mem.get_all(namespace=ns, limit=None)}

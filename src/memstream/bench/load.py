@@ -100,7 +100,7 @@ async def _run(urls: list[str], procs: list[subprocess.Popen[bytes]], clients: i
                 try:
                     if op == "add":
                         resp = await http.post(urls[home] + ROUTES["add_memory"].url, json={
-                            "content": _sentence(rng), "user_id": f"u{n % 10}"})
+                            "text": _sentence(rng), "user_id": f"u{n % 10}"})
                     else:
                         resp = await http.post(urls[home] + ROUTES["search_memories"].url, json={
                             "query": " ".join(rng.sample(WORDS, 3)), "k": 10,

@@ -162,7 +162,7 @@ def pad_namespace(mem: Memory, namespace: str, count: int, *, users: int = 50,
         vecs = rng.normal(size=(n, dim)).astype(np.float32) if dim else None
         if vecs is not None:
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        mem.add_many([{"content": " ".join(f"pad{j}" for j in rng.integers(0, 50_000, 22)),
+        mem.add_many([{"text": " ".join(f"pad{j}" for j in rng.integers(0, 50_000, 22)),
                        "user_id": f"padding-{(start + i) % users}", "at": 1.6e9 + start + i,
                        "embedding": None if vecs is None else vecs[i]} for i in range(n)],
                      namespace=namespace)
@@ -203,7 +203,7 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
             if not pad:
                 mem.delete_all(namespace=ns)
             t0 = time.perf_counter()
-            mem.add_many(({"content": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id},
+            mem.add_many(({"text": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id},
                            "user_id": user} for t in conv.turns), namespace=ns)
             mem.flush()
             index_seconds += time.perf_counter() - t0

@@ -123,7 +123,7 @@ def _fill(mem: Memory, synth: _Synth, n: int, batch: int, report: dict[str, Any]
     while done < n:
         m = min(batch, n - done)
         vecs = synth.vectors(m)
-        items = [{"content": t, "embedding": vecs[i], "user_id": f"u{(done + i) % 50}",
+        items = [{"text": t, "embedding": vecs[i], "user_id": f"u{(done + i) % 50}",
                   "data": {"n": done + i}} for i, t in enumerate(synth.texts(m))]
         mem.add_many(items, namespace="scale")
         done += m

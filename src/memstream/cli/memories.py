@@ -33,9 +33,9 @@ from ._progress import Progress
 
 
 @cli.command()
-@click.argument("content", required=False)
+@click.argument("text", required=False)
 @click.option("--lines", is_flag=True,
-              help="Read one memory per line of standard input (or of CONTENT's file, '-').")
+              help="Read one memory per line of standard input (or of TEXT's file, '-').")
 @click.option("--user", "user_id")
 @click.option("--agent", "agent_id")
 @click.option("--run", "run_id")
@@ -48,19 +48,19 @@ from ._progress import Progress
 @click.option("--provenance", multiple=True,
               help="The id of a record it derives from (repeatable).")
 @click.pass_obj
-def add(st: _State, content: str | None, lines: bool, user_id: str | None,
+def add(st: _State, text: str | None, lines: bool, user_id: str | None,
         agent_id: str | None, run_id: str | None, kind: str, data: str | None,
         metadata: str | None, importance: float | None, step: int | None,
         at: str | None, provenance: tuple[str, ...]) -> None:
-    """Store a memory and print its id. CONTENT '-' or left out reads standard input;
+    """Store a memory and print its id. TEXT '-' or left out reads standard input;
     with --lines, each line is a memory (stored together: all or none)."""
-    text = _stdin_text("text", "add") if content in (None, "-") else content
-    assert text is not None
+    if text in (None, "-"):
+        text = _stdin_text("text", "add")
     common = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id, "kind": kind,
               "data": _json_arg(data, "data"), "metadata": _json_arg(metadata, "metadata"),
               "importance": importance, "at": at, "provenance": list(provenance) or None}
     if lines:
-        items = [{"content": line, **common} for line in text.splitlines() if line.strip()]
+        items = [{"text": line, **common} for line in text.splitlines() if line.strip()]
         if not items:
             raise InvalidInput("no lines to add: standard input was empty")
         with st.memory(create=True) as mem, Progress("add", st.as_json) as progress:

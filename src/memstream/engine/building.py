@@ -11,6 +11,7 @@ from .._ids import new_id
 from .._types import Record
 from ..clock import SimulationClock, TimeLike, to_timestamp
 from ..cognition.importance import heuristic_importance
+from .._aliases import unalias
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -19,12 +20,12 @@ if TYPE_CHECKING:
 __all__ = ["build_record"]
 
 
-def build_record(mem: Memory, content: str | bytes, *, namespace: str | None,
+def build_record(mem: Memory, text: str | bytes, *, namespace: str | None,
              user_id: str | None, agent_id: str | None, run_id: str | None, kind: str,
              data: Mapping[str, Any] | None, importance: float | None, step: int | None,
              at: TimeLike | None, metadata: Mapping[str, Any] | None,
              provenance: Sequence[str] | None, embedding: Any) -> Record:
-    text = v.text(content, max_bytes=mem.config.max_text_bytes)
+    text = v.text(text, max_bytes=mem.config.max_text_bytes)
     kind = v.kind(kind)
     step = v.step(step)
     if at is not None:
@@ -58,10 +59,10 @@ def build_records(mem: Memory, items: Iterable[str | Mapping[str, Any]],
     records: list[Record] = []
     rate: list[str] = []
     for n, item in enumerate(items):
-        args: dict[str, Any] = {"content": item} if isinstance(item, str | bytes) \
-            else dict(item)
-        if "content" not in args:
-            raise InvalidInput(f"item {n} has no 'content'")
+        args: dict[str, Any] = {"text": item} if isinstance(item, str | bytes) \
+            else unalias(dict(item), {"content": "text"})
+        if "text" not in args:
+            raise InvalidInput(f"item {n} has no 'text'")
         for key, value in scope.items():
             if args.get(key) is None:
                 args[key] = value
@@ -69,7 +70,7 @@ def build_records(mem: Memory, items: Iterable[str | Mapping[str, Any]],
         for key in ("data", "importance", "step", "at", "metadata", "provenance", "embedding"):
             args.setdefault(key, None)
         try:
-            records.append(build_record(mem, args.pop("content"), **args))
+            records.append(build_record(mem, args.pop("text"), **args))
         except TypeError as exc:
             raise InvalidInput(f"item {n}: {exc}") from exc
         except InvalidInput as exc:

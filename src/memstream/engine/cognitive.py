@@ -96,7 +96,7 @@ def infer(mem: Memory, messages: Any, **scope: Any) -> list[MemoryChange]:
     if facts is None:
         warnings.warn("no LLM is configured (or it failed): the messages were stored as "
                       "records without inferring facts", NoInferenceWarning, stacklevel=3)
-        records = mem.add_many([{"content": m["content"], "kind": "message",
+        records = mem.add_many([{"text": m["content"], "kind": "message",
                                  "data": {"role": m["role"]}, **scope} for m in msgs])
         return [MemoryChange("add", r) for r in records]
     return [_reconcile(mem, fact, scope) for fact in facts]

@@ -115,7 +115,7 @@ class MemstreamSession(SessionABC):
             last = self._records(limit=1, latest=True)
             step = (last[0].step or 0) + 1 if last else 0
             self.memory.add_many([
-                {"content": _text(item), "kind": "message" if _is_message(item)
+                {"text": _text(item), "kind": "message" if _is_message(item)
                  else "session_item", "data": {"role": item.get("role"), "item": item},
                  "metadata": dict(_MARK), "step": step + i, **self._scope}
                 for i, item in enumerate(plain)], duplicates="keep")

@@ -192,8 +192,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "add_memory", "Store a memory (a fact, preference, observation, decision or outcome); "
         "durable when the answer arrives. Returns the stored record with its id.",
         m.AddRequest, "write",
-        lambda c, r: c.memory.add(r.content, scope=r.scope(c.namespace),
-                                  **_fields(r, "content", *SCOPE)),
+        lambda c, r: c.memory.add(r.text, scope=r.scope(c.namespace),
+                                  **_fields(r, "text", *SCOPE)),
         lambda rec: rec.to_dict(), compact_record),
     Operation(
         "search_memories", "Find the memories most relevant to a query, best first, each "

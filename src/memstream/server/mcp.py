@@ -18,9 +18,10 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
-from pydantic import Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError
 
 from .. import __version__
+from .._aliases import unalias
 from ..errors import InvalidInput, MemstreamError
 from ..memory import Memory
 from .auth import Principal, authenticate
@@ -58,6 +59,10 @@ class _Server(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
         try:
+            arguments = unalias(dict(arguments or {}), _OLD_NAMES.get(name, {}))
+        except InvalidInput as exc:
+            raise ToolError(f"InvalidInput (422): invalid arguments for {name}: {exc}") from None
+        try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
             raise UnexpectedToolError(f"MemstreamError (500): tool {name} failed; the server "
@@ -75,6 +80,20 @@ class _Server(MCPServer):
                 raise ToolError(f"NotFound (404): no tool named {name!r}; list_tools shows "
                                 "them") from None
             raise
+
+
+def _old_names(op: Operation) -> dict[str, str]:
+    """{old name: name} of the operation's renamed parameters (their ``AliasChoices``): a tool
+    lists only the name, and a call with the old one still works, as over REST."""
+    renamed = {}
+    for name, field in op.request.model_fields.items():
+        if isinstance(field.validation_alias, AliasChoices):
+            renamed.update({old: name for old in field.validation_alias.choices
+                            if isinstance(old, str) and old != name})
+    return renamed
+
+
+_OLD_NAMES = {op.name: _old_names(op) for op in OPERATIONS}
 
 
 def _annotated(tp: Any, *extra: Any) -> Any:

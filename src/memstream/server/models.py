@@ -111,7 +111,8 @@ def _filters() -> Any:
 
 
 class AddRequest(ScopeFields):
-    content: str = Field(..., description="The text of the memory.")
+    text: str = Field(..., validation_alias=_was("text", "content"),
+                      description="The text of the memory (old name: content).")
     kind: str = Field("observation", description="What it is: observation, fact, preference, "
                       "decision, outcome, reflection, or your own word.")
     data: dict[str, Any] | None = Field(None, description="A JSON payload kept with it "
@@ -134,7 +135,8 @@ class MessagesRequest(ScopeFields):
 
 
 class BatchItem(_Body):
-    content: str
+    text: str = Field(..., validation_alias=_was("text", "content"),
+                      description="The text of the memory (old name: content).")
     kind: str = "observation"
     user_id: str | None = None
     agent_id: str | None = None
