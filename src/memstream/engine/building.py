@@ -7,11 +7,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _validate as v
+from .._aliases import unalias
 from .._ids import new_id
 from .._types import Record
 from ..clock import SimulationClock, TimeLike, to_timestamp
 from ..cognition.importance import heuristic_importance
-from .._aliases import unalias
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
