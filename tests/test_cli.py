@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -265,3 +266,24 @@ def test_agent_and_learning_commands(run):
     assert rid in run("get", rid).output
     none = run("episodes", "record", ok=False)
     assert none.exit_code != 0 and "--score" in none.output
+
+
+def test_every_read_command_takes_the_same_read_options(run):
+    """search and context take the same scope, time, weights, now and touch options: context
+    --no-touch leaves the last access as it was; without it, context refreshes it as search
+    does (the Python API's default)."""
+    from memstream.cli.memories import context, search
+
+    def options(command: Any) -> set[str]:
+        return {o for p in command.params for o in p.opts + p.secondary_opts} - {"-k"}
+
+    assert options(search) - {"--min-relevance"} <= options(context)
+    rid = run("add", "paid the plumber for the boiler", "--at", "2024-05-08T13:56:00Z"
+              ).output.strip()
+    block = json.loads(run("--json", "context", "plumber boiler", "--no-touch").output)
+    assert block["hits"][0]["record"]["id"] == rid
+    assert json.loads(run("--json", "get", rid).output)["access_count"] == 0
+    run("context", "plumber boiler")
+    touched = json.loads(run("--json", "get", rid).output)
+    assert touched["access_count"] == 1
+    assert touched["last_accessed_at"] != "2024-05-08T13:56:00.000000Z"

@@ -93,15 +93,25 @@ def _time_options(fn: F) -> F:
     return fn
 
 
+def _read_options(fn: F) -> F:
+    """What every command that ranks memories takes (search, context): the scope, the times,
+    the weight profile, the scoring time and whether reading refreshes the last access."""
+    for option in reversed([
+            _scope_options, _time_options,
+            click.option("--weights", type=click.Choice(sorted(PROFILES)),
+                         help="A weight profile."),
+            click.option("--now", help="Score as of this time (ISO 8601)."),
+            click.option("--touch/--no-touch", default=True, show_default=True,
+                         help="Update the hits' last access (--no-touch: read-only)."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
 @cli.command()
 @click.argument("query")
 @click.option("-k", default=10, show_default=True, help="How many hits.")
-@_scope_options
-@_time_options
-@click.option("--weights", type=click.Choice(sorted(PROFILES)), help="A weight profile.")
-@click.option("--now", help="Score as of this time (ISO 8601).")
-@click.option("--touch/--no-touch", default=True,
-              help="Update the hits' last access (--no-touch: read-only).")
+@_read_options
 @click.option("--min-relevance", type=float,
               help="Leave out hits whose relevance is below this (0-1).")
 @click.pass_obj
@@ -132,10 +142,7 @@ def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | 
 @click.option("--budget", default=512, show_default=True,
               help="At most this many tokens (cl100k) of memories.")
 @click.option("-k", default=50, show_default=True, help="How many hits to choose from.")
-@_scope_options
-@_time_options
-@click.option("--weights", type=click.Choice(sorted(PROFILES)), help="A weight profile.")
-@click.option("--now", help="Score as of this time (ISO 8601).")
+@_read_options
 @click.option("--min-relevance", type=float,
               help="Leave out memories whose relevance is below this (0-1; default: "
                    "unrelated memories are left out).")
@@ -143,7 +150,8 @@ def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | 
 def context(st: _State, query: str, budget: int, k: int, user_id: str | None,
             agent_id: str | None, run_id: str | None, kinds: tuple[str, ...],
             filters: str | None, since: str | None, until: str | None, as_of: str | None,
-            weights: str | None, now: str | None, min_relevance: float | None) -> None:
+            weights: str | None, now: str | None, touch: bool,
+            min_relevance: float | None) -> None:
     """Print the best memories for QUERY that fit a token budget, one per line: a block to
     put in a prompt. QUERY '-' reads it from standard input."""
     if query == "-":
@@ -154,7 +162,7 @@ def context(st: _State, query: str, budget: int, k: int, user_id: str | None,
         ctx = mem.context(query, budget=budget, k=k, user_id=user_id, agent_id=agent_id,
                           run_id=run_id, kinds=kinds or None,
                           filters=_json_arg(filters, "filter"), since=since, until=until,
-                          as_of=as_of, weights=weights, now=now, touch=False, **relevance)
+                          as_of=as_of, weights=weights, now=now, touch=touch, **relevance)
     if st.as_json:
         _emit({"text": ctx.text, "tokens": ctx.tokens, "hits": [h.to_dict() for h in ctx.hits]})
     else:
