@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -287,3 +288,29 @@ def test_every_read_command_takes_the_same_read_options(run):
     touched = json.loads(run("--json", "get", rid).output)
     assert touched["access_count"] == 1
     assert touched["last_accessed_at"] != "2024-05-08T13:56:00.000000Z"
+
+
+def test_import_names_every_bad_line_once_in_the_users_terms(run, tmp_path: Path):
+    """Every bad line is reported at once, each with all its problems, then a count of the rest
+    past the cap; a line that is not JSON says where it breaks and what was expected, and
+    "line N" means one thing: the line of the file."""
+    from memstream.transfer import MAX_BAD_LINES
+
+    bad = tmp_path / "bad.jsonl"
+    rows = [json.dumps({"text": "fine"}), '{"text": "no closing brace"',
+            json.dumps({"text": "", "importance": 3}), '["an", "array"]',
+            '{"text": "x",, "kind": "fact"}']
+    rows += [json.dumps({"importance": 2})] * (MAX_BAD_LINES + 3)
+    bad.write_text("\n".join(rows) + "\n")
+    res = run("import", str(bad), ok=False)
+    assert res.exit_code == 2
+    out = res.output
+    assert f"{len(rows) - 1} lines are not records; nothing was imported" in out
+    assert "line 2: not valid JSON: the line ends before its object is complete" in out
+    assert "line 3: " in out and "empty" in out and "importance" in out  # both problems
+    assert "line 4: a line must be a JSON object, not an array" in out
+    assert "line 5: not valid JSON at column 14 (expecting property name" in out
+    assert "column 1 (char" not in out and len(re.findall(r"\bline 2\b", out)) == 1
+    assert f"line {MAX_BAD_LINES + 1}:" in out and f"line {MAX_BAD_LINES + 2}:" not in out
+    assert f"... and {len(rows) - 1 - MAX_BAD_LINES} more bad lines" in out
+    assert not list(tmp_path.glob("mem.db*"))  # nothing stored

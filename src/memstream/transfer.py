@@ -4,7 +4,8 @@ the same microsecond).
 
 Every field round-trips: id, scope, kind, text, payload, step, importance, the three timestamps,
 access count, provenance, validity and metadata; embeddings too with ``with_embeddings``. An
-import is one transaction: a bad line aborts it with its line number and nothing is stored.
+import is one transaction: bad lines abort it, each named with all its problems, and nothing
+is stored.
 """
 
 from __future__ import annotations
@@ -201,17 +202,26 @@ def _new(raw: dict[str, Any], mem: Memory, namespace: str | None) -> Record:
     return build_record(mem, raw[texts[0]], at=at, embedding=None, **args)
 
 
+#: an import names the problems of at most this many lines, then counts the rest
+MAX_BAD_LINES = 20
+#: and at most this many problems of one line
+MAX_LINE_PROBLEMS = 10
+
+
 def parse_lines(lines: Iterable[str], mem: Memory, *, progress: ProgressFn | None = None,
                 total: int | None = None, namespace: str | None = None,
                 rate: list[str] | None = None) -> list[Record]:
-    """Records from the lines of a JSON Lines file, each checked, every problem of a line
-    named at once; ``progress("read", lines, total)``.
+    """Records from the lines of a JSON Lines file, each checked; ``progress("read", lines,
+    total)``. A file with bad lines raises one ``InvalidInput`` that names every problem of
+    every bad line (up to ``MAX_BAD_LINES`` lines of ``MAX_LINE_PROBLEMS`` problems, then a
+    count of the rest): one pass tells the user all there is to fix.
 
     A line with an ``id`` is a record exported by memstream and comes back as it was. Any other
     line is a new record: a ``text`` (or ``content``) and any of ``add``'s fields, in
     ``namespace`` (the memory's default) unless the line names its own; the ids of new records
     that name no importance go to ``rate`` (an LLM rates them, as for ``add``)."""
     records = []
+    bad: list[str] = []
     every = max(100, (total or 0) // 200)
     lineno = 0
     for lineno, line in enumerate(lines, start=1):
@@ -222,20 +232,54 @@ def parse_lines(lines: Iterable[str], mem: Memory, *, progress: ProgressFn | Non
         try:
             raw: Any = json.loads(line)
             if not isinstance(raw, dict):
-                raise InvalidInput("a line must be a JSON object")
+                raise InvalidInput(f"a line must be a JSON object, not {_json_kind(raw)}")
             if "id" in raw:
                 records.append(_check(raw, mem))
             else:
                 records.append(_new(raw, mem, namespace))
                 if raw.get("importance") is None and rate is not None:
                     rate.append(records[-1].id)
-        except (json.JSONDecodeError, TypeError, ValueError, RecursionError) as exc:
-            if isinstance(exc, InvalidInput):
-                raise InvalidInput(f"line {lineno}: {exc}") from exc
-            raise InvalidInput(f"line {lineno}: not a record ({str(exc)[:200]})") from exc
+        except json.JSONDecodeError as exc:
+            bad.append(f"line {lineno}: {_not_json(line, exc)}")
+        except InvalidInput as exc:
+            bad.append(f"line {lineno}: {_capped(str(exc))}")
+        except (TypeError, ValueError, RecursionError) as exc:
+            bad.append(f"line {lineno}: not a record ({str(exc)[:200]})")
     if progress is not None:
         progress("read", lineno, total)
+    if bad:
+        raise InvalidInput(_bad_lines(bad))
     return records
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "true or false", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _not_json(line: str, exc: json.JSONDecodeError) -> str:
+    """A JSON error in the user's terms: the column of the line, and what was expected."""
+    what = exc.msg[:1].lower() + exc.msg[1:]
+    if exc.pos >= len(line.rstrip("\r\n")):
+        return f"not valid JSON: the line ends before its object is complete ({what})"
+    return f"not valid JSON at column {exc.pos + 1} ({what})"
+
+
+def _capped(problems: str) -> str:
+    found = problems.split("; ")
+    if len(found) <= MAX_LINE_PROBLEMS:
+        return problems
+    return "; ".join(found[:MAX_LINE_PROBLEMS]) + \
+        f"; and {len(found) - MAX_LINE_PROBLEMS} more problems"
+
+
+def _bad_lines(bad: list[str]) -> str:
+    if len(bad) == 1:
+        return bad[0]
+    shown = bad[:MAX_BAD_LINES]
+    rest = f"\n... and {len(bad) - len(shown)} more bad lines" if len(bad) > len(shown) else ""
+    return (f"{len(bad)} lines are not records; nothing was imported. Fix them and import "
+            "again:\n" + "\n".join(shown) + rest)
 
 
 def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",

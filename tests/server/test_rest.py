@@ -417,3 +417,17 @@ def test_a_memory_is_sent_as_text_everywhere(server: Server):
             mem.add("Eve", content="Eve")
         assert [r.text for r in mem.add_many([{"text": "Fay"}, {"content": "Gus"}])] == \
             ["Fay", "Gus"]
+
+
+def test_a_body_that_is_not_json_says_where_and_what_was_expected(server: Server):
+    with server.client("admin") as http:
+        for body, where, what in ((b'{"text": "x",, "kind": "fact"}', 14, "expecting property"),
+                                  (b"text=hello", 1, "expecting value")):
+            r = http.post("/v1/memories", content=body,
+                          headers={"Content-Type": "application/json"})
+            assert r.status_code == 422
+            message = r.json()["error"]["message"]
+            assert message.startswith("the request body is not valid JSON: at character "
+                                      f"{where}, {what}"), message
+            assert "Content-Type: application/json" in message
+            assert "body." not in message and "JSON decode error" not in message

@@ -155,6 +155,15 @@ def _error(exc: MemstreamError) -> JSONResponse:
     return JSONResponse(error_body(exc), status_code=status_for(exc), headers=headers)
 
 
+def _not_json(error: Any) -> str:
+    """A body that is not JSON, in the user's terms: where it breaks and what was expected."""
+    where = error["loc"][-1] if isinstance(error["loc"][-1], int) else 0
+    what = str((error.get("ctx") or {}).get("error") or "not JSON")
+    return (f"the request body is not valid JSON: at character {where + 1}, "
+            f"{what[:1].lower() + what[1:]}; send one JSON object (Content-Type: "
+            "application/json)")
+
+
 def create_app(memory: Memory, settings: ServerSettings | None = None, *,
                host: str = "127.0.0.1", redis_url: str | None = None) -> FastAPI:
     """The ASGI app over one ``Memory`` (closed by the app's shutdown). ``host`` is where the
@@ -265,8 +274,12 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        broken = next((e for e in errors if e.get("type") == "json_invalid"), None)
+        if broken is not None:
+            return _error(InvalidInput(_not_json(broken)))
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                             for e in exc.errors()[:5])
+                             for e in errors[:5])
         return _error(InvalidInput(f"invalid request: {problems}"))
 
     @app.exception_handler(StarletteHTTPException)
