@@ -194,8 +194,10 @@ def test_demo_shows_why_weight_profiles_exist():
     alone (min-max puts its near-zero relevance on the same footing)."""
     out = CliRunner().invoke(cli, ["demo"])
     assert out.exit_code == 0, out.output
+    assert "stored in a temporary file, deleted when the demo ends" in out.output
     blocks = out.output.split("\n\n")
-    searches = [b.splitlines() for b in blocks if b.startswith("search (")]
+    searches = [[line for line in b.splitlines() if not line.lstrip().startswith("why")]
+                for b in blocks if b.startswith("search (")]
     hits = [(lines[0][8:].split(":")[0], [line.split("  ")[-1] for line in lines[1:]])
             for lines in searches if "Maria" in lines[0]]
     maria = "Lunch with Maria; she is allergic to peanuts and prefers Thai food."
@@ -205,6 +207,24 @@ def test_demo_shows_why_weight_profiles_exist():
     assert maria in hits[1][1] and bug in hits[1][1][:2]
     assert blocks[-1].splitlines()[1] == f"- {maria}"
     assert "tokens of 40" in blocks[-1]
+    # a hit placed above a more relevant one says what decided it, on the line after it
+    for block in (b.splitlines() for b in blocks if b.startswith("search (default")):
+        shown = [line for line in block[1:] if not line.lstrip().startswith("why")]
+        relevance = [float(line.split("relevance ")[1].split()[0]) for line in shown]
+        for n, line in enumerate(shown):
+            after = block[block.index(line) + 1] if block.index(line) + 1 < len(block) else ""
+            above_more_relevant = any(r > relevance[n] for r in relevance[n + 1:])
+            assert after.lstrip().startswith("why") == above_more_relevant, block
+
+
+def test_demo_keeps_a_named_store_and_says_how_to_open_it(tmp_path: Path):
+    db = tmp_path / "demo.db"
+    out = CliRunner().invoke(cli, ["--db", str(db), "demo"])
+    assert out.exit_code == 0, out.output
+    assert f"stored in {db}, kept: `memstream --db {db} search" in out.output
+    found = CliRunner().invoke(cli, ["--db", str(db), "--json", "search", "Maria", "--agent",
+                                     "ada", "--no-touch"])
+    assert "Maria" in json.loads(found.output)[0]["record"]["text"]
 
 
 def test_every_command_is_documented():

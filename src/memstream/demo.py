@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from ._types import Hit
 from .clock import FixedClock
 from .memory import Memory
 from .retrieval.scoring import PROFILES
@@ -42,16 +43,41 @@ def _describe(profile: str) -> str:
             f"{w.relevance:g} x relevance, each min-max normalised over the candidates")
 
 
+def _why(mem: Memory, hits: list[Hit], n: int) -> str | None:
+    """What put hit ``n`` above a hit that is more relevant to the question (None when nothing
+    did): the adjustments of the ordering, or the record it follows up."""
+    hit = hits[n]
+    e = hit.explain
+    if e.rule != "relevance-first" or not any(
+            h.explain.relevance > e.relevance for h in hits[n + 1:]):
+        return None
+    parts = [f"{name} ({value:+.2f} on the relevance logit)" for name, value in
+             sorted(e.adjustments.items(), key=lambda kv: -abs(kv[1])) if abs(value) >= 0.5]
+    if e.lifted:
+        parts.append(e.lifted)
+    for rid in e.updates:
+        older = mem.get(rid, namespace=hit.record.namespace).text
+        parts.append(f"written after {older[:40] + '...' if len(older) > 40 else older!r}")
+    if not parts:
+        return "recency and importance (the relevances are about equal)"
+    return "; ".join(parts) + " (docs/retrieval.md: what the notes stage added)"
+
+
 def run_demo(path: str | None = None, *, echo: Callable[[str], Any] = print) -> None:
     tmp = None
     if path is None:
         tmp = tempfile.TemporaryDirectory(prefix="memstream-demo-")
         path = os.path.join(tmp.name, "demo.db")
+        where = (f"a temporary file, deleted when the demo ends ({path}); `memstream --db "
+                 "demo.db demo` keeps it in demo.db")
+    else:
+        where = (f"{path}, kept: `memstream --db {path} search \"...\" --agent ada` reads it "
+                 "again")
     clock = FixedClock("2026-03-02T00:00:00Z")
     start = clock.now()
     try:
         with Memory(path, clock=clock) as mem:
-            echo(f"memstream demo: one agent's day, stored in {path}\n")
+            echo(f"memstream demo: one agent's day, stored in {where}\n")
             for hour, text, importance in _DAY:
                 clock.set(start + hour * 3600)
                 rec = mem.add(text, agent_id="ada", importance=importance)
@@ -59,15 +85,18 @@ def run_demo(path: str | None = None, *, echo: Callable[[str], Any] = print) -> 
             mem.flush()
             clock.set(start + 20 * 3600)
             echo("\nEach hit shows its score and the three signals that made it (see "
-                 "docs/retrieval.md).")
+                 "docs/retrieval.md); a hit placed above a more relevant one says why.")
             for question, profile, touch in _QUESTIONS:
                 echo(f"\nsearch ({_describe(profile)}{'' if touch else '; read-only'}): "
                      f"{question}")
-                for hit in mem.search(question, agent_id="ada", k=3, weights=profile,
-                                      touch=touch):
+                hits = mem.search(question, agent_id="ada", k=3, weights=profile, touch=touch)
+                for n, hit in enumerate(hits):
                     e = hit.explain
                     echo(f"  {hit.score:.2f}  recency {e.recency:.2f}  importance "
                          f"{e.importance:.2f}  relevance {e.relevance:.2f}  {hit.record.text}")
+                    why = _why(mem, hits, n)
+                    if why:
+                        echo(f"        why first: {why}" if n == 0 else f"        why: {why}")
             ctx = mem.context("dinner with Maria", agent_id="ada", budget=40)
             echo(f"\ncontext block for 'dinner with Maria' ({ctx.tokens} tokens of 40):\n"
                  f"{ctx.text}")
