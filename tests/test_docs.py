@@ -28,6 +28,12 @@ def test_doc_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.Monkey
     if any(PG_PLACEHOLDER in b for b in blocks):
         url = request.getfixturevalue("pg_url")
         blocks = [b.replace(PG_PLACEHOLDER, url) for b in blocks]
+    if any("8765" in b for b in blocks):  # a free port instead of the documented one
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            blocks = [b.replace("8765", str(s.getsockname()[1])) for b in blocks]
     monkeypatch.chdir(tmp_path)
     # platformdirs warns when XDG_RUNTIME_DIR is unset (the local PostgreSQL recipe)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
@@ -122,6 +128,13 @@ def _prepare(code: str, tmp_path: Path, request: pytest.FixtureRequest, stack: A
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             code = code.replace("8765", str(s.getsockname()[1]))
+    if re.search(r"^chromium ", code, re.M):  # Debian's, installed by the tests as root
+        from .machine import chromium
+
+        found, why = chromium()
+        if found is None:
+            pytest.skip(why or "no Chromium")
+        code = re.sub(r"^chromium ", found + " ", code, flags=re.M)
     serve = FOREGROUND_SERVE.search(code)
     if serve:  # the reader's server runs until stopped: here it is checked, then stopped
         port = re.search(r"--port (\d+)", serve.group(1))
