@@ -489,6 +489,8 @@ class Memory(ChangeEvents):
                                  weights=resolve_weights(weights, self.config.weights),
                                  fusion=fusion or self.config.fusion)
         when = self._now(now)
+        if self._worker is not None:  # records still waiting for vectors, when few (worker.py)
+            self._worker.catch_up(sel.namespace)
         qvec: np.ndarray | Callable[[], np.ndarray | None] | None
         if vector is not None:
             qvec = v.vector(vector, self.embedder.dim if self.embedder else None, "vector")

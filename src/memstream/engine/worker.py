@@ -7,16 +7,25 @@ workers of several processes never embed the same record twice), embeds them (wi
 content-hash cache), rates them, and then calls ``after`` (the engine's automatic reflection
 and consolidation). The queues live in the database, not in memory, so a crash loses none of
 the work: the next start picks it up. ``flush`` waits until nothing is queued.
+
+Two bounds keep short-lived processes right (one process per request, as LangGraph runs them):
+a search whose namespace holds records still waiting for their vectors embeds them first, in
+its own thread, when at most ``CATCH_UP`` records wait in the whole store (``catch_up``); and a
+process that exits without ``close()`` stops its worker before the interpreter shuts thread
+pools down: the batch in hand is finished (at most ``EXIT_WAIT`` seconds), the rest stays
+queued for the next process, and nothing prints a traceback.
 """
 
 from __future__ import annotations
 
+import concurrent.futures.thread  # noqa: F401  (its exit hook must run after ours: see _at_exit)
 import logging
 import os
 import socket
 import threading
 import time
 import uuid
+import weakref
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -34,8 +43,37 @@ log = logging.getLogger("memstream.worker")
 #: crashed worker's records go to another after this.
 CLAIM_LEASE = 60.0
 
+#: A search embeds its namespace's waiting records itself when at most this many records of
+#: the store wait for their vectors (a few: one batch of the default model, tens of ms each).
+CATCH_UP = 32
+
+#: Seconds an exiting process gives its worker to finish the batch in hand.
+EXIT_WAIT = 10.0
+
 #: (text, kind) -> importance in [0, 1]; raises MemstreamError or OSError when it cannot.
 Rater = Callable[[str, str], float]
+
+_running: weakref.WeakSet[EnrichmentWorker] = weakref.WeakSet()
+_hooked = threading.Lock()
+_hook: list[bool] = []
+
+
+def _at_exit() -> None:
+    """Stop every running worker before the interpreter stops accepting work in thread pools
+    (the model's own pool included): registered with ``threading._register_atexit`` after
+    ``concurrent.futures``' own hook, so that it runs before it."""
+    for worker in list(_running):
+        worker.stop(EXIT_WAIT)
+
+
+def _hook_exit() -> None:
+    with _hooked:
+        if not _hook:
+            try:
+                threading._register_atexit(_at_exit)  # type: ignore[attr-defined]
+            except RuntimeError:  # the interpreter is already shutting down
+                return
+            _hook.append(True)
 
 
 class EnrichmentWorker:
@@ -56,7 +94,10 @@ class EnrichmentWorker:
         self._kicked = True  # look for work left by an earlier run at start
         self._error: Exception | None = None
         self._failures = 0
+        self._embedding = threading.Lock()  # one embedding batch at a time: worker or search
         self._thread = threading.Thread(target=self._run, name="memstream-enrich", daemon=True)
+        _hook_exit()
+        _running.add(self)
         self._thread.start()
 
     def notify(self) -> None:
@@ -95,17 +136,11 @@ class EnrichmentWorker:
         """One batch of embeddings and one of ratings; False when nothing was queued."""
         did = False
         if self._embedder is not None:
-            pending = self._queues.pending_embeddings(self._batch, owner=self._owner,
-                                                            lease=CLAIM_LEASE)
-            if pending:
-                did = True
-                vectors = embed_documents_cached(self._kv, self._embedder,
-                                                 [t for _, _, t in pending])
-                by_ns: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
-                for (ns, rid, _), vec in zip(pending, vectors, strict=True):
-                    by_ns[ns].append((rid, vec))
-                for ns, items in by_ns.items():
-                    self._indexes.set_embeddings(ns, items, self._embedder.name)
+            with self._embedding:
+                pending = self._queues.pending_embeddings(self._batch, owner=self._owner,
+                                                          lease=CLAIM_LEASE)
+                self._embed(pending)
+            did = bool(pending)
         for ns, rid, text, kind in self._queues.pending_ratings(8):
             did = True
             rating: float | None
@@ -116,6 +151,40 @@ class EnrichmentWorker:
                 rating = None
             self._queues.set_rating(ns, rid, rating, at=self._clock())
         return did
+
+    def _embed(self, pending: list[tuple[str, str, str]]) -> None:
+        """Vectors for (namespace, id, text) records, through the content-hash cache."""
+        if not pending or self._embedder is None:
+            return
+        vectors = embed_documents_cached(self._kv, self._embedder, [t for _, _, t in pending])
+        by_ns: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
+        for (ns, rid, _), vec in zip(pending, vectors, strict=True):
+            by_ns[ns].append((rid, vec))
+        for ns, items in by_ns.items():
+            self._indexes.set_embeddings(ns, items, self._embedder.name)
+
+    def catch_up(self, namespace: str, bound: int = CATCH_UP) -> int:
+        """Embed now, in the caller's thread, the records of ``namespace`` that still wait for
+        their vectors, when at most ``bound`` records of the store wait (claimed by any worker,
+        of this process or of one that has exited); returns how many it embedded. A search
+        calls it first, so that what the last process wrote ranks by meaning, not by keywords
+        only. More waiting than ``bound``: nothing here (the worker is on it); a failure is
+        logged and the search goes on with what is embedded."""
+        if self._embedder is None:
+            return 0
+        try:
+            waiting = self._queues.pending_embeddings(bound + 1)
+            if len(waiting) > bound or not any(ns == namespace for ns, _, _ in waiting):
+                return 0
+            with self._embedding:  # what the worker finished meanwhile is not done twice
+                todo = [p for p in self._queues.pending_embeddings(bound + 1)
+                        if p[0] == namespace]
+                self._embed(todo)
+            return len(todo)
+        except (MemstreamError, OSError, ValueError) as exc:
+            log.warning("embedding waiting records before a search failed (%s); searching "
+                        "with what is embedded", exc)
+            return 0
 
     def _pending(self) -> bool:
         embedding = self._embedder is not None and bool(self._queues.pending_embeddings(1))
@@ -143,8 +212,15 @@ class EnrichmentWorker:
             if self._idle.is_set():
                 self.notify()
 
-    def close(self) -> None:
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the batch in hand (waiting at most ``timeout`` s); what is still queued
+        stays in the database for the next worker."""
         with self._wake:
             self._stop = True
             self._wake.notify()
-        self._thread.join(timeout=30)
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=timeout)
+        _running.discard(self)
+
+    def close(self) -> None:
+        self.stop()
