@@ -31,7 +31,9 @@ def _intact(mem: Memory) -> None:
     ({"content": "ok", "namespace": "has spaces/and slashes"}, "namespace"),
     ({"content": "ok", "namespace": ""}, "namespace"),
     ({"content": "ok", "namespace": "x" * 200}, "namespace"),
+    ({"content": "ok", "namespace": "team-a\n"}, "namespace"),  # no trailing newline
     ({"content": "ok", "kind": "Not A Kind"}, "kind"),
+    ({"content": "ok", "kind": "fact\n"}, "kind"),
     ({"content": "ok", "importance": 1.5}, "importance"),
     ({"content": "ok", "importance": float("nan")}, "importance"),
     ({"content": "ok", "data": [1, 2]}, "data must be a dict"),

@@ -16,8 +16,8 @@ from ._json import depth as json_depth
 from ._json import dumps as json_dumps
 from .errors import InvalidInput
 
-_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@\-]{0,127}$")
-_KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@\-]{0,127}\Z")
+_KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

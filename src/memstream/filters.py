@@ -34,7 +34,7 @@ __all__ = ["OPERATORS", "And", "Cond", "Expr", "Not", "Or", "Selection", "matche
 
 OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains")
 _COMBINATORS = {"AND": "AND", "$and": "AND", "OR": "OR", "$or": "OR", "NOT": "NOT", "$not": "NOT"}
-_SEGMENT = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+_SEGMENT = re.compile(r"^[A-Za-z0-9_\-]{1,64}\Z")
 _MAX_DEPTH = 16
 #: values one filter may compare with in all (each condition's value, each value of in/nin)
 MAX_VALUES = 500

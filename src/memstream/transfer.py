@@ -69,8 +69,8 @@ def export_jsonl(mem: Memory, fp: IO[str], *, namespace: str | None = None,
     return n
 
 
-_ID = re.compile(r"^[0-9A-Za-z_\-]{1,64}$")
-_OURS = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
+_ID = re.compile(r"^[0-9A-Za-z_\-]{1,64}\Z")
+_OURS = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}\Z")
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "id": (str,), "namespace": (str,), "text": (str,), "kind": (str,),
     "access_count": (int,), "importance": (int, float), "created_at": (int, float, str),

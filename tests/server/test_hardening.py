@@ -424,3 +424,28 @@ def test_a_server_refuses_webhooks_to_its_own_network_unless_allowed(tmp_path: P
             assert http.get("/v1/webhooks").json() == []
     finally:
         stop(srv)
+
+
+def test_namespaces_are_strict_everywhere(tmp_path: Path):
+    """"team-a\\n" is not "team-a": refused by the API and by `keys create`, nothing made."""
+    from click.testing import CliRunner
+
+    from memstream.cli import cli
+
+    db = tmp_path / "strict.db"
+    made = CliRunner().invoke(cli, ["--db", str(db), "keys", "create", "--namespace",
+                                    "team-a\n", "--role", "write", "--name", "nl"])
+    assert made.exit_code == 2 and "namespace 'team-a\\n' is not valid" in made.output
+    srv = start(db, keys={"writer": (["team-a"], "write")})
+    try:
+        with srv.client("writer") as http:
+            r = http.post("/v1/memories", json={"text": "x", "namespace": "team-a\n"})
+            assert r.status_code in (403, 422), r.text
+            assert http.post("/v1/search", json={"query": "x", "namespace": "team-a\n"}
+                             ).status_code in (403, 422)
+            assert http.post("/v1/memories", json={"text": "x", "kind": "fact\n"}
+                             ).status_code == 422
+    finally:
+        stop(srv)
+    with Memory(db, embedder="none") as mem:
+        assert mem.namespaces() in ([], ["team-a"]) and mem.get_all(namespace="team-a") == []
