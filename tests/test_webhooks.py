@@ -268,3 +268,37 @@ def test_a_namespace_holds_a_bounded_number_of_webhooks(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput, match="webhooks_per_namespace"):
             mem.webhooks.add("http://127.0.0.1:9100/x")
         mem.webhooks.add("http://127.0.0.1:9100/x", namespace="other")  # per namespace
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_registrations_at_the_same_time_never_pass_the_cap(tmp_path: Path, backend: str,
+                                                           request: pytest.FixtureRequest
+                                                           ) -> None:
+    """40 registrations at once against a cap of 10, from four processes' worth of Memory
+    objects on one store: exactly 10 are stored (the count and the insert are one
+    serialised transaction); the others are refused with the cap named."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    target = str(tmp_path / "race.db") if backend == "sqlite" \
+        else request.getfixturevalue("pg_url")
+    config = Config(webhooks_private=True, webhooks_per_namespace=10)
+    mems = [Memory(target, embedder="none", config=config) for _ in range(4)]
+    try:
+        start = threading.Barrier(40)
+
+        def register(n: int) -> str:
+            start.wait()
+            try:
+                mems[n % 4].webhooks.add(f"http://127.0.0.1:{9000 + n}/x", namespace="race")
+                return "stored"
+            except InvalidInput as exc:
+                assert "webhooks_per_namespace" in str(exc)
+                return "refused"
+
+        with ThreadPoolExecutor(40) as pool:
+            outcomes = list(pool.map(register, range(40)))
+        assert outcomes.count("stored") == 10 and outcomes.count("refused") == 30
+        assert len(mems[0].webhooks.list(namespace="race")) == 10
+    finally:
+        for mem in mems:
+            mem.close()

@@ -47,16 +47,15 @@ class Webhooks:
                                f"{', '.join(EVENT_TYPES)}")
         if secret is not None and len(secret) < 16:
             raise InvalidInput("a webhook secret needs at least 16 characters")
-        cap = self._memory.config.webhooks_per_namespace
-        if len(self._store.events.webhooks(ns)) >= cap:
-            raise InvalidInput(f"namespace {ns!r} has {cap} webhooks, the most it may hold "
-                               "(Config.webhooks_per_namespace); remove one first")
         url = check_url(url, allow_private=self._memory.config.webhooks_private)
         hook = Webhook(id="wh_" + secrets.token_hex(8), namespace=ns, url=url,
                        secret=secret or "whsec_" + secrets.token_urlsafe(24),
                        types=tuple(dict.fromkeys(types)), created_at=time.time(),
                        cursor=0 if from_start else self._store.events.last_event_seq())
-        self._store.events.put_webhook(hook)
+        cap = self._memory.config.webhooks_per_namespace
+        if not self._store.events.put_webhook(hook, cap=cap):
+            raise InvalidInput(f"namespace {ns!r} has {cap} webhooks, the most it may hold "
+                               "(Config.webhooks_per_namespace); remove one first")
         return hook
 
     def list(self, *, namespace: str | None = None) -> list[Webhook]:

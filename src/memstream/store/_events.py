@@ -216,14 +216,21 @@ class EventLog:
 
     # --- webhooks -------------------------------------------------------------------------
 
-    def put_webhook(self, hook: Webhook) -> None:
+    def put_webhook(self, hook: Webhook, *, cap: int | None = None) -> bool:
         ph = self.PLACEHOLDER
         with self._session(True) as db:
+            if cap is not None:
+                self._backend._serialise_events(db)  # one registration at a time (PostgreSQL)
+                held = db.execute(f"SELECT count(*) FROM webhooks WHERE namespace = {ph}",
+                                  (hook.namespace,)).fetchone()[0]
+                if held >= cap:
+                    return False
             db.execute(f"INSERT INTO webhooks({_HOOK_COLUMNS}) VALUES "
                        f"({', '.join([ph] * 11)})",
                        (hook.id, hook.namespace, hook.url, hook.secret,
                         json.dumps(list(hook.types)), hook.created_at, hook.cursor,
                         hook.attempts, hook.next_at, hook.last_error, hook.delivered))
+        return True
 
     def webhooks(self, namespace: str | None = None) -> list[Webhook]:
         ph = self.PLACEHOLDER

@@ -105,7 +105,10 @@ class EventStore(Protocol):
         """Delete up to ``limit`` events written before ``before``, none a webhook has yet to
         deliver; how many went."""
 
-    def put_webhook(self, hook: Webhook) -> None: ...
+    def put_webhook(self, hook: Webhook, *, cap: int | None = None) -> bool:
+        """Store a new webhook; with ``cap``, only while its namespace holds fewer than
+        ``cap`` (counted and inserted in one serialised transaction, so registrations at the
+        same time never pass the cap together). False when the cap was reached."""
 
     def webhooks(self, namespace: str | None = None) -> list[Webhook]:
         """Every webhook (of one namespace), oldest first, with its dead-letter count."""
