@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -302,3 +303,70 @@ def test_registrations_at_the_same_time_never_pass_the_cap(tmp_path: Path, backe
     finally:
         for mem in mems:
             mem.close()
+
+
+@pytest.mark.parametrize("url", [
+    "http://100.100.100.200/latest/meta-data/",  # a cloud metadata service (Alibaba)
+    "http://192.0.0.192/opc/v1/instance/",  # another (Oracle)
+    "http://100.64.0.1/x", "http://100.127.255.254/x",  # carrier-grade NAT
+    "http://[2002:7f00:1::]/x",  # 6to4 form of 127.0.0.1
+    "http://[64:ff9b::7f00:1]/x",  # NAT64 form of 127.0.0.1
+    "http://[fe80::1%25eth0]/x",  # a zone id: the look-up fails, the address is link-local
+    "http://no-such-host.invalid/x",  # cannot be resolved
+])
+def test_the_default_policy_refuses_metadata_nat_and_unresolvable_targets(
+        tmp_path: Path, url: str) -> None:
+    with Memory(tmp_path / "strict.db", embedder="none") as strict:
+        with pytest.raises(InvalidInput, match="webhook cannot post"):
+            strict.webhooks.add(url)
+        assert strict.webhooks.list() == []
+
+
+def test_metadata_services_are_refused_even_with_private_targets_allowed(tmp_path: Path
+                                                                         ) -> None:
+    with Memory(tmp_path / "open.db", embedder="none",
+                config=Config(webhooks_private=True)) as allowed:
+        for url in ("http://[fd00:ec2::254]/latest/meta-data/", "http://100.100.100.200/x",
+                    "http://192.0.0.192/x", "http://[2002:a9fe:a9fe::]/x"):
+            with pytest.raises(InvalidInput, match="metadata|link-local"):
+                allowed.webhooks.add(url)
+        allowed.webhooks.add("http://100.64.0.1/x")  # carrier-grade NAT: private, allowed
+
+
+def test_a_post_connects_to_the_address_it_checked(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """DNS rebinding: a name that answers a public address to the check and loopback to a
+    second look-up. The post connects to the address it checked; the loopback receiver hears
+    nothing."""
+    receiver = Receiver(secret="s" * 16).start()
+    real = socket.getaddrinfo
+    answers = itertools.chain(["93.184.216.34"], itertools.repeat("127.0.0.1"))
+    connected: list[tuple[str, int]] = []
+
+    def rebinding(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "rebind.test":
+            address = next(answers)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+        return real(host, port, *args, **kwargs)
+
+    opened = socket.create_connection
+
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
+        connected.append(address)
+        if address[0] == "93.184.216.34":  # the public address stands for the internet
+            raise ConnectionRefusedError("not reached from the tests")
+        return opened(address, *args, **kwargs)  # a name: looked up again (loopback)
+
+    try:
+        with Memory(tmp_path / "rebind.db", embedder="none") as mem:
+            monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+            mem.webhooks.add(f"http://rebind.test:{receiver.port}/hook", secret="s" * 16,
+                             from_start=True)
+            answers = itertools.chain(["93.184.216.34"], itertools.repeat("127.0.0.1"))
+            mem.add("the wifi password is tulip")
+            monkeypatch.setattr(socket, "create_connection", create_connection)
+            mem.webhooks.deliver(timeout=5)
+    finally:
+        receiver.stop()
+    assert receiver.arrivals == 0, "the post reached loopback through a second look-up"
+    assert connected and {a[0] for a in connected} == {"93.184.216.34"}

@@ -30,11 +30,15 @@ webhooks (10).
 A webhook cannot be turned on the server's own network: its URL must be http(s) with a host,
 a valid port and no credentials, whitespace or control characters; redirects are never
 followed (a 3xx answer is a failed try); link-local and cloud-metadata addresses
-(169.254.0.0/16, fe80::/10, metadata.google.internal, ...) are refused always, loopback and
-private ones unless the operator allows them (``Config.webhooks_private``,
-``MEMSTREAM_WEBHOOKS_PRIVATE=1``); the host's addresses are checked at registration and again
-before each post. A webhook's ``last_error`` says only the class of a failure ("timeout",
-"connection failed", "HTTP 5xx", "address not allowed"), never which port answered what.
+(169.254.0.0/16, fe80::/10, metadata.google.internal, 100.100.100.200, fd00:ec2::254, ...)
+are refused always, and so are names that cannot be resolved; every address that is not
+globally routable (loopback, private, carrier-grade NAT, and IPv4 ones inside IPv6 forms such
+as 6to4 or NAT64) unless the operator allows them (``Config.webhooks_private``,
+``MEMSTREAM_WEBHOOKS_PRIVATE=1``). The host's addresses are checked at registration and again
+before each post, and the post connects to the address just checked (no second look-up that a
+rebinding DNS server could answer differently). A webhook's ``last_error`` says only the class
+of a failure ("timeout", "connection failed", "HTTP 5xx", "address not allowed"), never which
+port answered what.
 """
 
 from __future__ import annotations
@@ -63,7 +67,8 @@ from .events import SIGNATURE_HEADER, Webhook, sign
 if TYPE_CHECKING:
     from .store.protocol import EventStore
 
-__all__ = ["METADATA_HOSTS", "Deliverer", "check_url"]
+__all__ = ["METADATA_ADDRESSES", "METADATA_HOSTS", "Deliverer", "address_refused", "check_url",
+           "resolve_target"]
 
 log = logging.getLogger("memstream.webhooks")
 
@@ -94,33 +99,76 @@ def check_url(url: str, *, allow_private: bool = False, resolve: bool = True) ->
     if port == 0:
         raise InvalidInput(f"a webhook URL's port must be 1-65535; got {url!r}")
     if resolve:
-        refused = _refused(parsed.hostname, port or 443, allow_private)
+        refused, _ = resolve_target(parsed.hostname, port or 443, allow_private)
         if refused:
             raise InvalidInput(f"a webhook cannot post to {parsed.hostname}: {refused}")
     return url
 
 
-def _refused(host: str, port: int, allow_private: bool) -> str | None:
-    """Why ``host`` may not be posted to (None: it may). Unresolvable names pass here (the
-    post fails later, as a connection failure)."""
-    name = host.strip("[]").rstrip(".").lower()
-    if name in METADATA_HOSTS:
-        return "a cloud metadata service is never a webhook's target"
-    try:
-        infos = socket.getaddrinfo(name, port, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError):
-        return None
-    for info in infos:
-        addr = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-            addr = addr.ipv4_mapped
-        if addr.is_link_local or addr.is_multicast or addr.is_reserved or addr.is_unspecified:
+#: addresses of cloud metadata services: never a webhook's target, whatever the operator allows
+#: (AWS, GCP and Azure at 169.254.169.254 and fd00:ec2::254, Alibaba at 100.100.100.200,
+#: Oracle at 192.0.0.192, Azure's wire server at 168.63.129.16)
+METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
+    "169.254.169.254", "fd00:ec2::254", "100.100.100.200", "192.0.0.192", "168.63.129.16",
+    "169.254.170.2", "169.254.169.253"))
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _embedded_v4(addr: ipaddress.IPv4Address | ipaddress.IPv6Address
+                 ) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo's server, NAT64), else it."""
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return addr.ipv4_mapped
+        if addr.sixtofour is not None:
+            return addr.sixtofour
+        if addr.teredo is not None:
+            return addr.teredo[1]
+        if addr in _NAT64:
+            return ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+    return addr
+
+
+def address_refused(addr: ipaddress.IPv4Address | ipaddress.IPv6Address,
+                    allow_private: bool) -> str | None:
+    """Why a webhook may not post to ``addr`` (None: it may). Metadata services, link-local,
+    multicast, reserved and unspecified addresses are refused always; every address that is
+    not globally routable (loopback, private, carrier-grade NAT 100.64.0.0/10, the IETF's
+    192.0.0.0/24, ...) unless the operator allows private targets."""
+    inner = _embedded_v4(addr)
+    for a in {addr, inner}:
+        if a in METADATA_ADDRESSES:
+            return "a cloud metadata service is never a webhook's target"
+        if a.is_link_local or a.is_multicast or a.is_reserved or a.is_unspecified:
             return "link-local, multicast and reserved addresses (cloud metadata) are refused"
-        if not allow_private and (addr.is_loopback or addr.is_private):
-            return ("loopback and private addresses are refused unless the operator allows "
-                    "them (MEMSTREAM_WEBHOOKS_PRIVATE=1)")
+    if not allow_private and not (addr.is_global and inner.is_global):
+        return ("loopback, private and other addresses that are not globally routable are "
+                "refused unless the operator allows them (MEMSTREAM_WEBHOOKS_PRIVATE=1)")
     return None
 
+
+def resolve_target(host: str, port: int, allow_private: bool) -> tuple[str | None, list[str]]:
+    """(why ``host`` may not be posted to, or None; its addresses, every one checked). A name
+    that cannot be resolved is refused; so is a name any of whose addresses is."""
+    name = host.strip("[]").rstrip(".").lower()
+    if name in METADATA_HOSTS:
+        return "a cloud metadata service is never a webhook's target", []
+    literal = name.split("%")[0]  # an IPv6 zone ("fe80::1%eth0") names no other address
+    try:
+        addresses = [ipaddress.ip_address(literal)]
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(name, port, proto=socket.IPPROTO_TCP)
+        except (OSError, UnicodeError):
+            return f"{host} cannot be resolved", []
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+    if not addresses:
+        return f"{host} cannot be resolved", []
+    for addr in addresses:
+        why = address_refused(addr, allow_private)
+        if why:
+            return why, []
+    return None, [str(a) for a in addresses]
 
 
 def _stale(owner: str) -> bool:
@@ -250,12 +298,19 @@ class Deliverer:
             port = parsed.port
         except ValueError:
             return "invalid URL"
-        if _refused(host, port or (443 if parsed.scheme == "https" else 80),
-                    self.allow_private):
+        refused, addresses = resolve_target(
+            host, port or (443 if parsed.scheme == "https" else 80), self.allow_private)
+        if refused:
             return "address not allowed"
         kind = http.client.HTTPSConnection if parsed.scheme == "https" \
             else http.client.HTTPConnection
         conn = kind(host, port, timeout=min(self.timeout, self.deadline))
+        pinned = addresses[0]  # connect to the address checked, never to a second look-up's
+
+        def connect(address: tuple[str, int], *args: object) -> socket.socket:
+            return socket.create_connection((pinned, address[1]), *args)  # type: ignore[arg-type]
+
+        conn._create_connection = connect  # type: ignore[attr-defined]
         expired = threading.Event()
 
         def abort() -> None:  # the wall-clock deadline: unblock whatever the socket waits on
