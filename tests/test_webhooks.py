@@ -8,9 +8,9 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -328,7 +328,7 @@ def test_metadata_services_are_refused_even_with_private_targets_allowed(tmp_pat
                 config=Config(webhooks_private=True)) as allowed:
         for url in ("http://[fd00:ec2::254]/latest/meta-data/", "http://100.100.100.200/x",
                     "http://192.0.0.192/x", "http://[2002:a9fe:a9fe::]/x"):
-            with pytest.raises(InvalidInput, match="metadata|link-local"):
+            with pytest.raises(InvalidInput, match=r"metadata|link-local"):
                 allowed.webhooks.add(url)
         allowed.webhooks.add("http://100.64.0.1/x")  # carrier-grade NAT: private, allowed
 
