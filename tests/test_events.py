@@ -173,3 +173,22 @@ def test_writes_from_many_threads_are_each_told_once(mem: Memory) -> None:
         t.join()
     assert sub.wait()
     assert len(got) == 100 and len({e.record_ids for e in got}) == 100
+
+
+def test_erasing_a_user_scrubs_their_id_from_the_event_log(tmp_path: Path) -> None:
+    """Erase leaves an erased record's id and time only, in the event log too: no event (the
+    adds and updates before, the erase itself) still names the user, agent or run."""
+    from memstream import Config
+
+    with Memory(tmp_path / "ev.db", embedder="none",
+                config=Config(events_text=True)) as mem:
+        rec = mem.add("my diagnosis is zebrafinch", user_id="u-secret", agent_id="nurse")
+        mem.update(rec.id, importance=0.9)
+        mem.add("someone else's note", user_id="u-other")
+        assert {e.user_id for e in mem.events()} == {"u-secret", "u-other"}
+        mem.delete_all(user_id="u-secret", erase=True)
+        events = mem.events()
+        assert {e.user_id for e in events} == {"u-other", None}
+        assert all(e.agent_id is None for e in events if rec.id in e.record_ids)
+        assert events[-1].data["op"] == "erase" and events[-1].user_id is None
+        assert not any("zebrafinch" in str(e.to_dict()) for e in events)

@@ -76,23 +76,29 @@ class EventLog:
                 data["fields"] = list(fields)
             if superseded_by is not None:
                 data["superseded_by"] = superseded_by
-            if op == "erase":
+            whose = (r.user_id, r.agent_id, r.run_id)
+            if op == "erase":  # an erased record keeps its id and time only, here too
                 data["erased"] = True
+                whose = (None, None, None)
             shown = text if text is not None else getattr(r, "text", None)
             if self.events_text and shown is not None and op not in ("delete", "erase"):
                 data["text"] = shown
             rows.append((r.namespace, event_type(op, r.kind, superseded=superseded_by
                                                  is not None, cause=cause),
-                         json.dumps([r.id]), r.kind, r.user_id, r.agent_id, r.run_id, now,
-                         json.dumps(data)))
+                         json.dumps([r.id]), r.kind, *whose, now, json.dumps(data)))
         return rows
 
     def scrub(self, db: Any, namespace: str, ids: Sequence[str]) -> int:
-        """Take the text out of the kept events of erased records (written while
-        ``events_text`` was on): what the event log, pending webhook batches and dead letters
-        (all read from the log) would still show of them. How many events were changed."""
+        """Take the text (written while ``events_text`` was on) and the user, agent and run
+        ids out of the kept events of erased records: what the event log, pending webhook
+        batches and dead letters (all read from the log) would still show of them. How many
+        events lost their text."""
         ph, changed = self.PLACEHOLDER, 0
         for rid in ids:
+            db.execute(f"UPDATE events SET user_id = NULL, agent_id = NULL, run_id = NULL "
+                       f"WHERE namespace = {ph} AND record_ids = {ph} AND (user_id IS NOT NULL "
+                       "OR agent_id IS NOT NULL OR run_id IS NOT NULL)",
+                       (namespace, json.dumps([rid])))
             rows = db.execute(f"SELECT seq, data FROM events WHERE namespace = {ph} AND "
                               f"record_ids = {ph} AND data LIKE {ph}",
                               (namespace, json.dumps([rid]), '%"text"%')).fetchall()
