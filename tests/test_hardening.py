@@ -158,3 +158,31 @@ def test_erase_from_the_cli(tmp_path: Path):
     assert "erase" in run("history", rid).stdout
     assert "wombat" not in run("--json", "list").stdout
     assert b"wombat" not in b"".join(_files(tmp_path).values())
+
+
+def test_erase_removes_every_cached_vector_of_the_users_texts(tmp_path: Path, e5):
+    """The embedding cache keeps no vector of an erased user's texts: the text before an
+    update, a record deleted earlier without erase, and texts still being embedded when the
+    erase came."""
+    from memstream.embed.cache import content_hash, passage
+
+    def cached(mem: Memory, texts: list[str]) -> list[str]:
+        keys = {content_hash(passage(t)): t for t in texts}
+        return sorted(keys[k] for k in mem.store.kv.cached_vectors(e5.name, list(keys)))
+
+    with Memory(tmp_path / "cache.db", embedder=e5) as mem:
+        before = mem.add("Kim's old locker code is 4471", user_id="kim")
+        gone = mem.add("Kim's bank is Ostbank", user_id="kim")
+        mem.flush()
+        mem.update(before.id, text="Kim's locker code is 9902")
+        mem.delete(gone.id)  # a plain delete: the history (and the cache) keep the text
+        mem.flush()
+        old = ["Kim's old locker code is 4471", "Kim's locker code is 9902",
+               "Kim's bank is Ostbank"]
+        assert cached(mem, old) == sorted(old)
+        busy = [f"Kim's diary, day {n}: walked the dog along the river" for n in range(150)]
+        mem.add_many([{"text": t, "user_id": "kim"} for t in busy])  # embedding starts...
+        mem.delete_all(user_id="kim", erase=True)  # ...and the erase comes meanwhile
+        mem.flush()
+        assert cached(mem, old) == []
+        assert cached(mem, busy) == []

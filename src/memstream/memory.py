@@ -95,8 +95,6 @@ class Memory(ChangeEvents):
             else llm
         self._touched: set[str] = set()
         self.capabilities = Shared()  # one tiered memory, learner, ... per scope (_shared.py)
-        #: every delete and erasure goes through here, then to the listeners (``on_delete``)
-        self.deletions = Deletions(self.store.records)
         background = self.embedder if self.config.embed_mode == "background" else None
         self._worker: EnrichmentWorker | None = None
         if background is not None or self.llm is not None:
@@ -104,6 +102,8 @@ class Memory(ChangeEvents):
                 self.store.queues, self.store.indexes, self.store.kv, background,
                 rater=self._rate if self.llm else None, after=self._after_enrichment,
                 clock=self.clock.now)
+        #: every delete and erasure goes through here, then to the listeners (``on_delete``)
+        self.deletions = Deletions(self.store.records, embedding=self._worker)
         self.store.events.configure_events(enabled=self.config.events, text=self.config.events_text,
                                            touch=self.config.events_touch)
         self._closed = False

@@ -3,10 +3,12 @@ over a memory, such as the agents' tiers, drop what was deleted)."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import weakref
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from ..embed.cache import content_hash, passage
 from ..store.protocol import RecordStore
@@ -19,12 +21,20 @@ log = logging.getLogger("memstream")
 Listener = Callable[[str, list[str]], None]
 
 
+class Embedding(Protocol):
+    """What an erase needs of the background worker: its batches paused meanwhile, so that no
+    vector of an erased text is being made (and cached) while it goes."""
+
+    def paused(self) -> contextlib.AbstractContextManager[None]: ...
+
+
 class Deletions:
     """The one way records leave a memory (``Memory.delete``, ``delete_all`` and the
     capabilities' ``records_of(memory).delete``)."""
 
-    def __init__(self, records: RecordStore) -> None:
+    def __init__(self, records: RecordStore, *, embedding: Embedding | None = None) -> None:
         self._records = records
+        self._embedding = embedding
         self._listeners: list[Callable[[], Listener | None]] = []
 
     def listen(self, listener: Listener) -> None:
@@ -40,8 +50,9 @@ class Deletions:
         if not ids:
             return 0
         if erase:
-            keys = [content_hash(passage(r.text)) for r in self._records.get(namespace, ids)]
-            removed = self._records.erase(namespace, ids, at=at, cache_keys=keys)
+            with self._embedding.paused() if self._embedding else contextlib.nullcontext():
+                removed = self._records.erase(namespace, ids, at=at,
+                                              cache_keys=self._cache_keys(namespace, ids))
         else:
             removed = self._records.delete(namespace, ids, at=at)
         for ref in list(self._listeners):
@@ -54,3 +65,14 @@ class Deletions:
             except Exception:  # a cache's failure never undoes a committed delete
                 log.exception("a delete listener failed")
         return removed
+
+    def _cache_keys(self, namespace: str, ids: Sequence[str]) -> list[str]:
+        """The embedding cache's keys of every text the records held: now, before an update,
+        and before a delete that kept the history."""
+        texts = {r.text for r in self._records.get(namespace, list(ids))}
+        for rid in ids:
+            for entry in self._records.history(namespace, rid):
+                for state in (entry.old, entry.new):
+                    if state and isinstance(state.get("text"), str):
+                        texts.add(state["text"])
+        return sorted(content_hash(passage(t)) for t in texts)

@@ -19,6 +19,7 @@ queued for the next process, and nothing prints a traceback.
 from __future__ import annotations
 
 import concurrent.futures.thread  # noqa: F401  (its exit hook must run after ours: see _at_exit)
+import contextlib
 import logging
 import os
 import socket
@@ -27,7 +28,7 @@ import time
 import uuid
 import weakref
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -162,6 +163,13 @@ class EnrichmentWorker:
             by_ns[ns].append((rid, vec))
         for ns, items in by_ns.items():
             self._indexes.set_embeddings(ns, items, self._embedder.name)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No embedding batch runs while this is held (an erase holds it: no vector of an
+        erased text is being made, and cached, as it goes)."""
+        with self._embedding:
+            yield
 
     def catch_up(self, namespace: str, bound: int = CATCH_UP) -> int:
         """Embed now, in the caller's thread, the records of ``namespace`` that still wait for
