@@ -28,6 +28,7 @@ import json
 import random
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -97,15 +98,51 @@ def unfinished(store: Store) -> str | None:
     return store.kv.get_meta(MARK) or None
 
 
-def refuse_unfinished(store: Store) -> None:
-    """Conflict when the store is the target of a migrate that did not finish (a memory
-    refuses to open it: it may hold only part of its source)."""
-    started = unfinished(store)
+def refuse_unfinished(store: Store, *, role: str = "store") -> None:
+    """Conflict when the store is the target of a migrate that did not finish: a memory, a
+    checkpointer and a migrate (as its source) refuse it, since it may hold only part of its
+    source. ``role`` names the store in the message ("store", "source")."""
+    _refuse(unfinished(store), role)
+
+
+def _refuse(started: str | None, role: str) -> None:
     if started:
         source = json.loads(started).get("source", "its source")
-        raise Conflict(f"this store is the target of a migrate from {source} that did not "
+        raise Conflict(f"this {role} is the target of a migrate from {source} that did not "
                        "finish, so it may hold only part of it: run the same memstream "
                        "migrate again (it starts over), or use another store")
+
+
+def unfinished_at(url: str) -> str | None:
+    """``unfinished`` for a store named by its URL or path, read without opening it as a
+    memory and without writing to it (``memstream check``, the LangGraph checkpointer)."""
+    if url.startswith(("postgresql://", "postgres://")):
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as db:
+            if not db.execute("SELECT to_regclass('meta')").fetchone()[0]:  # type: ignore[index]
+                return None
+            row = db.execute("SELECT value FROM meta WHERE key = %s", (MARK,)).fetchone()
+        return str(row[0]) if row and row[0] else None
+    path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url
+    if path == ":memory:" or not Path(path).exists() or Path(path).stat().st_size == 0:
+        return None
+    from .store._sqlite_check import connect_read_only
+
+    lite = connect_read_only(path)
+    try:
+        if not lite.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+                          ).fetchone():
+            return None
+        row = lite.execute("SELECT value FROM meta WHERE key = ?", (MARK,)).fetchone()
+    finally:
+        lite.close()
+    return str(row[0]) if row and row[0] else None
+
+
+def refuse_unfinished_at(url: str) -> None:
+    """``refuse_unfinished`` for a store named by its URL or path."""
+    _refuse(unfinished_at(url), "store")
 
 
 def _held(store: Store) -> list[str]:
@@ -121,7 +158,9 @@ def _held(store: Store) -> list[str]:
 
 def _prepare(source: Store, target: Store, progress: ProgressFn) -> None:
     """Refuse a target that holds anything of its own; wipe an unfinished migrate's target;
-    refuse a source the target cannot hold; then mark the target."""
+    refuse a source the target cannot hold, or one that is itself an unfinished migrate's
+    target (it may hold only part of its own source); then mark the target."""
+    refuse_unfinished(source, role="source")
     came_from = unfinished(target)
     held = _held(target)
     if held and came_from is None:

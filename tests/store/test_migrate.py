@@ -256,3 +256,34 @@ def test_every_table_of_a_store_is_carried_or_rebuilt(tmp_path: Path) -> None:
     carried = {"records", "history", "api_keys", "meta", *OUTBOX_TABLES, *CHECKPOINT_TABLES}
     rebuilt = {t for t in tables if t.startswith(DERIVED)} | {"sqlite_sequence"}
     assert tables - carried - rebuilt == set()
+
+
+def test_an_unfinished_target_is_refused_by_every_way_of_opening_it(tmp_path: Path) -> None:
+    """The target of a migrate that did not finish holds part of its source: a migrate from it,
+    the LangGraph checkpointer and `memstream check` refuse it and name the unfinished copy
+    (as a memory already did)."""
+    import sqlite3
+
+    from memstream.errors import Conflict
+    from memstream.integrations.langgraph import MemstreamSaver
+    from memstream.migrate import MARK
+
+    src, partial, third = tmp_path / "src.db", tmp_path / "partial.db", tmp_path / "third.db"
+    with Memory(src, embedder="none") as mem:
+        mem.add_many([f"note {i}" for i in range(300)], namespace="a")
+    assert CliRunner().invoke(cli, ["migrate", str(src), str(partial)]).exit_code == 0
+    with sqlite3.connect(partial) as db:  # as a migrate killed midway leaves it
+        db.execute("UPDATE meta SET value = ? WHERE key = ?",
+                   (json.dumps({"source": str(src), "started": 0}), MARK))
+    with pytest.raises(Conflict, match="did not finish"):
+        Memory(partial, embedder="none")
+    moved = CliRunner().invoke(cli, ["migrate", str(partial), str(third)])
+    assert moved.exit_code == 4, moved.output
+    assert "this source is the target of a migrate from" in moved.output
+    assert not third.exists() or Memory(third, embedder="none").namespaces() == []
+    with pytest.raises(Conflict, match="did not finish"):
+        MemstreamSaver(str(partial))
+    checked = CliRunner().invoke(cli, ["--db", str(partial), "check"])
+    assert checked.exit_code == 4 and "did not finish" in checked.output
+    with sqlite3.connect(partial) as db:  # check changed nothing
+        assert db.execute("SELECT value FROM meta WHERE key = ?", (MARK,)).fetchone()[0]

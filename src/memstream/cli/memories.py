@@ -259,7 +259,8 @@ def delete(st: _State, memory_id: str, erase: bool) -> None:
 @click.pass_obj
 def check(st: _State) -> None:
     """Scan a SQLite store page by page (PRAGMA integrity_check) without changing it; exit
-    code 7 when it is damaged."""
+    code 7 when it is damaged, 4 when it is the target of a migrate that did not finish."""
+    from ..migrate import refuse_unfinished_at
     from ..store import sqlite_path
     from ..store._sqlite_check import check_file
 
@@ -269,6 +270,7 @@ def check(st: _State) -> None:
     problems = check_file(path)
     if problems:
         raise CorruptStore(f"{path} is damaged: {'; '.join(problems[:10])}")
+    refuse_unfinished_at(path)  # healthy pages, but only part of a migrate's source
     _emit({"ok": True, "path": path}) if st.as_json else click.echo(f"{path}: ok")
 
 

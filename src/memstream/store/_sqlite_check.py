@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from ..errors import CorruptStore
 
-__all__ = ["QUICK_CHECK_BYTES", "TABLES", "check_file", "inspect_file"]
+__all__ = ["QUICK_CHECK_BYTES", "TABLES", "check_file", "connect_read_only", "inspect_file"]
 
 #: files up to this size are scanned page by page (quick_check) each time they are opened
 QUICK_CHECK_BYTES = 256 * 2**20
@@ -35,7 +35,7 @@ def _refuse(path: str, why: str) -> CorruptStore:
                         "point memstream at another file")
 
 
-def _connect_read_only(path: str) -> sqlite3.Connection:
+def connect_read_only(path: str) -> sqlite3.Connection:
     """A connection that cannot change the file. With a write-ahead log beside it (the store is
     open elsewhere, or was when it stopped), a read-only connection that reads the log and
     takes part in locking; without one, an immutable one, which makes no -wal or -shm file."""
@@ -64,7 +64,7 @@ def inspect_file(path: str, *, scan: bool | None = None) -> None:
     if not head.startswith(_MAGIC):
         raise _refuse(path, "is not an SQLite database, so not a memstream store")
     try:
-        db = _connect_read_only(path)
+        db = connect_read_only(path)
     except sqlite3.Error as exc:
         raise _refuse(path, f"cannot be read as SQLite ({exc})") from exc
     try:
@@ -105,7 +105,7 @@ def check_file(path: str) -> list[str]:
     inspect_file(path, scan=False)
     if not Path(path).exists():
         raise CorruptStore(f"{path} does not exist")
-    db = _connect_read_only(path)
+    db = connect_read_only(path)
     try:
         rows = [r[0] for r in db.execute("PRAGMA integrity_check(100)")]
     except sqlite3.DatabaseError as exc:

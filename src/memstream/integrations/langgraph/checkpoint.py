@@ -32,6 +32,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...errors import InvalidInput
 from ...memory import Memory
+from ...migrate import refuse_unfinished_at
 from ...records import Tables, records_of
 from ...records import checkpoint_tables as open_tables
 
@@ -53,6 +54,7 @@ class MemstreamSaver(BaseCheckpointSaver[str]):
                  serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         url = records_of(target).url if isinstance(target, Memory) else str(target)
+        refuse_unfinished_at(url)  # an unfinished migrate's target may hold part of a thread
         self._tables: Tables = open_tables(url)
 
     def close(self) -> None:
