@@ -43,7 +43,7 @@ class EventConformance:
             ("added", (a.id,)), ("added", (b.id,)), ("updated", (a.id,)),
             ("superseded", (b.id,)), ("deleted", (a.id,)), ("deleted", (b.id,))]
         assert [e.seq for e in events] == sorted({e.seq for e in events})
-        assert events[0].user_id == "u1" and events[1].agent_id == "ag"
+        assert events[0].user_id == "u1" and events[1].agent_id is None  # b was erased
         assert events[1].kind == "fact"
         assert events[2].data == {"op": "update", "fields": ["text"]}
         assert events[3].data["superseded_by"] == a.id

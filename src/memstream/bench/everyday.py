@@ -83,7 +83,7 @@ def load(path: str | Path) -> Suite:
                            "'memories' (user, at, text) and 'questions' (user, type, question, "
                            "expected)") from exc
     for q in questions:
-        texts = {m["content"] for m in memories.get(q.store, [])}
+        texts = {m["text"] for m in memories.get(q.store, [])}
         missing = [e for e in q.expected if e not in texts]
         if missing:
             raise InvalidInput(f"question {q.text!r}: expected memory {missing[0][:60]!r} is "

@@ -155,6 +155,14 @@ def _error(exc: MemstreamError) -> JSONResponse:
     return JSONResponse(error_body(exc), status_code=status_for(exc), headers=headers)
 
 
+async def _limit(limiter: Limiter, caller: str) -> None:
+    """``limiter.check``, never on the event loop when it asks a remote service (Redis)."""
+    if isinstance(limiter, RateLimiter):  # in memory: microseconds
+        limiter.check(caller)
+    else:
+        await anyio.to_thread.run_sync(limiter.check, caller)
+
+
 def _not_json(error: Any) -> str:
     """A body that is not JSON, in the user's terms: where it breaks and what was expected."""
     where = error["loc"][-1] if isinstance(error["loc"][-1], int) else 0
@@ -234,10 +242,11 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
             if path == "/metrics" and _scrape(header, settings.metrics_token):
                 request.state.principal = OPEN  # the operator's scrape, nothing else
             elif path.startswith(PREFIX + "/") or path == "/metrics" or (mcp and header):
-                try:
-                    principal = authenticate(memory.store, header, required=policy.required)
+                try:  # a read of the store: in a thread, so that a busy store never holds the loop
+                    principal = await anyio.to_thread.run_sync(
+                        lambda: authenticate(memory.store, header, required=policy.required))
                 except Unauthenticated:
-                    limiter.check(address)  # failed attempts count against the address
+                    await _limit(limiter, address)  # failed attempts count against the address
                     raise
                 key_id = principal.key_id
                 request.state.principal = principal
@@ -247,7 +256,7 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
                         "read it: scrape it with the operator's token (memstream serve "
                         "--metrics-token, env MEMSTREAM_METRICS_TOKEN)")
             if not (mcp and header):  # MCP counts each tool call against its key
-                limiter.check(key_id or address)
+                await _limit(limiter, key_id or address)
             check_content_type(request.method, path, headers)
             with tracing.server_span(request.method, path, dict(headers)) as span:
                 response = await call_next(request)

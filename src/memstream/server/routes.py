@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from typing import Any, TypeVar
 
+import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ValidationError
@@ -232,15 +233,19 @@ async def import_records(request: Request, skip_existing: bool = Query(False),
     mem, who = _ctx(request)
     default = who.namespace_for(namespace, mem.config.namespace)
     raw = (await request.body()).decode("utf-8", errors="strict")
-    rate: list[str] = []
-    records = transfer.parse_lines(raw.splitlines(), mem, namespace=default, rate=rate)
-    for ns in sorted({r.namespace for r in records}):
-        who.authorize(ns, "admin")
-    # with keys, tenants share the server: exported records get ids of their namespace's own
-    ids = transfer.own_ids(mem, records, set(rate)) if who.key_id is not None else {}
-    on_conflict = "skip" if skip_existing else "error"
-    n = transfer.import_jsonl(mem, [], on_conflict=on_conflict, records=records, rate=rate)
-    return {"imported": n, "ids": ids} if ids else {"imported": n}
+
+    def load() -> dict[str, Any]:  # parsing and writing run in a thread, never on the loop
+        rate: list[str] = []
+        records = transfer.parse_lines(raw.splitlines(), mem, namespace=default, rate=rate)
+        for ns in sorted({r.namespace for r in records}):
+            who.authorize(ns, "admin")
+        # with keys, tenants share the server: exported records get ids of their own
+        ids = transfer.own_ids(mem, records, set(rate)) if who.key_id is not None else {}
+        on_conflict = "skip" if skip_existing else "error"
+        n = transfer.import_jsonl(mem, [], on_conflict=on_conflict, records=records, rate=rate)
+        return {"imported": n, "ids": ids} if ids else {"imported": n}
+
+    return await anyio.to_thread.run_sync(load)
 
 
 # --- cognition, episodes, learning -----------------------------------------------------------

@@ -31,6 +31,9 @@ OUTBOX_TABLES = {
 }
 #: a prune deletes at most this many events per statement
 PRUNE_BATCH = 10_000
+#: an erase of up to this many records finds their events one record at a time; more, in
+#: one pass over the namespace's events
+SCRUB_BY_ID = 64
 #: events per INSERT statement (9 parameters each, under SQLite's limit of 32,766)
 LOG_ROWS = 500
 
@@ -92,24 +95,31 @@ class EventLog:
         """Take the text (written while ``events_text`` was on) and the user, agent and run
         ids out of the kept events of erased records: what the event log, pending webhook
         batches and dead letters (all read from the log) would still show of them. How many
-        events lost their text."""
-        ph, changed = self.PLACEHOLDER, 0
-        for rid in ids:
-            db.execute(f"UPDATE events SET user_id = NULL, agent_id = NULL, run_id = NULL "
-                       f"WHERE namespace = {ph} AND record_ids = {ph} AND (user_id IS NOT NULL "
-                       "OR agent_id IS NOT NULL OR run_id IS NOT NULL)",
-                       (namespace, json.dumps([rid])))
-            rows = db.execute(f"SELECT seq, data FROM events WHERE namespace = {ph} AND "
-                              f"record_ids = {ph} AND data LIKE {ph}",
-                              (namespace, json.dumps([rid]), '%"text"%')).fetchall()
-            for seq, raw in rows:
-                data = json.loads(raw) if raw else {}
-                if data.pop("text", None) is not None:
-                    data["erased"] = True
-                    db.execute(f"UPDATE events SET data = {ph} WHERE seq = {ph}",
-                               (json.dumps(data), seq))
-                    changed += 1
-        return changed
+        events were changed. A few ids are looked up one by one; many, in one pass over the
+        namespace's events."""
+        ph = self.PLACEHOLDER
+        columns = "seq, record_ids, data, user_id, agent_id, run_id"
+        if len(ids) <= SCRUB_BY_ID:
+            rows = [row for rid in ids for row in db.execute(
+                f"SELECT {columns} FROM events WHERE namespace = {ph} AND record_ids = {ph}",
+                (namespace, json.dumps([rid]))).fetchall()]
+        else:
+            erased = {json.dumps([rid]) for rid in ids}
+            rows = [row for row in db.execute(
+                f"SELECT {columns} FROM events WHERE namespace = {ph}", (namespace,))
+                if row[1] in erased]
+        changes = []
+        for seq, _, raw, *whose in rows:
+            data = json.loads(raw) if raw else {}
+            had_text = data.pop("text", None) is not None
+            if had_text:
+                data["erased"] = True
+            if had_text or any(w is not None for w in whose):
+                changes.append((json.dumps(data), seq))
+        if changes:
+            db.executemany(f"UPDATE events SET data = {ph}, user_id = NULL, agent_id = NULL, "
+                           f"run_id = NULL WHERE seq = {ph}", changes)
+        return len(changes)
 
     def log(self, db: Any, rows: Sequence[tuple[Any, ...]]) -> None:
         if not rows:
