@@ -4,6 +4,7 @@ role, makes one engine call and returns its result as JSON."""
 from __future__ import annotations
 
 import io
+import time
 from typing import Any, TypeVar
 
 import anyio
@@ -222,6 +223,12 @@ def export(request: Request, namespace: str | None = None,
     return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
 
 
+def _yield_gil(*_: object) -> None:
+    """Let the other threads run (the event loop's among them) between parts of a long parse:
+    a thread that parses for seconds otherwise holds the interpreter for most of them."""
+    time.sleep(0)
+
+
 @route(router, "import", tags=["transfer"])
 async def import_records(request: Request, skip_existing: bool = Query(False),
                          namespace: str | None = None) -> dict[str, Any]:
@@ -236,7 +243,8 @@ async def import_records(request: Request, skip_existing: bool = Query(False),
 
     def load() -> dict[str, Any]:  # parsing and writing run in a thread, never on the loop
         rate: list[str] = []
-        records = transfer.parse_lines(raw.splitlines(), mem, namespace=default, rate=rate)
+        records = transfer.parse_lines(raw.splitlines(), mem, namespace=default, rate=rate,
+                                       progress=_yield_gil)
         for ns in sorted({r.namespace for r in records}):
             who.authorize(ns, "admin")
         # with keys, tenants share the server: exported records get ids of their own
