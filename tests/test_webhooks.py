@@ -370,3 +370,33 @@ def test_a_post_connects_to_the_address_it_checked(tmp_path: Path,
         receiver.stop()
     assert receiver.arrivals == 0, "the post reached loopback through a second look-up"
     assert connected and {a[0] for a in connected} == {"93.184.216.34"}
+
+
+def test_silent_receivers_in_many_namespaces_leave_other_tenants_a_thread(
+        mem: Memory, receiver: Receiver) -> None:
+    """Four namespaces with two never-answering webhooks each would fill the eight delivery
+    threads; a quarter of them is kept for namespaces with nothing under way, so another
+    tenant's events arrive at once, not after the silent ones' deadlines."""
+    stalls = [_Stall() for _ in range(8)]
+    try:
+        for n, s in enumerate(stalls):
+            mem.webhooks.add(s.url, namespace=f"silent-{n // 2}")
+            mem.add("noise", namespace=f"silent-{n // 2}")
+        hook = mem.webhooks.add(receiver.url, namespace="quiet")
+        receiver.secret = hook.secret
+        deliverer = Deliverer(mem.store.events, deadline=4.0, poll=0.05, allow_private=True)
+        deliverer.start()
+        try:
+            time.sleep(0.5)  # the silent posts take their threads first
+            waits = []
+            for n in range(3):
+                started = time.monotonic()
+                mem.add(f"hello {n}", namespace="quiet")
+                _until(lambda n=n: len(receiver.events) == n + 1, timeout=15)
+                waits.append(time.monotonic() - started)
+        finally:
+            deliverer.stop()
+        assert max(waits) < 1.5, waits  # not behind the silent receivers' 4 s deadlines
+    finally:
+        for s in stalls:
+            s.close()

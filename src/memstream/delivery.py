@@ -24,8 +24,9 @@ restarts: a receiver sees each event at least once, those of one record in order
 One slow receiver delays only itself: each post has a wall-clock deadline (``deadline``, 10 s,
 however slowly the receiver trickles its answer), posts run on a pool of ``workers`` threads
 (8), and a namespace has at most ``per_namespace`` (2) of them at once, its webhooks taken in
-turn with the other namespaces'. A namespace holds at most ``Config.webhooks_per_namespace``
-webhooks (10).
+turn with the other namespaces'; a quarter of the threads is kept for namespaces with no post
+under way, so silent receivers spread over many namespaces never take every thread. A
+namespace holds at most ``Config.webhooks_per_namespace`` webhooks (10).
 
 A webhook cannot be turned on the server's own network: its URL must be http(s) with a host,
 a valid port and no credentials, whitespace or control characters; redirects are never
@@ -209,6 +210,7 @@ class Deliverer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._released = False
+        self.workers = workers
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memstream-webhook")
         self._busy: dict[str, tuple[str, Future[tuple[int, bool]]]] = {}
 
@@ -231,7 +233,7 @@ class Deliverer:
             if hook.id in self._busy:
                 pending = True
                 continue
-            if sum(ns == hook.namespace for ns, _ in self._busy.values()) >= self.per_namespace:
+            if not self._may_start(hook.namespace):
                 pending = True  # the namespace's share of the pool is in use: next round
                 continue
             self._busy[hook.id] = (hook.namespace, self._pool.submit(self._deliver, hook))
@@ -244,6 +246,18 @@ class Deliverer:
         if not pending:  # a webhook waiting out a retry counts as pending too
             pending = any(h.attempts for h in self._events.webhooks())
         return sent, pending
+
+    def _may_start(self, namespace: str) -> bool:
+        """Whether a post of ``namespace`` may start now: the namespace has fewer than
+        ``per_namespace`` posts under way, and the pool has a thread for it. A quarter of the
+        pool (at least one thread) is kept for namespaces with nothing under way, so that
+        receivers that never answer, however many namespaces they span, leave the others a
+        thread (without it, four namespaces of two silent webhooks filled the eight threads
+        and every other tenant waited out their deadlines)."""
+        own = sum(ns == namespace for ns, _ in self._busy.values())
+        if own >= self.per_namespace or len(self._busy) >= self.workers:
+            return False
+        return own == 0 or len(self._busy) < self.workers - max(1, self.workers // 4)
 
     def _collect(self) -> tuple[int, bool]:
         sent, pending = 0, False
