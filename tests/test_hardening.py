@@ -186,3 +186,92 @@ def test_erase_removes_every_cached_vector_of_the_users_texts(tmp_path: Path, e5
         mem.flush()
         assert cached(mem, old) == []
         assert cached(mem, busy) == []
+
+
+def test_erase_beside_a_reader_never_claims_a_scrub_it_has_not_done(tmp_path: Path):
+    """Another process holds a read transaction (a dashboard, a backup). The erase returns at
+    once instead of waiting 30 s, says its scrub is pending, and meanwhile another namespace's
+    writes and searches go on; once the reader ends, the log is truncated in the background
+    and the erased words are in no file."""
+    import threading
+    import time
+
+    db = tmp_path / "reader.db"
+    with Memory(db, embedder="none") as mem:
+        mem.add_many([f"filler memory {i}" for i in range(300)], namespace="other")
+        mem.add_many([{"text": f"kim's secret number {i} is quokkapass", "user_id": "kim"}
+                      for i in range(50)], namespace="ns")
+    reader = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, sys, time\n"
+         f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+         "db.execute('BEGIN'); db.execute('SELECT count(*) FROM records').fetchone()\n"
+         "print('reading', flush=True); sys.stdin.readline()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+        with Memory(db, embedder="none") as mem:
+            mem.add("written after the reader began", namespace="ns")  # the log now matters
+            waits: list[float] = []
+            stop = threading.Event()
+
+            def other_tenant() -> None:
+                while not stop.is_set():
+                    started = time.monotonic()
+                    mem.add("another tenant's note", namespace="other")
+                    mem.search("filler", namespace="other", k=3)
+                    waits.append(time.monotonic() - started)
+
+            worker = threading.Thread(target=other_tenant)
+            worker.start()
+            started = time.monotonic()
+            erased = mem.delete_all(user_id="kim", namespace="ns", erase=True)
+            took = time.monotonic() - started
+            time.sleep(0.5)
+            stop.set()
+            worker.join()
+            assert erased == 50 and took < 5.0, took
+            assert max(waits) < 5.0, max(waits)
+            pending = mem.deletions.scrub_pending()
+            assert pending and "read transaction" in pending
+            assert b"quokkapass" in b"".join(_files(tmp_path).values())  # honest: still there
+            reader.communicate("done\n", timeout=30)  # the reader ends
+            deadline = time.monotonic() + 15
+            while mem.deletions.scrub_pending() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert mem.deletions.scrub_pending() is None
+            assert b"quokkapass" not in b"".join(_files(tmp_path).values())
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+
+
+def test_a_long_reader_never_stalls_the_writers_while_the_log_grows(tmp_path: Path):
+    """With another process's read transaction open, writes that grow the log past the
+    restarting checkpoint's size (16 MiB) used to stall every write for the busy timeout
+    (30 s) while the checkpoint waited for the reader; it now waits a moment and tries later."""
+    import time
+
+    db = tmp_path / "grow.db"
+    with Memory(db, embedder="none") as mem:
+        mem.add("the first note", namespace="a")
+    reader = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, sys\n"
+         f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+         "db.execute('BEGIN'); db.execute('SELECT count(*) FROM records').fetchone()\n"
+         "print('reading', flush=True); sys.stdin.readline()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+        with Memory(db, embedder="none") as mem:
+            waits = []
+            for n in range(40):  # about 24 MiB of log
+                started = time.monotonic()
+                mem.add_many([f"note {n}.{i} " + "words of a long note " * 40
+                              for i in range(200)], namespace=f"t{n % 4}")
+                waits.append(time.monotonic() - started)
+            assert (db.parent / "grow.db-wal").stat().st_size > 16 * 2**20
+            assert max(waits) < 5.0, sorted(waits)[-3:]
+    finally:
+        reader.communicate("done\n", timeout=30)

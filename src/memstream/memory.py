@@ -103,7 +103,7 @@ class Memory(ChangeEvents):
                 rater=self._rate if self.llm else None, after=self._after_enrichment,
                 clock=self.clock.now)
         #: every delete and erasure goes through here, then to the listeners (``on_delete``)
-        self.deletions = Deletions(self.store.records, embedding=self._worker)
+        self.deletions = Deletions(self.store.records, self.store.kv, embedding=self._worker)
         self.store.events.configure_events(enabled=self.config.events, text=self.config.events_text,
                                            touch=self.config.events_touch)
         self._closed = False

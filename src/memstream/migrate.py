@@ -39,13 +39,14 @@ from .store import Store, keys_of
 from .store._events import OUTBOX_TABLES
 from .store._lg_tables import TABLES as CHECKPOINT_TABLES
 from .store._lg_tables import Tables, existing_tables
+from .store.protocol import SCRUB_PENDING
 
 BATCH = 1000
 SAMPLE = 200
 #: the setting that marks a migrate's target until the copy is verified
 MARK = "migrating_from"
 #: settings that belong to the store itself, never copied
-OWN_SETTINGS = frozenset({"schema_version", MARK})
+OWN_SETTINGS = frozenset({"schema_version", MARK, SCRUB_PENDING})
 #: what is rebuilt from the carried tables, so not copied
 DERIVED = ("records_fts", "embedding_cache", "vector_log", "entities", "entity_mentions")
 #: how many records with a NUL character an error names

@@ -13,6 +13,7 @@ import click
 from .. import transfer
 from .._types import ORDERS, Hit, Record
 from ..errors import (
+    BackendUnavailable,
     CorruptStore,
     InvalidInput,
 )
@@ -292,6 +293,10 @@ def erase(st: _State, memory_id: str | None, user_id: str | None, agent_id: str 
             count = 1
         else:
             count = mem.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id, erase=True)
+        pending = mem.deletions.scrub_pending()
+    if pending:  # never "erased" while the text is still on disk
+        raise BackendUnavailable(f"erased {count} record(s) from every table, but the scrub "
+                                 f"is not finished: {pending}")
     _emit({"erased": count}) if st.as_json else click.echo(f"erased {count} record(s)")
 
 

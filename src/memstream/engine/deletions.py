@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..embed.cache import content_hash, passage
-from ..store.protocol import RecordStore
+from ..store.protocol import SCRUB_PENDING, KeyValue, RecordStore
 
 __all__ = ["Deletions", "Listener"]
 
@@ -32,8 +32,10 @@ class Deletions:
     """The one way records leave a memory (``Memory.delete``, ``delete_all`` and the
     capabilities' ``records_of(memory).delete``)."""
 
-    def __init__(self, records: RecordStore, *, embedding: Embedding | None = None) -> None:
+    def __init__(self, records: RecordStore, kv: KeyValue | None = None, *,
+                 embedding: Embedding | None = None) -> None:
         self._records = records
+        self._kv = kv
         self._embedding = embedding
         self._listeners: list[Callable[[], Listener | None]] = []
 
@@ -65,6 +67,22 @@ class Deletions:
             except Exception:  # a cache's failure never undoes a committed delete
                 log.exception("a delete listener failed")
         return removed
+
+    def scrub_pending(self) -> str | None:
+        """None when every erase so far is finished on disk; else what holds the scrub back.
+        On SQLite an erase's records are gone from every table when it returns, but the
+        write-ahead log keeps the old pages until it is truncated, which waits for every read
+        transaction of other connections to end: memstream then retries in the background
+        (and at the next open) and this says so, instead of the erase claiming a scrub it has
+        not done."""
+        raw = self._kv.get_meta(SCRUB_PENDING) if self._kv is not None else None
+        if not raw:
+            return None
+        return ("the erased records are gone from every table, but another connection to this "
+                "store holds a read transaction open (a dashboard, a backup, another process), "
+                "so its write-ahead log still holds their old pages; memstream truncates the "
+                "log as soon as that reader ends (retried every second while memstream has the "
+                "store open, and when it next opens it)")
 
     def _cache_keys(self, namespace: str, ids: Sequence[str]) -> list[str]:
         """The embedding cache's keys of every text the records held: now, before an update,

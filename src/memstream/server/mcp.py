@@ -189,7 +189,10 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
     ) -> dict[str, Any]:
         ns = scope(ctx, namespace, "admin")
         count = await call(lambda: memory.delete_all(namespace=ns, user_id=user_id, erase=True))
-        return {"erased": count}
+        pending = await call(memory.deletions.scrub_pending)
+        # never "erased" alone while the text is still on disk: what holds it, and that it is
+        # finished in the background
+        return {"erased": count, "scrub_pending": pending} if pending else {"erased": count}
 
     @server.resource("memstream://{namespace}/stats", mime_type="application/json",
                      description="Counts of a namespace's records by kind.")

@@ -11,6 +11,14 @@ short rest, and the next commit rewinds the log (whose file is then cut back to 
 Should the thread be gone, or fall behind past ``HARD_BYTES``, the writer checkpoints inline as
 SQLite would, so the log stays bounded. Durability is unchanged: a commit is durable in the log
 either way.
+
+No checkpoint here waits long for a reader: a restarting or truncating checkpoint holds every
+writer back while it waits, and another process's long read transaction (a dashboard, a backup)
+would hold them all for the busy timeout (30 s). They wait at most ``READER_WAIT_MS`` and are
+tried again later. An erase needs the log truncated (the log still holds the old pages, the
+erased text in them): when a reader holds it, the store marks the scrub pending (``PENDING``
+in its settings, so that the next process to open the file finishes it too) and this thread
+tries again every ``SCRUB_EVERY`` seconds until the log is truncated, then clears the mark.
 """
 
 from __future__ import annotations
@@ -20,13 +28,36 @@ import os
 import sqlite3
 import threading
 
-__all__ = ["HARD_BYTES", "RESTART_FRAMES", "SOFT_BYTES", "Checkpointer"]
+from .protocol import SCRUB_PENDING
+
+__all__ = ["HARD_BYTES", "PENDING", "RESTART_FRAMES", "SOFT_BYTES", "Checkpointer",
+           "truncate_log"]
 
 log = logging.getLogger("memstream.store")
 
 SOFT_BYTES = 4 * 2**20  # SQLite's own default: 1,000 pages of 4 KiB
 HARD_BYTES = 64 * 2**20
 RESTART_FRAMES = 4096  # 16 MiB of 4 KiB pages
+#: how long a restarting or truncating checkpoint waits for readers before it gives up
+READER_WAIT_MS = 200
+#: seconds between two tries of a pending scrub
+SCRUB_EVERY = 1.0
+#: the setting that says an erase's scrub of the log is not finished (its value: JSON with the
+#: time the erase happened)
+PENDING = SCRUB_PENDING
+
+
+def truncate_log(db: sqlite3.Connection, *, restore_ms: int) -> bool:
+    """Copy the whole log back and cut it to nothing, waiting at most ``READER_WAIT_MS`` for
+    readers; whether it was done (False: a reader still needs the log)."""
+    db.execute(f"PRAGMA busy_timeout = {READER_WAIT_MS}")
+    try:
+        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    except sqlite3.OperationalError:  # locked past the wait
+        busy = 1
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {restore_ms}")
+    return bool(busy == 0)
 
 
 class Checkpointer:
@@ -37,8 +68,19 @@ class Checkpointer:
         self._wal = path + "-wal"
         self._wake = threading.Event()
         self._stop = False
+        self._scrub = False
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+
+    def scrub_later(self) -> None:
+        """Truncate the log as soon as no reader needs it (an erase's scrub is pending)."""
+        self._scrub = True
+        self._start()
+        self._wake.set()
+
+    @property
+    def scrub_pending(self) -> bool:
+        return self._scrub
 
     def wal_bytes(self) -> int:
         try:
@@ -77,23 +119,36 @@ class Checkpointer:
         warned = False
         try:
             while True:
-                self._wake.wait()
+                self._wake.wait(SCRUB_EVERY if self._scrub else None)
                 self._wake.clear()  # a nudge during the checkpoint asks for the next one
                 if self._stop:
                     return
                 try:
+                    if self._scrub and truncate_log(db, restore_ms=30_000):
+                        self._finish_scrub(db)
+                        continue
                     frames = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
                     if frames > RESTART_FRAMES:
                         # a long log slows every read of a page it holds, and a log the
                         # writer keeps appending to is never started over: copy the rest
-                        # while holding writers back, so the next commit rewinds it
-                        db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+                        # while holding writers back (never long: READER_WAIT_MS), so the
+                        # next commit rewinds it
+                        db.execute(f"PRAGMA busy_timeout = {READER_WAIT_MS}")
+                        try:
+                            db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+                        finally:
+                            db.execute("PRAGMA busy_timeout = 30000")
                 except sqlite3.Error as exc:  # retried on the next nudge
                     if not warned:
                         log.warning("background checkpoint of %s failed: %s", self.path, exc)
                     warned = True
         finally:
             db.close()
+
+    def _finish_scrub(self, db: sqlite3.Connection) -> None:
+        self._scrub = False
+        db.execute("DELETE FROM meta WHERE key = ?", (PENDING,))
+        log.info("the erased records' pages are gone from %s's log", self.path)
 
     def close(self) -> None:
         """Stop the thread (the store's last connection to close checkpoints the rest)."""

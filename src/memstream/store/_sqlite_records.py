@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..filters import Selection
+from ._checkpoint import PENDING, truncate_log
 from ._records import Records
 from ._sqlite_rows import SELECT as _SELECT
 from ._sqlite_rows import chunks as _chunks
@@ -107,8 +109,15 @@ class SQLiteRecords(Records):
                                    f"({','.join('?' * len(chunk))})", chunk)
                     # the keyword index keeps deleted entries until its segments merge
                     db.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
+                    if self._s._checkpointer is not None:  # until the log is truncated
+                        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                   (PENDING, json.dumps({"since": at})))
                 if self._s._checkpointer is not None:  # the log's copies of the old pages go too
-                    self._s._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    if truncate_log(self._s._db, restore_ms=self._s.busy_ms):
+                        with self._s._write() as db:
+                            db.execute("DELETE FROM meta WHERE key = ?", (PENDING,))
+                    else:  # a reader needs the log: the checkpoint thread finishes it
+                        self._s._checkpointer.scrub_later()
             finally:
                 self._s._db.execute("PRAGMA secure_delete = OFF")
         self._s._indexes.vectors.drop_ann(namespace, sorted(spaces))

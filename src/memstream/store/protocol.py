@@ -22,9 +22,14 @@ from ..errors import BackendUnavailable
 from ..events import ChangeEvent, Webhook
 from ..filters import Selection
 
-__all__ = ["ApiKey", "EntityGraph", "EventStore", "KeyStore", "KeyValue", "Patch", "RecordStore",
-           "SearchIndexes", "Signals", "Store", "StoreStats", "TermStats", "Transfer", "WorkQueues",
-           "keys_of"]
+__all__ = ["SCRUB_PENDING", "ApiKey", "EntityGraph", "EventStore", "KeyStore", "KeyValue", "Patch",
+           "RecordStore", "SearchIndexes", "Signals", "Store", "StoreStats", "TermStats",
+           "Transfer", "WorkQueues", "keys_of"]
+
+#: the setting (``KeyValue.get_meta``) a store keeps while an erase's scrub of what its files
+#: still hold is not finished (SQLite's write-ahead log, which a reader can keep from being
+#: truncated); its value is JSON with the time of the erase
+SCRUB_PENDING = "erase_scrub_pending"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from .._types import Record
 from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ..filters import Selection
 from ._bundle import Bundle
-from ._checkpoint import SOFT_BYTES, Checkpointer
+from ._checkpoint import PENDING, SOFT_BYTES, Checkpointer
 from ._common import order_sql
 from ._events import EventLog
 from ._graph import Graph
@@ -69,6 +69,7 @@ class SQLiteStore(Bundle):
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
                  synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
         self.path = str(path)
+        self.busy_ms = int(busy_timeout * 1000)
         self._events = EventLog(self)
         self._kv = KeyValues(self)
         self._graph = Graph(self)
@@ -114,6 +115,8 @@ class SQLiteStore(Bundle):
                 self._db.execute("PRAGMA wal_autocheckpoint = 0")
                 # a rewound log's file is cut back, so its size tells how long the log is
                 self._db.execute(f"PRAGMA journal_size_limit = {SOFT_BYTES}")
+                if self._kv.get_meta(PENDING):  # an erase whose log a reader kept: finish it
+                    self._checkpointer.scrub_later()
         except sqlite3.DatabaseError as exc:
             self._db.close() if hasattr(self, "_db") else None
             raise self._map(exc) from exc
