@@ -79,6 +79,7 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
         import uvicorn
 
         from ..server.app import ServerSettings, create_app
+        from ..server.heap import limit_arenas
         from ..server.security import KeyPolicy, is_loopback
     except ImportError as exc:
         raise MissingDependency("the server needs: pip install 'memstream[server]'") from exc
@@ -99,6 +100,7 @@ def serve(st: _State, host: str, port: int, max_body_mb: float, rate: float,
     settings = ServerSettings(max_body_bytes=int(max_body_mb * 2**20), rate_per_key=rate,
                               burst_per_key=max(1, int(rate * 2)),
                               metrics_token=metrics_token or None)
+    limit_arenas()  # large requests leave no heap behind: server/heap.py
     app = create_app(mem, settings, host=host, redis_url=redis_url)
     # force: the MCP SDK puts a Rich handler on the root logger, which wraps each JSON access
     # line over several; memstream logs plain lines, one per request

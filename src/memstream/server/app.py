@@ -47,6 +47,7 @@ from .apidocs import install_api_docs
 from .auth import OPEN, authenticate
 from .errors import error_body, status_for
 from .event_routes import router as event_router
+from .heap import TRIM_AFTER, trim
 from .inspect import router as inspect_router
 from .limits import BodyLimit, Limiter, RateLimiter, SharedRateLimiter
 from .mcp import build_mcp
@@ -153,6 +154,11 @@ def _error(exc: MemstreamError) -> JSONResponse:
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(max(1, round(exc.retry_after)))
     return JSONResponse(error_body(exc), status_code=status_for(exc), headers=headers)
+
+
+def _large(headers: Any) -> bool:
+    length = headers.get("content-length")
+    return bool(length and length.isdigit() and int(length) >= TRIM_AFTER)
 
 
 async def _limit(limiter: Limiter, caller: str) -> None:
@@ -267,6 +273,9 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
                     span.set_attribute("http.response.status_code", response.status_code)
         except MemstreamError as exc:
             response = _error(exc)
+        if _large(headers) or _large(response.headers):  # what it made is freed: give the
+            # pages back to the system (server/heap.py)
+            await anyio.to_thread.run_sync(trim)
         elapsed = time.perf_counter() - started
         # labelled by route template (never by raw path: no ids, no unbounded label sets)
         route = getattr(request.scope.get("route"), "path", None) or "unmatched"
