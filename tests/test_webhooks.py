@@ -365,7 +365,7 @@ def test_a_post_connects_to_the_address_it_checked(tmp_path: Path,
             answers = itertools.chain(["93.184.216.34"], itertools.repeat("127.0.0.1"))
             mem.add("the wifi password is tulip")
             monkeypatch.setattr(socket, "create_connection", create_connection)
-            mem.webhooks.deliver(timeout=5)
+            mem.webhooks.deliver(timeout=1.5)
     finally:
         receiver.stop()
     assert receiver.arrivals == 0, "the post reached loopback through a second look-up"
