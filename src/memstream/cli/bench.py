@@ -255,15 +255,18 @@ def bench_scale(st: _State, n: int, queries: int, paths: tuple[str, ...],
               "file).")
 @click.option("--kill-after", type=float, default=None,
               help="SIGKILL one server this many seconds in; its writes must survive.")
+@click.option("--noisy", type=click.Choice(["import", "erase", "wal"]), default=None,
+              help="One more tenant imports, erases or grows the log all along; the report "
+              "gives each tenant's p95.")
 @click.pass_obj
 def bench_load(st: _State, clients: int, seconds: float, add_share: float, servers: int,
-               target: str | None, kill_after: float | None) -> None:
+               target: str | None, kill_after: float | None, noisy: str | None) -> None:
     """Concurrent adds and searches against local servers; checks no write is lost."""
     from ..bench import load
 
     report = load.run(clients=clients, seconds=seconds, add_share=add_share,
                       embedder=st.embedder, db=target, servers=servers, kill_after=kill_after,
-                      echo=lambda s: click.echo(s, err=True))
+                      noisy=noisy, echo=lambda s: click.echo(s, err=True))
     _emit(report) if st.as_json else click.echo(load.render(report))
 
 
