@@ -188,6 +188,20 @@ def test_erase_removes_every_cached_vector_of_the_users_texts(tmp_path: Path, e5
         assert cached(mem, busy) == []
 
 
+def _reader(db: Path) -> subprocess.Popen[str]:
+    """Another process holding a read transaction on the file (a dashboard, a backup),
+    until a line is written to its standard input."""
+    reader = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, sys\n"
+         f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+         "db.execute('BEGIN'); db.execute('SELECT count(*) FROM records').fetchone()\n"
+         "print('reading', flush=True); sys.stdin.readline()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+    return reader
+
+
 def test_erase_beside_a_reader_never_claims_a_scrub_it_has_not_done(tmp_path: Path):
     """Another process holds a read transaction (a dashboard, a backup). The erase returns at
     once instead of waiting 30 s, says its scrub is pending, and meanwhile another namespace's
@@ -201,15 +215,8 @@ def test_erase_beside_a_reader_never_claims_a_scrub_it_has_not_done(tmp_path: Pa
         mem.add_many([f"filler memory {i}" for i in range(300)], namespace="other")
         mem.add_many([{"text": f"kim's secret number {i} is quokkapass", "user_id": "kim"}
                       for i in range(50)], namespace="ns")
-    reader = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sqlite3, sys, time\n"
-         f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
-         "db.execute('BEGIN'); db.execute('SELECT count(*) FROM records').fetchone()\n"
-         "print('reading', flush=True); sys.stdin.readline()\n"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = _reader(db)
     try:
-        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
         with Memory(db, embedder="none") as mem:
             mem.add("written after the reader began", namespace="ns")  # the log now matters
             waits: list[float] = []
@@ -255,15 +262,8 @@ def test_a_long_reader_never_stalls_the_writers_while_the_log_grows(tmp_path: Pa
     db = tmp_path / "grow.db"
     with Memory(db, embedder="none") as mem:
         mem.add("the first note", namespace="a")
-    reader = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sqlite3, sys\n"
-         f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
-         "db.execute('BEGIN'); db.execute('SELECT count(*) FROM records').fetchone()\n"
-         "print('reading', flush=True); sys.stdin.readline()\n"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = _reader(db)
     try:
-        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
         with Memory(db, embedder="none") as mem:
             waits = []
             for n in range(40):  # about 24 MiB of log
