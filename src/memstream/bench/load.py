@@ -85,13 +85,14 @@ async def _noise(http: Any, url: str, kind: str, deadline: float, done: list[int
                     for _ in range(20_000)).encode()
     while time.monotonic() < deadline:
         if kind == "import":
-            await http.post(url + "/v1/import", params={"namespace": "noisy"}, content=lines,
-                            headers={"Content-Type": "application/x-ndjson"}, timeout=300)
+            await http.post(url + ROUTES["import"].url, params={"namespace": "noisy"},
+                            content=lines, headers={"Content-Type": "application/x-ndjson"},
+                            timeout=300)
         elif kind == "erase":
             await http.post(url + ROUTES["add_memories"].url, json={
                 "namespace": "noisy", "items": [{"text": _sentence(rng), "user_id": "gone"}
                                                 for _ in range(2000)]}, timeout=300)
-            await http.post(url + "/v1/memories/delete", json={
+            await http.post(url + ROUTES["delete_memories"].url, json={
                 "namespace": "noisy", "user_id": "gone", "erase": True}, timeout=300)
         else:  # wal: large batches while a reader holds the log
             await http.post(url + ROUTES["add_memories"].url, json={
