@@ -28,7 +28,8 @@ import time
 import uuid
 import weakref
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -164,12 +165,10 @@ class EnrichmentWorker:
         for ns, items in by_ns.items():
             self._indexes.set_embeddings(ns, items, self._embedder.name)
 
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
+    def paused(self) -> contextlib.AbstractContextManager[Any]:
         """No embedding batch runs while this is held (an erase holds it: no vector of an
         erased text is being made, and cached, as it goes)."""
-        with self._embedding:
-            yield
+        return self._embedding
 
     def catch_up(self, namespace: str, bound: int = CATCH_UP) -> int:
         """Embed now, in the caller's thread, the records of ``namespace`` that still wait for

@@ -16,7 +16,7 @@ No checkpoint here waits long for a reader: a restarting or truncating checkpoin
 writer back while it waits, and another process's long read transaction (a dashboard, a backup)
 would hold them all for the busy timeout (30 s). They wait at most ``READER_WAIT_MS`` and are
 tried again later. An erase needs the log truncated (the log still holds the old pages, the
-erased text in them): when a reader holds it, the store marks the scrub pending (``PENDING``
+erased text in them): when a reader holds it, the store marks the scrub pending (``SCRUB_PENDING``
 in its settings, so that the next process to open the file finishes it too) and this thread
 tries again every ``SCRUB_EVERY`` seconds until the log is truncated, then clears the mark.
 """
@@ -30,7 +30,7 @@ import threading
 
 from .protocol import SCRUB_PENDING
 
-__all__ = ["HARD_BYTES", "PENDING", "RESTART_FRAMES", "SOFT_BYTES", "Checkpointer",
+__all__ = ["HARD_BYTES", "RESTART_FRAMES", "SOFT_BYTES", "Checkpointer",
            "truncate_log"]
 
 log = logging.getLogger("memstream.store")
@@ -42,9 +42,6 @@ RESTART_FRAMES = 4096  # 16 MiB of 4 KiB pages
 READER_WAIT_MS = 200
 #: seconds between two tries of a pending scrub
 SCRUB_EVERY = 1.0
-#: the setting that says an erase's scrub of the log is not finished (its value: JSON with the
-#: time the erase happened)
-PENDING = SCRUB_PENDING
 
 
 def truncate_log(db: sqlite3.Connection, *, restore_ms: int) -> bool:
@@ -147,7 +144,7 @@ class Checkpointer:
 
     def _finish_scrub(self, db: sqlite3.Connection) -> None:
         self._scrub = False
-        db.execute("DELETE FROM meta WHERE key = ?", (PENDING,))
+        db.execute("DELETE FROM meta WHERE key = ?", (SCRUB_PENDING,))
         log.info("the erased records' pages are gone from %s's log", self.path)
 
     def close(self) -> None:

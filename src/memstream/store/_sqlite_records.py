@@ -8,13 +8,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..filters import Selection
-from ._checkpoint import PENDING, truncate_log
+from ._checkpoint import truncate_log
 from ._records import Records
 from ._sqlite_rows import SELECT as _SELECT
 from ._sqlite_rows import chunks as _chunks
 from ._sqlite_rows import row_to_record as _row_to_record
 from ._sqlite_sql import selection_sql
 from ._sqlite_vector import ERASED, vector_key
+from .protocol import SCRUB_PENDING
 
 if TYPE_CHECKING:
     from .sqlite import SQLiteStore
@@ -111,11 +112,11 @@ class SQLiteRecords(Records):
                     db.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
                     if self._s._checkpointer is not None:  # until the log is truncated
                         db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                   (PENDING, json.dumps({"since": at})))
+                                   (SCRUB_PENDING, json.dumps({"since": at})))
                 if self._s._checkpointer is not None:  # the log's copies of the old pages go too
                     if truncate_log(self._s._db, restore_ms=self._s.busy_ms):
                         with self._s._write() as db:
-                            db.execute("DELETE FROM meta WHERE key = ?", (PENDING,))
+                            db.execute("DELETE FROM meta WHERE key = ?", (SCRUB_PENDING,))
                     else:  # a reader needs the log: the checkpoint thread finishes it
                         self._s._checkpointer.scrub_later()
             finally:

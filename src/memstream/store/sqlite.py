@@ -25,7 +25,7 @@ from .._types import Record
 from ..errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ..filters import Selection
 from ._bundle import Bundle
-from ._checkpoint import PENDING, SOFT_BYTES, Checkpointer
+from ._checkpoint import SOFT_BYTES, Checkpointer
 from ._common import order_sql
 from ._events import EventLog
 from ._graph import Graph
@@ -42,7 +42,7 @@ from ._sqlite_schema import COLUMNS, GRAPH_VERSION, MIGRATIONS, SCHEMA_VERSION
 from ._sqlite_sql import selection_sql
 from ._sqlite_vector import ANN_THRESHOLD, EXACT_SELECTION
 from ._vectors import OP_VALID
-from .protocol import StoreStats
+from .protocol import SCRUB_PENDING, StoreStats
 
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
 # walk the namespace index, which costs a scan of the whole namespace (100 ms at 100k rows).
@@ -115,7 +115,7 @@ class SQLiteStore(Bundle):
                 self._db.execute("PRAGMA wal_autocheckpoint = 0")
                 # a rewound log's file is cut back, so its size tells how long the log is
                 self._db.execute(f"PRAGMA journal_size_limit = {SOFT_BYTES}")
-                if self._kv.get_meta(PENDING):  # an erase whose log a reader kept: finish it
+                if self._kv.get_meta(SCRUB_PENDING):  # an erase whose log a reader kept: finish it
                     self._checkpointer.scrub_later()
         except sqlite3.DatabaseError as exc:
             self._db.close() if hasattr(self, "_db") else None
