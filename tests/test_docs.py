@@ -86,7 +86,7 @@ LOCOMO_URL = "https://raw.githubusercontent.com/snap-research/LoCoMo/main/data/l
 BEAM_URL = "https://github.com/mohammadtavakoli78/BEAM"
 #: a benchmark's size options, scaled down so that the documented commands run in seconds
 SMALL = [(re.compile(r"--n \d+"), "--n 300"), (re.compile(r"--clients \d+"), "--clients 2"),
-         (re.compile(r"--seconds \d+"), "--seconds 2"), (re.compile(r"--agents \d+"), "--agents 4"),
+         (re.compile(r"--seconds \d+"), "--seconds 1"), (re.compile(r"--agents \d+"), "--agents 4"),
          (re.compile(r"--steps \d+"), "--steps 20"), (re.compile(r"--kill-after \d+"),
                                                         "--kill-after 1"),
          (re.compile(r"--down \d+"), "--down 2"), (re.compile(r"--queries \d+"), "--queries 20"),

@@ -18,7 +18,7 @@ from memstream import Memory
 
 from .conftest import start, stop
 
-N = 25_000  # about 5 MB of JSON Lines
+N = 15_000  # about 3 MB of JSON Lines
 
 
 def _lines() -> str:
