@@ -26,7 +26,9 @@ question mark are read by ``dates`` and ``relevance.is_question``):
 - ``follows_any``: the record *follows up* an older one: it is newer and among the older one's
   ``LINK_RANK`` nearest records of the pool, at least ``LINK_Z`` pair deviations alike;
 - ``follows_best`` and its four companions: the record follows up the *best* candidate (the
-  highest logit after the additions above; only when that logit is at least ``FOLLOW_FROM``),
+  highest logit after the additions above; only when that logit is at least ``FOLLOW_FROM``
+  and no record stands in a window of time the query counts from an event: such a query asks
+  about that time, not about what came last),
   with how alike the two are (``_pz``, in pair deviations), how much less relevant it looks
   (``_gap``, dense evidence), how long after it came (``_days``, log of 1 + days) and the
   share of the query's words it holds (``_keyword``). A changed fact, a moved event and the
@@ -175,8 +177,11 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
     # nothing), and the events a window of time is counted from
     first = pool.logits + own @ np.array(weights.values[:4])
     best = int(np.argmax(first)) if n else 0
-    own = np.column_stack([own, _anchored(pool, first)]) if n else np.zeros((0, 5))
-    plausible = n > 0 and pool.logits[best] >= FOLLOW_FROM
+    anchored = _anchored(pool, first) if n else np.zeros(0)
+    own = np.column_stack([own, anchored]) if n else np.zeros((0, 5))
+    # a query that counts time from an event asks about that time, not about what came last:
+    # when a record stands in its window, nothing is lifted for following up the best
+    plausible = n > 0 and pool.logits[best] >= FOLLOW_FROM and not anchored.any()
     fb = follows[best].astype(np.float64) * plausible if n else np.zeros(0)
     days = np.clip(pool.times - pool.times[best], 0.0, None) / _DAY if n else np.zeros(0)
     x = np.column_stack([
