@@ -52,6 +52,8 @@ ROUTES: dict[str, Route] = {
     "delete_memory": Route("DELETE", "/memories/{memory_id}"),
     "delete_memories": Route("POST", "/memories/delete"),
     "memory_history": Route("GET", "/memories/{memory_id}/history"),
+    "restore_memory": Route("POST", "/memories/{memory_id}/restore", query=("namespace",)),
+    "audit_memories": Route("POST", "/audit"),
     # retrieval
     "search_memories": Route("POST", "/search"),
     "memory_context": Route("POST", "/context"),

@@ -16,8 +16,8 @@ import numpy as np
 from ._json import clip
 
 __all__ = ["KINDS", "ORDERS", "Context", "Entity", "EntityProfile", "Explanation",
-           "HistoryEntry", "Hit", "MemoryChange", "Order", "Record", "Relation", "Signals",
-           "TermStats"]
+           "Finding", "HistoryEntry", "Hit", "MemoryChange", "Order", "Record", "Relation",
+           "Signals", "TermStats"]
 
 #: the orders of a listing: by creation (oldest first, or newest first with "-") or by step
 Order = Literal["created", "-created", "step", "-step"]
@@ -223,6 +223,32 @@ class MemoryChange:
     event: Literal["add", "update", "supersede", "noop"]
     record: Record
     previous: Record | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What the comparison of memories found about ``record`` (``Memory.audit``): ``kind`` is
+    "superseded" (``related`` is its successor), "duplicate" (``related`` is the original it
+    restates) or "junk"; ``confidence`` in [0, 1]; ``reason`` names the signals that decided
+    it; ``applied`` is False once ``Memory.restore`` undid it."""
+
+    kind: Literal["superseded", "duplicate", "junk"]
+    record: Record
+    related: Record | None
+    confidence: float
+    reason: str
+    applied: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "record": self.record.to_dict(),
+                "related": self.related.to_dict() if self.related else None,
+                "confidence": self.confidence, "reason": self.reason, "applied": self.applied}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Finding:
+        return cls(raw["kind"], Record.from_dict(dict(raw["record"])),
+                   Record.from_dict(dict(raw["related"])) if raw.get("related") else None,
+                   float(raw["confidence"]), str(raw["reason"]), bool(raw["applied"]))
 
 
 class Signals(NamedTuple):

@@ -25,6 +25,7 @@ from ._types import (
     Entity,
     EntityProfile,
     Explanation,
+    Finding,
     HistoryEntry,
     Hit,
     MemoryChange,
@@ -234,6 +235,17 @@ class Client:
     def history(self, memory_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
         rows = self._send("memory_history", memory_id=memory_id, namespace=namespace)
         return [HistoryEntry(**r) for r in rows]
+
+    def audit(self, *, namespace: str | None = None, user_id: str | None = None,
+              agent_id: str | None = None, kinds: str | Iterable[str] | None = None,
+              limit: int = 100) -> list[Finding]:
+        wanted = None if kinds is None else ([kinds] if isinstance(kinds, str) else list(kinds))
+        rows = self._send("audit_memories", namespace=namespace, user_id=user_id,
+                          agent_id=agent_id, kinds=wanted, limit=limit)
+        return [Finding.from_dict(r) for r in rows]
+
+    def restore(self, memory_id: str, *, namespace: str | None = None) -> Record:
+        return _record(self._send("restore_memory", memory_id=memory_id, namespace=namespace))
 
     def entities(self, query: str | None = None, *, namespace: str | None = None,
                  user_id: str | None = None, agent_id: str | None = None,

@@ -48,6 +48,7 @@ _DEFAULTS: dict[str, Any] = {
     "ann_threshold": 50_000,
     "rerank": True,
     "entities": True,
+    "find_changes": True,
     "relations": False,
     "duplicates": "refresh",
     "events": True,
@@ -73,6 +74,7 @@ _ENV_TYPES: dict[str, Any] = {
     "reflection_threshold": float, "consolidation_threshold": float, "consolidate_every": int,
     "ann_threshold": int, "rerank": lambda raw: _flag("MEMSTREAM_RERANK", raw),
     "entities": lambda raw: _flag("MEMSTREAM_ENTITIES", raw),
+    "find_changes": lambda raw: _flag("MEMSTREAM_FIND_CHANGES", raw),
     "relations": lambda raw: _flag("MEMSTREAM_RELATIONS", raw),
     "events": lambda raw: _flag("MEMSTREAM_EVENTS", raw),
     "events_text": lambda raw: _flag("MEMSTREAM_EVENTS_TEXT", raw),
@@ -120,6 +122,9 @@ class Config:
         streams of at most 5,000 records, with vectors). On by default.
     entities: follow the specific names of the best hit to the other memories that mention
         them (two-hop questions; retrieval.entities, docs/entities.md). On by default.
+    find_changes: compare each new memory, once embedded, with its owner's older ones and link
+        a changed fact to its successor, a restatement to its original, junk as junk
+        (engine.changes, docs/retrieval.md). On by default.
     relations: with an LLM configured, ask it once per added batch for the relations between
         named things the new memories state, valid until a newer one ends them
         (docs/entities.md). Off by default: each batch costs a call.
@@ -172,6 +177,7 @@ class Config:
     ann_threshold: int | None = None
     rerank: bool | None = None
     entities: bool | None = None
+    find_changes: bool | None = None
     relations: bool | None = None
     duplicates: str | None = None
     events: bool | None = None
@@ -246,6 +252,7 @@ class ResolvedConfig:
     ann_threshold: int
     rerank: bool
     entities: bool
+    find_changes: bool
     relations: bool
     duplicates: str
     events: bool

@@ -39,8 +39,8 @@ __all__ = ["EVENT_TYPES", "SIGNATURE_HEADER", "ChangeEvent", "Webhook", "caused"
            "current_cause", "event_type", "sign", "verify_signature"]
 
 EVENT_TYPES = ("added", "refreshed", "updated", "invalidated", "superseded", "deleted",
-               "touched", "reflected", "consolidated", "outcome_learned", "heuristic_created",
-               "heuristic_updated", "episode_recorded", "tier_moved")
+               "restored", "touched", "reflected", "consolidated", "outcome_learned",
+               "heuristic_created", "heuristic_updated", "episode_recorded", "tier_moved")
 
 #: the header that carries a webhook body's signature: ``t=<unix seconds>,v1=<hex digest>``
 SIGNATURE_HEADER = "X-Memstream-Signature"
@@ -85,7 +85,7 @@ def event_type(op: str, kind: str | None, *, superseded: bool = False,
     if op == "invalidate":
         return "superseded" if superseded else "invalidated"
     return {"refresh": "refreshed", "delete": "deleted", "erase": "deleted",
-            "touch": "touched"}.get(op, op)
+            "touch": "touched", "restore": "restored"}.get(op, op)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, overload
 
@@ -21,16 +20,27 @@ from . import _validate as v
 from . import tracing
 from ._aliases import renamed
 from ._shared import Shared
-from ._types import Context, Entity, EntityProfile, HistoryEntry, Hit, MemoryChange, Record
+from ._types import (
+    Context,
+    Entity,
+    EntityProfile,
+    Finding,
+    HistoryEntry,
+    Hit,
+    MemoryChange,
+    Record,
+)
 from .clock import Clock, TimeLike, WallClock, to_timestamp
 from .cognition.extraction import check_messages
 from .config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
 from .embed import Embedder, configured_embedder
 from .embed.cache import embed_documents_cached
+from .engine import changes
 from .engine import cognitive as cog
 from .engine.building import build_record, build_records
 from .engine.deletions import Deletions
 from .engine.entities import entity_list, entity_profile
+from .engine.queries import QueryVectors
 from .engine.search import run_search
 from .engine.worker import EnrichmentWorker
 from .errors import Conflict, InvalidInput, NotFound
@@ -40,7 +50,6 @@ from .migrate import refuse_unfinished
 from .progress import ProgressFn
 from .retrieval.packing import pack
 from .retrieval.pipeline import SearchParams
-from .retrieval.relevance import BACKGROUND
 from .retrieval.scoring import Weights, resolve_weights
 from .scope import Query, Scope, resolve, selection, split
 from .store import Patch, Store, open_store
@@ -86,11 +95,9 @@ class Memory(ChangeEvents):
         except BaseException:
             self.store.close()
             raise
-        self._query_cache: dict[str, np.ndarray] = {}
-        self._background_rows: np.ndarray | None = None
-        self._background_lock = threading.Lock()
+        #: the query's vector and the background sentences' (engine.queries)
+        self.vectors = QueryVectors(self.embedder, self.store.kv)
         self._lock = threading.Lock()
-        self._embedding_thread: ThreadPoolExecutor | None = None
         self.llm: ChatClient | None = chat_client_from_config(self.config) if llm is _AUTO \
             else llm
         self._touched: set[str] = set()
@@ -154,6 +161,9 @@ class Memory(ChangeEvents):
     def _after_enrichment(self) -> None:
         with self._lock:
             touched, self._touched = sorted(self._touched), set()
+        if self._worker is not None and self.config.find_changes:
+            changes.compare(self, self._worker.take_embedded(),
+                            background=self.vectors.background())
         cog.after_enrichment(self, touched)
 
     def _owners(self, user_id: str | None) -> list[str] | None:
@@ -308,6 +318,29 @@ class Memory(ChangeEvents):
             self._ns(namespace), memory_id,
             Patch(invalidated_at=when, superseded_by=superseded_by), at=when)
 
+    def restore(self, memory_id: str, *, namespace: str | None = None,
+                at: TimeLike | None = None) -> Record:
+        """Undo what was decided about a memory: valid again when it was superseded or
+        invalidated, and no longer ranked as junk or a duplicate (``audit``). In history and
+        events ("restored"); what the comparison found stays listed, and is never applied
+        again."""
+        return changes.restore(self, self._ns(namespace), memory_id, at=self._now(at))
+
+    def audit(self, *, namespace: str | None = None, user_id: str | None = None,
+              agent_id: str | None = None, kinds: str | Iterable[str] | None = None,
+              limit: int = 100) -> list[Finding]:
+        """What the comparison of new memories with older ones found (docs/retrieval.md, "How
+        memstream knows what is current"): changed facts ("superseded"), restatements
+        ("duplicate") and junk, most confident first; undo one with ``restore``."""
+        wanted = None if kinds is None else ([kinds] if isinstance(kinds, str) else list(kinds))
+        if not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise InvalidInput("limit must be a whole number from 1 to 10000")
+        return [Finding(f.kind, rec, rel, f.confidence, f.reason, f.applied)  # type: ignore[arg-type]
+                for f, rec, rel in changes.audit(
+                    self, self._ns(namespace), user_id=v.scope_id(user_id, "user_id"),
+                    agent_id=v.scope_id(agent_id, "agent_id"), kinds=wanted,
+                    limit=limit)]
+
     @renamed(record_id="memory_id")
     def delete(self, memory_id: str, *, namespace: str | None = None,
                at: TimeLike | None = None, erase: bool = False) -> None:
@@ -355,7 +388,7 @@ class Memory(ChangeEvents):
     def reset(self) -> None:
         """Erase every namespace, record, history entry and cached vector in this store."""
         self.store.reset()
-        self._query_cache.clear()
+        self.vectors.clear()
         if self.embedder is not None:
             self.store.kv.set_meta("embedder", json.dumps({"name": self.embedder.name,
                                                            "dim": self.embedder.dim}))
@@ -411,47 +444,6 @@ class Memory(ChangeEvents):
             raise NotFound(f"no history for {memory_id!r}; check the id and the namespace")
         return entries
 
-    def _background(self) -> np.ndarray | None:
-        """The embedded ``relevance.BACKGROUND`` (once per Memory; cached in the store)."""
-        if self.embedder is None:
-            return None
-        rows = self._background_rows
-        if rows is None:  # embedded outside the engine's lock, so adds never wait for it; once:
-            with self._background_lock:  # twenty first searches at once embed it one time
-                rows = self._background_rows
-                if rows is None:
-                    rows = embed_documents_cached(self.store.kv, self.embedder, list(BACKGROUND))
-                    self._background_rows = rows
-        return rows
-
-    def _query_vector(self, query: str) -> np.ndarray | None:
-        if self.embedder is None:
-            return None
-        with self._lock:
-            cached = self._query_cache.get(query)
-        if cached is None:
-            cached = self.embedder.embed_query(query)
-            with self._lock:
-                if len(self._query_cache) > 1024:
-                    self._query_cache.clear()
-                self._query_cache[query] = cached
-        return cached
-
-    def _query_vector_soon(self, query: str) -> np.ndarray | Callable[[], np.ndarray | None] | None:
-        """The query's vector, or (when it must be computed) a callable that waits for it: the
-        model runs in a thread while the keyword index answers."""
-        if self.embedder is None:
-            return None
-        with self._lock:
-            cached = self._query_cache.get(query)
-            if cached is not None:
-                return cached
-            if self._embedding_thread is None:  # as many as the embedder runs side by side
-                workers = int(getattr(self.embedder, "query_workers", 1))
-                self._embedding_thread = ThreadPoolExecutor(workers, "memstream-query")
-            future = self._embedding_thread.submit(self._query_vector, query)
-        return future.result
-
     @tracing.traced("memstream.search")
     def search(self, query: str | Query, *, k: int = 10, namespace: str | None = None,
                user_id: str | None = None, agent_id: str | None = None,
@@ -495,9 +487,10 @@ class Memory(ChangeEvents):
         if vector is not None:
             qvec = v.vector(vector, self.embedder.dim if self.embedder else None, "vector")
         else:
-            qvec = self._query_vector_soon(text)
+            qvec = self.vectors.soon(text)
         hits = run_search(self.store, sel, text, qvec, when, params,
-                          background=self._background())
+                          background=self.vectors.background(),
+                          demoted=frozenset(changes.demoted(self, sel.namespace)))
         if floor is not None:
             hits = [h for h in hits if h.explain.relevance >= floor]
         if touch and hits:
@@ -589,8 +582,7 @@ class Memory(ChangeEvents):
         self.capabilities.close()
         if self._worker is not None:
             self._worker.close()
-        if self._embedding_thread is not None:
-            self._embedding_thread.shutdown(wait=True)
+        self.vectors.close()
         self.store.close()
 
     def __enter__(self) -> Memory:

@@ -50,6 +50,8 @@ class AsyncMemory:
     write_records = _async(Memory.write_records)
     update = _async(Memory.update)
     invalidate = _async(Memory.invalidate)
+    restore = _async(Memory.restore)
+    audit = _async(Memory.audit)
     delete = _async(Memory.delete)
     delete_all = _async(Memory.delete_all)
     reset = _async(Memory.reset)

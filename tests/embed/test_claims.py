@@ -37,7 +37,9 @@ class CountingEmbedder:
 def test_two_workers_embed_each_record_once(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
     CountingEmbedder.seen.clear()
-    quiet = Config(reflection_threshold=0)  # no reflections: only the notes get embedded
+    # no reflections and no comparison (which embeds the background sentences once per
+    # process): only the notes get embedded
+    quiet = Config(reflection_threshold=0, find_changes=False)
     a = Memory(path, embedder=CountingEmbedder(), config=quiet)
     b = Memory(path, embedder=CountingEmbedder(), config=quiet)
     try:

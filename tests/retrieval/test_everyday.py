@@ -96,7 +96,7 @@ def test_min_relevance_is_checked_and_context_leaves_out_the_unrelated(notes: Me
 def test_notes_are_not_a_conversation_and_turns_are(notes: Memory, e5):
     """Context smoothing and the learned stage read a record's neighbours: they apply to a
     stream whose consecutive records are about the same thing, not to separate notes."""
-    bg = notes._background()
+    bg = notes.vectors.background()
     assert not null_rows(notes.store, Selection("de"), bg).conversation
     talk = []
     for subject in ("the garden", "the new job", "the trip to Rome", "the cat", "the concert",
@@ -294,7 +294,7 @@ def test_notes_written_in_bursts_are_not_a_conversation(e5, tmp_path: Path):
         for ns, kind in (("notes", "note"), ("chat", "message")):
             mem.add_many([{"content": t, "kind": kind, "at": NOW - 3600 * (len(texts) - i)}
                           for i, t in enumerate(texts)], namespace=ns)
-        bg = mem._background()
+        bg = mem.vectors.background()
         notes, chat = (null_rows(mem.store, Selection(ns), bg) for ns in ("notes", "chat"))
         assert notes.coherence > 0.5 and notes.turns < 0.5 and not notes.conversation
         assert chat.coherence > 0.5 and chat.turns == 1.0 and chat.conversation

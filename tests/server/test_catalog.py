@@ -28,6 +28,7 @@ from .test_mcp import _http, _result
 CLIENT = {"add_memory": "add", "search_memories": "search", "list_memories": "get_all",
           "get_memory": "get", "update_memory": "update", "delete_memory": "delete",
           "memory_history": "history", "memory_context": "context",
+          "audit_memories": "audit", "restore_memory": "restore",
           "list_entities": "entities", "get_entity": "entity"}
 #: parameters Client names otherwise: none (one name per concept)
 RENAMED: dict[str, str] = {}

@@ -173,7 +173,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
             mem.flush()
             index_seconds += time.perf_counter() - t0
             exchanges += len(chat.exchanges)
-            key_of = {r.id: r.metadata["exchange"] for r in mem.get_all(namespace=ns, limit=None)}
+            key_of = {r.id: r.metadata["exchange"] for r in mem.get_all(
+                namespace=ns, limit=None, include_invalid=True)}
             now = max(e.at for e in chat.exchanges) + DAY
             for q in chat.questions:
                 vector = mem.embedder.embed_query(q.text) if mem.embedder is not None else None

@@ -165,7 +165,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
             mem.delete_all(namespace=ns)
             mem.add_many(suite.memories[store], namespace=ns, duplicates="keep")
             mem.flush()
-            text_of = {r.id: r.text for r in mem.get_all(namespace=ns, limit=None)}
+            text_of = {r.id: r.text for r in mem.get_all(
+                namespace=ns, limit=None, include_invalid=True)}
             asked = [q for q in suite.questions if q.store == store]
             for q in asked:
                 vector = mem.embedder.embed_query(q.text) if mem.embedder is not None else None
@@ -176,7 +177,7 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("default",), db: str = "
                     tallies[profile].latency.append((time.perf_counter() - t0) * 1000)
                     tallies[profile].answer(q, [h.record.text for h in hits],
                                             [h.explain.relevance for h in hits])
-                sel = Selection(ns)
+                sel = Selection(ns, include_invalid=True)  # plain: no link of engine.changes
                 t0 = time.perf_counter()
                 found = {"keyword only": keyword_search(mem.store.indexes, sel,
                                                         query_terms(q.text), 10)}

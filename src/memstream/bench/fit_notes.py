@@ -60,7 +60,8 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
             mem.delete_all(namespace=ns)
             mem.add_many(memories, namespace=ns, duplicates="keep")
             mem.flush()
-            text_of = {r.id: r.text for r in mem.get_all(namespace=ns, limit=None)}
+            text_of = {r.id: r.text for r in mem.get_all(
+                namespace=ns, limit=None, include_invalid=True)}
             groups = []
             for q in suite.questions:
                 if q.store != store or not q.expected:

@@ -49,7 +49,8 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
             mem.add_many(({"text": t.text, "at": t.at, "metadata": {"dia_id": t.dia_id}}
                           for t in conv.turns), namespace=ns)
             mem.flush()
-            dia = {r.id: r.metadata["dia_id"] for r in mem.get_all(namespace=ns, limit=None)}
+            dia = {r.id: r.metadata["dia_id"] for r in mem.get_all(
+                namespace=ns, limit=None, include_invalid=True)}
             now = max(t.at for t in conv.turns) + 86400
             groups = []
             for q in conv.questions:

@@ -208,8 +208,8 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
             mem.flush()
             index_seconds += time.perf_counter() - t0
             turns += len(conv.turns)
-            by_id = {r.id: r.metadata["dia_id"] for r in mem.get_all(namespace=ns, user_id=user,
-                                                                      limit=None)}
+            by_id = {r.id: r.metadata["dia_id"] for r in mem.get_all(
+                namespace=ns, user_id=user, limit=None, include_invalid=True)}
             now = max(t.at for t in conv.turns) + 86400
             for q in conv.questions:
                 vector = None

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from . import (  # noqa: F401 (each registers its commands)
     agents,
+    audit,
     bench,
     capabilities,
     entities,

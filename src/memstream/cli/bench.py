@@ -28,6 +28,8 @@ ORIGINS = {
     "beam": "BEAM is chats/500K of https://github.com/mohammadtavakoli78/BEAM (evaluation "
             "data; the repository names no licence): git clone --depth 1 "
             "https://github.com/mohammadtavakoli78/BEAM, then --data BEAM/chats/500K",
+    "changes": "a changes set is a JSON file of stores whose facts change ({now, stores}, the "
+               "schema of docs/benchmarks.md, 'Facts that change')",
     "everyday": "an everyday suite is a JSON file of stores and questions ({now, memories, "
                 "questions}, the schema of docs/benchmarks.md, 'Everyday stores')",
 }
@@ -152,6 +154,42 @@ def bench_everyday(st: _State, data: str, profiles: str, stores: tuple[str, ...]
     if out:
         Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
     _emit(report) if st.as_json else click.echo(everyday.render(report))
+
+
+@bench.command("changes")
+@click.option("--data", required=True, type=_data("changes"),
+              help="A changes set: a JSON file of stores whose memories are labelled ok, junk, "
+              "duplicate or superseded (docs/benchmarks.md, 'Facts that change').")
+@click.option("--shipped", is_flag=True,
+              help="Compare with the shipped weights instead of weights fitted on the other "
+              "stores (the shipped ones were fitted on the development set: only for a set "
+              "they never saw).")
+@click.option("--fit", "fit_to", type=click.Path(dir_okay=False),
+              help="Only fit the weights on every store and write them here.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the report as JSON.")
+@click.pass_obj
+def bench_changes(st: _State, data: str, shipped: bool, fit_to: str | None,
+                  out: str | None) -> None:
+    """Changed facts, history, as-of, junk and duplicates: first hits and link precision and
+    recall, per type, language and store, beside plain vector search, held out by store."""
+    from ..bench import changes
+    from ..cognition.changes import save_weights
+
+    with Progress("bench changes") as progress:
+        def say(msg: str) -> None:
+            click.echo(f"bench changes: {msg}", err=True)
+
+        if fit_to:
+            Path(fit_to).write_text(save_weights(changes.fit(data, embedder=st.embedder,
+                                                             progress=say)) + "\n",
+                                    encoding="utf-8")
+            progress.summary(f"wrote {fit_to}")
+            return
+        report = changes.run(data, embedder=st.embedder, held_out=not shipped, progress=say)
+        progress.summary("scored the stores")
+    if out:
+        Path(out).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    _emit(report) if st.as_json else click.echo(changes.render(report))
 
 
 @bench.command("scenarios")

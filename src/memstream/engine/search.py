@@ -93,18 +93,24 @@ def run_search(store: SearchReads, sel: Selection, text: str,
                p: SearchParams, *,
                observe: Callable[[list[str], np.ndarray], object] | None = None,
                observe_notes: Callable[[list[str], np.ndarray, np.ndarray], object] | None
-               = None, background: np.ndarray | None = None) -> list[Hit]:
+               = None, background: np.ndarray | None = None,
+               demoted: frozenset[str] = frozenset()) -> list[Hit]:
     """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
     scored on their signals alone; only the winners are read in full. ``query_vector`` may be
     a callable that waits for a vector being computed elsewhere: it is called after the
     keyword search. ``observe`` is given the learned stage's candidates and their features
     (to fit its weights: bench.fit_rerank); ``observe_notes`` the notes stage's candidates,
-    features and calibrated logits (bench.fit_notes)."""
+    features and calibrated logits (bench.fit_notes). ``demoted``: records that rank below
+    real memories (junk and duplicates: engine.changes). Superseded records are candidates
+    too: what they match leads to their current version (``_current_first``)."""
     pool = max(p.candidates, p.k)
+    # a record superseded since is looked for as well: its successor takes its place
+    found_in = sel if sel.include_invalid or sel.as_of is not None else dataclasses.replace(
+        sel, include_invalid=True)
     with span("memstream.keyword_search"):
-        keyword = keyword_search(store.indexes, sel, query_terms(text), pool)
+        keyword = keyword_search(store.indexes, found_in, query_terms(text), pool)
     vector = query_vector() if callable(query_vector) else query_vector
-    dense = store.indexes.vector_search(sel, vector, pool) if vector is not None else []
+    dense = store.indexes.vector_search(found_in, vector, pool) if vector is not None else []
     if not dense and not keyword:
         return []
     kw_score = dict(keyword)
@@ -170,12 +176,14 @@ def run_search(store: SearchReads, sel: Selection, text: str,
             # with)
             if null is not None and not long_records and not learned:
                 ranked = _newest_first(store, sel, ranked, calibrated, null, texts)
+        ranked = _current_first(store, sel, ranked, demoted)
         top = lift_standing(ranked[: p.k], candidates, calibrated, own, kinds, texts, text,
                              now, p)
     else:
         candidates = store.records.signals(sel.namespace, ids)
-        top = rank(candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now,
-                   p=p)
+        top = _current_first(store, sel, rank(
+            candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now, p=p,
+            limit=len(candidates)), demoted)[: p.k]
     if vector is not None:  # exact cosine of keyword-only winners, for the explanation
         missing = [s.item.id for s in top if s.item.id not in cosine]
         for rid, emb in store.indexes.embeddings(sel.namespace, missing).items():
@@ -183,11 +191,86 @@ def run_search(store: SearchReads, sel: Selection, text: str,
                 cosine[rid] = float(emb @ vector)
     records = {r.id: r for r in store.records.get(sel.namespace, [s.item.id for s in top])}
     return [
-        Hit(records[s.item.id], s.score, dataclasses.replace(
+        Hit(records[s.item.id], shown, dataclasses.replace(
             s.explain, cosine=cosine.get(s.item.id), keyword=kw_score.get(s.item.id),
             vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id)))
-        for s in top if s.item.id in records
+        for s, shown in zip(top, in_order([s.score for s in top]), strict=True)
+        if s.item.id in records
     ]
+
+
+def in_order(scores: Sequence[float]) -> list[float]:
+    """The scores a list shows: a hit placed above hits that score higher (``explain``
+    says why: ``lifted``, ``updates``, ``via``) shows the score of the place it took, so the
+    list is always in the order of its scores."""
+    out = list(scores)
+    for n in range(len(out) - 2, -1, -1):
+        out[n] = max(out[n], out[n + 1])
+    return out
+
+
+#: how many successors a chain of changes is followed through
+CHAIN = 8
+#: why a current version stands where the record it replaces matched (``explain.lifted``)
+CURRENT = "the current version of a matching record"
+
+
+def _current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signals]],
+                   demoted: frozenset[str]) -> list[Scored[Signals]]:
+    """``ranked`` with each superseded record's current version (the end of its chain of
+    ``superseded_by``) in its place, and junk and duplicates (``demoted``) below every other
+    hit. The old version is left out, as every invalidated record is, unless the selection
+    includes them (the past on request): then it follows its current version. ``as_of``
+    selects the versions valid then: nothing is replaced."""
+    ids = [s.item.id for s in ranked]
+    records = {r.id: r for r in store.records.get(sel.namespace, ids)}
+    stale = {i for i, r in records.items() if not r.valid} if sel.as_of is None else set()
+    if not stale and demoted.isdisjoint(ids):
+        return ranked
+    head: dict[str, str] = {}
+    for rid in stale:
+        cur, seen = records[rid], {rid}
+        for _ in range(CHAIN):
+            if cur.superseded_by is None or cur.superseded_by in seen:
+                break
+            nxt = records.get(cur.superseded_by) or next(
+                iter(store.records.get(sel.namespace, [cur.superseded_by])), None)
+            if nxt is None:
+                break
+            records[nxt.id] = nxt
+            seen.add(nxt.id)
+            cur = nxt
+        if cur.valid and cur.id != rid and admits(sel, cur):
+            head[rid] = cur.id
+    by_id = {s.item.id: s for s in ranked}
+    missing = [h for h in head.values() if h not in by_id]
+    signals = {s.id: s for s in store.records.signals(sel.namespace, missing)} if missing else {}
+    out: list[Scored[Signals]] = []
+    placed: set[str] = set()
+    for s in ranked:
+        rid = s.item.id
+        if rid in placed:
+            continue
+        if rid in stale:
+            h = head.get(rid)
+            if h is None or (h not in by_id and h not in signals):
+                if sel.include_invalid:
+                    out.append(s)
+                    placed.add(rid)
+                continue
+            if h not in placed:
+                mine = by_id.get(h)
+                if mine is None or mine.score < s.score:  # takes the place of what it replaces
+                    mine = Scored(mine.item if mine else signals[h], s.score, dataclasses.replace(
+                        s.explain, lifted=CURRENT, updates=(rid,)))
+                out.append(mine)
+                placed.add(h)
+            if not sel.include_invalid:
+                continue
+        out.append(s)
+        placed.add(rid)
+    return [s for s in out if s.item.id not in demoted] + [s for s in out
+                                                           if s.item.id in demoted]
 
 
 def _via_entities(store: SearchReads, sel: Selection, text: str, vector: np.ndarray | None,

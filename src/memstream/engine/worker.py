@@ -97,6 +97,7 @@ class EnrichmentWorker:
         self._error: Exception | None = None
         self._failures = 0
         self._embedding = threading.Lock()  # one embedding batch at a time: worker or search
+        self._embedded: list[tuple[str, str]] = []  # (namespace, id) since take_embedded()
         self._thread = threading.Thread(target=self._run, name="memstream-enrich", daemon=True)
         _hook_exit()
         _running.add(self)
@@ -164,6 +165,14 @@ class EnrichmentWorker:
             by_ns[ns].append((rid, vec))
         for ns, items in by_ns.items():
             self._indexes.set_embeddings(ns, items, self._embedder.name)
+        self._embedded.extend((ns, rid) for ns, rid, _ in pending)
+
+    def take_embedded(self) -> list[tuple[str, str]]:
+        """The (namespace, id) of the records embedded since the last call (the engine
+        compares them with older records: engine.changes)."""
+        with self._embedding:
+            taken, self._embedded = self._embedded, []
+        return taken
 
     def paused(self) -> contextlib.AbstractContextManager[Any]:
         """No embedding batch runs while this is held (an erase holds it: no vector of an

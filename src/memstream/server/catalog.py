@@ -23,7 +23,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from .._routes import PREFIX, ROUTES
-from .._types import Entity, EntityProfile, HistoryEntry, Hit, MemoryChange, Record
+from .._types import Entity, EntityProfile, Finding, HistoryEntry, Hit, MemoryChange, Record
 from ..episodes import EpisodeMemory
 from ..events import ChangeEvent, Webhook
 from ..learning import Learner
@@ -187,6 +187,13 @@ def _similar(c: Call, r: m.AgentSimilarOp) -> list[dict[str, Any]]:
             _tiers(c).similar(r.agent_id, r.state, k=r.k, kind=r.kind)]
 
 
+def _compact_finding(f: Finding) -> dict[str, Any]:
+    return {"kind": f.kind, "id": f.record.id, "text": f.record.text,
+            "related_id": f.related.id if f.related else None,
+            "related_text": f.related.text if f.related else None,
+            "confidence": round(f.confidence, 3), "reason": f.reason, "applied": f.applied}
+
+
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "add_memory", "Store a memory (a fact, preference, observation, decision or outcome); "
@@ -233,6 +240,21 @@ OPERATIONS: tuple[Operation, ...] = (
         m.MemoryRef, "read",
         lambda c, r: c.memory.history(r.memory_id, namespace=c.namespace),
         _history, _compact_history, list[dict[str, Any]]),
+    Operation(
+        "audit_memories", "What comparing new memories with older ones found: changed facts "
+        "(superseded, with the successor), restatements (duplicate, with the original) and "
+        "junk, most confident first; undo one with restore_memory.",
+        m.AuditRequest, "read",
+        lambda c, r: c.memory.audit(namespace=c.namespace, user_id=r.user_id,
+                                    agent_id=r.agent_id, kinds=r.kinds, limit=r.limit),
+        lambda fs: [f.to_dict() for f in fs], lambda fs: [_compact_finding(f) for f in fs],
+        list[dict[str, Any]]),
+    Operation(
+        "restore_memory", "Undo what was decided about a memory: valid again when it was "
+        "superseded or invalidated, no longer ranked as junk or a duplicate.",
+        m.MemoryRef, "write",
+        lambda c, r: c.memory.restore(r.memory_id, namespace=c.namespace),
+        lambda rec: rec.to_dict(), compact_record),
     Operation(
         "memory_context", "The best memories for a query that fit in a token budget, as text "
         "ready for a prompt.",

@@ -357,7 +357,7 @@ class AgentSimilarOp(AgentSimilarRequest):
 
 #: the change-event types (memstream.events.EVENT_TYPES)
 EventType = Literal["added", "refreshed", "updated", "invalidated", "superseded", "deleted",
-                    "touched", "reflected", "consolidated", "outcome_learned",
+                    "restored", "touched", "reflected", "consolidated", "outcome_learned",
                     "heuristic_created", "heuristic_updated", "episode_recorded", "tier_moved"]
 TYPES = "Only events of these types (all when empty)."
 
@@ -377,6 +377,17 @@ class WebhookRequest(_Body):
 
 class NamespaceRequest(_Body):
     namespace: str | None = _ns()
+
+
+class AuditRequest(_Body):
+    namespace: str | None = _ns()
+    user_id: str | None = Field(None, max_length=256,
+                                description="Only the findings about this user's memories.")
+    agent_id: str | None = Field(None, max_length=256,
+                                 description="Only the findings about this agent's memories.")
+    kinds: list[Literal["superseded", "duplicate", "junk"]] | None = Field(
+        None, max_length=3, description="Only findings of these kinds (all when empty).")
+    limit: int = Field(100, ge=1, le=10_000, description="At most this many findings.")
 
 
 class EntitiesRequest(ScopeFields):

@@ -31,6 +31,7 @@ from .models import (
     AgentEntryRequest,
     AgentSimilarOp,
     AgentSimilarRequest,
+    AuditRequest,
     ChangeOut,
     ContextOut,
     ContextRequest,
@@ -175,6 +176,19 @@ def history(request: Request, memory_id: str,
     """A record's changes, oldest first."""
     return _run(request, "memory_history",  # type: ignore[no-any-return]
                 _req(MemoryRef, memory_id=memory_id, namespace=namespace))
+
+
+@route(router, "restore_memory", tags=["memories"])
+def restore(request: Request, memory_id: str, namespace: str | None = None) -> dict[str, Any]:
+    """Undo what was decided about a record: valid again, no longer junk or a duplicate."""
+    return _run(request, "restore_memory",  # type: ignore[no-any-return]
+                _req(MemoryRef, memory_id=memory_id, namespace=namespace))
+
+
+@route(router, "audit_memories", tags=["memories"])
+def audit(request: Request, body: AuditRequest) -> list[dict[str, Any]]:
+    """Changed facts, restatements and junk found when memories were written."""
+    return _run(request, "audit_memories", body)  # type: ignore[no-any-return]
 
 
 # --- entities -------------------------------------------------------------------------------

@@ -109,6 +109,8 @@ def diff(before: Record, patch: Patch) -> Change | None:
     fields = {name: getattr(patch, name) for name in PATCHABLE
               if getattr(patch, name) is not None
               and getattr(patch, name) != getattr(before, name)}
+    if patch.restore and before.invalidated_at is not None:
+        fields.update(invalidated_at=None, superseded_by=None)
     if not fields:
         return None
 
@@ -119,7 +121,8 @@ def diff(before: Record, patch: Patch) -> Change | None:
         fields=fields,
         old={k: plain(k, getattr(before, k)) for k in fields},
         new={k: plain(k, v) for k, v in fields.items()},
-        event="invalidate" if set(fields) <= {"invalidated_at", "superseded_by"} else "update",
+        event="restore" if patch.restore and set(fields) <= {"invalidated_at", "superseded_by"}
+        else "invalidate" if set(fields) <= {"invalidated_at", "superseded_by"} else "update",
         requeue="text" in fields)
 
 

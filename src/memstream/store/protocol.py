@@ -43,6 +43,8 @@ class Patch:
     invalidated_at: float | None = None
     superseded_by: str | None = None
     provenance: tuple[str, ...] | None = None
+    #: valid again: clears ``invalidated_at`` and ``superseded_by`` (``Memory.restore``)
+    restore: bool = False
 
 
 @dataclass(frozen=True, slots=True)

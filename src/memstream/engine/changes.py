@@ -1,0 +1,176 @@
+"""Changes found when memories are written: the worker's comparison of each newly embedded
+record with the same owner's older records (``cognition.changes`` decides), the links it
+makes, the findings ``audit`` lists, and their undoing (``restore``).
+
+A change links the old record to the new one (``superseded_by`` and ``invalidated_at`` = the
+new record's time, through ``Memory.invalidate``: in history and events). A duplicate or junk
+record is kept and ranks below real memories (``search``). Every finding is kept per namespace
+(``audit:<namespace>`` beside the store's settings, record ids and reasons only: never a text)
+so that ``audit`` can list it and ``restore`` undo it; a restored finding is never applied
+again. Streams that read as a conversation (``retrieval.null.Null.conversation``) and long
+records are not compared: a later turn on the same subject is not an update.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._types import Record
+from ..cognition.changes import NEAREST, Finding, Item, Weights, decide, load_weights
+from ..filters import Selection
+from ..store.protocol import Patch
+from .nulls import null_rows
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+log = logging.getLogger("memstream.changes")
+
+__all__ = ["audit", "compare", "demoted", "findings", "neighbours", "restore"]
+
+#: records longer than this (characters) carry their own context and are not compared
+LONG_RECORD = 600
+#: kinds the engine writes itself, never compared
+DERIVED = frozenset({"reflection", "summary", "insight"})
+_MUTUAL = 2  # the nearest this many older records are checked for "new is my nearest newer"
+
+
+def _key(namespace: str) -> str:
+    return f"audit:{namespace}"
+
+
+def findings(mem: Memory, namespace: str) -> dict[str, Finding]:
+    """The namespace's findings by record id."""
+    raw = mem.store.kv.get_meta(_key(namespace))
+    if not raw:
+        return {}
+    return {rid: Finding(**f) for rid, f in json.loads(raw).items()}
+
+
+def _save(mem: Memory, namespace: str, found: dict[str, Finding]) -> None:
+    mem.store.kv.set_meta(_key(namespace), json.dumps(
+        {rid: f.to_dict() for rid, f in found.items()}, sort_keys=True))
+
+
+def _item(r: Record) -> Item:
+    return Item(r.id, r.text, r.kind, r.created_at)
+
+
+def _owner(r: Record) -> Selection:
+    return Selection(r.namespace, user_id=r.user_id, agent_id=r.agent_id)
+
+
+def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
+            background: np.ndarray | None, weights: Weights | None = None) -> list[Finding]:
+    """Compare each newly embedded record (namespace, id) with its owner's older records and
+    apply what is found; returns the findings applied."""
+    by_ns: dict[str, list[str]] = defaultdict(list)
+    for ns, rid in embedded:
+        by_ns[ns].append(rid)
+    w = weights or load_weights()
+    out: list[Finding] = []
+    for ns, ids in by_ns.items():
+        null = null_rows(mem.store, Selection(ns), background)
+        if null is None or null.conversation:
+            continue
+        records = sorted((r for r in mem.store.records.get(ns, ids)
+                          if r.valid and r.space == "" and r.step is None
+                          and r.kind not in DERIVED and len(r.text) <= LONG_RECORD),
+                         key=lambda r: (r.created_at, r.id))
+        if not records:
+            continue
+        known = findings(mem, ns)
+        vecs = mem.store.indexes.embeddings(ns, [r.id for r in records])
+        fresh: list[Finding] = []
+        for rec in records:
+            if rec.id not in vecs or rec.id in known:
+                continue
+            older, z, mutual = neighbours(mem, rec, vecs[rec.id], null.pair_mean, null.pair_std)
+            for f in decide(_item(rec), older, z, mutual, float(z[0]) if len(z) else -3.0, w):
+                if f.record in known:  # decided before (or restored by the user): kept as is
+                    continue
+                if f.kind == "superseded":
+                    old = mem.store.records.get(ns, [f.record])
+                    if not old or not old[0].valid:
+                        continue
+                    mem.invalidate(f.record, superseded_by=f.related, namespace=ns,
+                                   at=rec.created_at)
+                known[f.record] = f
+                fresh.append(f)
+        if fresh:
+            _save(mem, ns, known)
+            out.extend(fresh)
+    return out
+
+
+def neighbours(mem: Memory, rec: Record, vec: np.ndarray, mean: float, std: float
+               ) -> tuple[list[Item], np.ndarray, list[bool]]:
+    """The owner's valid records written before ``rec`` most alike to it (at most
+    ``NEAREST``), how alike (pair deviations from the namespace's ``mean`` and ``std``), and
+    whether ``rec`` is the nearest record written after each of the first ``_MUTUAL``."""
+    indexes = mem.store.indexes
+    sel = _owner(rec)
+    before = Selection(sel.namespace, user_id=sel.user_id, agent_id=sel.agent_id,
+                       until=rec.created_at)
+    found = [(i, c) for i, c in indexes.vector_search(before, vec, NEAREST + 1) if i != rec.id]
+    olds = {r.id: r for r in mem.store.records.get(rec.namespace, [i for i, _ in found])}
+    found = [(i, c) for i, c in found if i in olds and olds[i].space == ""
+             and olds[i].kind not in DERIVED and olds[i].step is None][:NEAREST]
+    z = np.array([(c - mean) / std for _, c in found], dtype=np.float64)
+    mutual = []
+    old_vecs = indexes.embeddings(rec.namespace, [i for i, _ in found[:_MUTUAL]])
+    for n, (i, _) in enumerate(found):
+        if n >= _MUTUAL or i not in old_vecs:
+            mutual.append(False)
+            continue
+        later = Selection(sel.namespace, user_id=sel.user_id, agent_id=sel.agent_id,
+                          since=olds[i].created_at, until=rec.created_at)
+        nearest = [j for j, _ in indexes.vector_search(later, old_vecs[i], 3) if j != i]
+        mutual.append(bool(nearest) and nearest[0] == rec.id)
+    return [_item(olds[i]) for i, _ in found], z, mutual
+
+
+def audit(mem: Memory, namespace: str, *, user_id: str | None = None,
+          agent_id: str | None = None, kinds: Sequence[str] | None = None,
+          limit: int = 100) -> list[tuple[Finding, Record, Record | None]]:
+    """The namespace's findings (of one owner when named; of the kinds named), with their
+    records and related records, most confident first."""
+    found = [f for f in findings(mem, namespace).values() if kinds is None or f.kind in kinds]
+    ids = list({i for f in found for i in (f.record, f.related) if i is not None})
+    records = {r.id: r for r in mem.store.records.get(namespace, ids)}
+    out = []
+    for f in sorted(found, key=lambda f: (-f.confidence, f.record)):
+        rec = records.get(f.record)
+        if rec is None or (user_id is not None and rec.user_id != user_id) or (
+                agent_id is not None and rec.agent_id != agent_id):
+            continue
+        out.append((f, rec, records.get(f.related) if f.related else None))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record:
+    """Undo what was decided about a record: valid again (no successor) when it was
+    superseded or invalidated, and no longer ranked as junk or a duplicate. Its finding stays,
+    marked not applied, so that it is never applied again."""
+    known = findings(mem, namespace)
+    rec = mem.store.records.update(namespace, record_id, Patch(restore=True), at=at)
+    f = known.get(record_id)
+    if f is not None and f.applied:
+        known[record_id] = Finding(f.kind, f.record, f.related, f.confidence, f.reason,
+                                   applied=False)
+        _save(mem, namespace, known)
+    return rec
+
+
+def demoted(mem: Memory, namespace: str) -> set[str]:
+    """Records that rank below real memories: junk and duplicates in effect."""
+    return {rid for rid, f in findings(mem, namespace).items()
+            if f.applied and f.kind in ("junk", "duplicate")}

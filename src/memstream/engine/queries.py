@@ -1,0 +1,83 @@
+"""The vectors a search needs besides the store's: the query's own (cached, computed in a
+thread while the keyword index answers) and the embedded background sentences
+(``retrieval.relevance.BACKGROUND``) against which a small namespace's relevance is measured."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..embed import Embedder
+from ..embed.cache import embed_documents_cached
+from ..retrieval.relevance import BACKGROUND
+from ..store.protocol import KeyValue
+
+__all__ = ["QueryVectors"]
+
+#: queries whose vectors are kept (the cache is emptied when it grows past this)
+CACHED = 1024
+
+
+class QueryVectors:
+    """One Memory's query vectors and background rows (None everywhere without an embedder)."""
+
+    def __init__(self, embedder: Embedder | None, kv: KeyValue) -> None:
+        self._embedder = embedder
+        self._kv = kv
+        self._cache: dict[str, np.ndarray] = {}
+        self._rows: np.ndarray | None = None
+        self._lock = threading.Lock()
+        self._rows_lock = threading.Lock()
+        self._thread: ThreadPoolExecutor | None = None
+
+    def background(self) -> np.ndarray | None:
+        """The embedded background sentences (once; cached in the store)."""
+        if self._embedder is None:
+            return None
+        rows = self._rows
+        if rows is None:  # embedded outside the engine's lock, so adds never wait for it; once:
+            with self._rows_lock:  # twenty first searches at once embed it one time
+                rows = self._rows
+                if rows is None:
+                    rows = embed_documents_cached(self._kv, self._embedder, list(BACKGROUND))
+                    self._rows = rows
+        return rows
+
+    def vector(self, query: str) -> np.ndarray | None:
+        if self._embedder is None:
+            return None
+        with self._lock:
+            cached = self._cache.get(query)
+        if cached is None:
+            cached = self._embedder.embed_query(query)
+            with self._lock:
+                if len(self._cache) > CACHED:
+                    self._cache.clear()
+                self._cache[query] = cached
+        return cached
+
+    def soon(self, query: str) -> np.ndarray | Callable[[], np.ndarray | None] | None:
+        """The query's vector, or (when it must be computed) a callable that waits for it: the
+        model runs in a thread while the keyword index answers."""
+        if self._embedder is None:
+            return None
+        with self._lock:
+            cached = self._cache.get(query)
+            if cached is not None:
+                return cached
+            if self._thread is None:  # as many as the embedder runs side by side
+                workers = int(getattr(self._embedder, "query_workers", 1))
+                self._thread = ThreadPoolExecutor(workers, "memstream-query")
+            future = self._thread.submit(self.vector, query)
+        return future.result
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)

@@ -1,0 +1,74 @@
+"""audit and restore over REST and the command line, on a store the worker compared with the
+real default model; each key sees and restores only its own namespace's findings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memstream import Config, Memory
+from memstream.cli import cli
+
+from .conftest import start, stop
+
+NOTES = ["Home address for school forms: 27 Corrin Lane, Pellham Cross.",
+         "Theo's birthday is 12 March.", "Our car: blue hatchback, MOT due in April.",
+         "Ivy's comfort toy is a grey rabbit called Pebble."]
+JUNK = {"ok thanks!": "message",
+        "calendar.sync failed: HTTP 504 Gateway Timeout. Retrying in 30s.": "tool"}
+
+
+@pytest.fixture
+def compared(tmp_path: Path) -> tuple[Path, list[str]]:
+    db = tmp_path / "audit.db"
+    with Memory(db, config=Config(reflection_threshold=0), llm=None) as mem:
+        recs = mem.add_many([{"text": t, "kind": JUNK.get(t, "fact"),
+                              "at": 1.73e9 + n * 86400, "user_id": "maren"}
+                             for n, t in enumerate(NOTES + list(JUNK))])
+        mem.flush()
+    return db, [r.id for r in recs]
+
+
+@pytest.mark.slow
+def test_audit_and_restore_over_rest(compared: tuple[Path, list[str]]):
+    db, ids = compared
+    junk = set(ids[len(NOTES):])
+    srv = start(db, keys={"mine": (["default"], "write"), "other": (["other"], "write")})
+    try:
+        with srv.client("mine") as http:
+            found = http.post("/v1/audit", json={"kinds": ["junk"]}).json()
+            assert {f["record"]["id"] for f in found} == junk
+            assert all(f["applied"] and f["kind"] == "junk" and f["reason"] for f in found)
+            back = http.post(f"/v1/memories/{ids[-1]}/restore")
+            assert back.status_code == 200 and back.json()["id"] == ids[-1]
+            again = {f["record"]["id"]: f["applied"] for f in
+                     http.post("/v1/audit", json={"user_id": "maren"}).json()}
+            assert again[ids[-1]] is False and again[ids[-2]] is True
+            bad = http.post("/v1/audit", json={"kinds": ["stale"]})
+            assert bad.status_code == 422 and "kinds" in bad.text
+            assert http.post("/v1/memories/nope/restore").status_code == 404
+        with srv.client("other") as http:  # another tenant sees and restores nothing here
+            assert http.post("/v1/audit", json={}).json() == []
+            assert http.post(f"/v1/memories/{ids[-2]}/restore").status_code == 404
+            assert http.post(f"/v1/memories/{ids[-2]}/restore",
+                             params={"namespace": "default"}).status_code == 403
+    finally:
+        stop(srv)
+
+
+@pytest.mark.slow
+def test_audit_and_restore_from_the_command_line(compared: tuple[Path, list[str]]):
+    db, ids = compared
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["--db", str(db), "--json", "audit", "--kind", "junk"])
+    assert listed.exit_code == 0, listed.output
+    assert {f["record"]["id"] for f in json.loads(listed.output)} == set(ids[len(NOTES):])
+    done = runner.invoke(cli, ["--db", str(db), "restore", ids[-1]])
+    assert done.exit_code == 0 and f"restored {ids[-1]}" in done.output
+    table = runner.invoke(cli, ["--db", str(db), "audit"])
+    assert "undone" in table.output and "junk" in table.output
+    missing = runner.invoke(cli, ["--db", str(db), "restore", "nope"])
+    assert missing.exit_code != 0 and "no record" in missing.output
