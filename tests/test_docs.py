@@ -90,6 +90,7 @@ SMALL = [(re.compile(r"--n \d+"), "--n 300"), (re.compile(r"--clients \d+"), "--
          (re.compile(r"--steps \d+"), "--steps 20"), (re.compile(r"--kill-after \d+"),
                                                         "--kill-after 1"),
          (re.compile(r"--down \d+"), "--down 2"), (re.compile(r"--queries \d+"), "--queries 20"),
+         (re.compile(r"--servers [3-9]\d*"), "--servers 2"),
          (re.compile(r"bench scale(?![^\n]*--queries)"), "bench scale --queries 20")]
 PG_NAMED = re.compile(re.escape(PG_PLACEHOLDER.rsplit("/", 1)[0]) + r"/(\w+)")
 FOREGROUND_SERVE = re.compile(r"^(memstream serve [^&#\n]*?)\s*(#.*)?$", re.M)

@@ -111,6 +111,7 @@ class Memory(ChangeEvents):
                 clock=self.clock.now)
         #: every delete and erasure goes through here, then to the listeners (``on_delete``)
         self.deletions = Deletions(self.store.records, self.store.kv, embedding=self._worker)
+        self.deletions.listen(self._forget_findings)  # what audit found about them goes too
         self.store.events.configure_events(enabled=self.config.events, text=self.config.events_text,
                                            touch=self.config.events_touch)
         self._closed = False
@@ -165,6 +166,9 @@ class Memory(ChangeEvents):
             changes.compare(self, self._worker.take_embedded(),
                             background=self.vectors.background())
         cog.after_enrichment(self, touched)
+
+    def _forget_findings(self, namespace: str, ids: list[str]) -> None:
+        changes.forget(self, namespace, ids)
 
     def _owners(self, user_id: str | None) -> list[str] | None:
         return None if user_id is None else [v.scope_id(user_id, "user_id") or ""]
@@ -490,7 +494,7 @@ class Memory(ChangeEvents):
             qvec = self.vectors.soon(text)
         hits = run_search(self.store, sel, text, qvec, when, params,
                           background=self.vectors.background(),
-                          demoted=frozenset(changes.demoted(self, sel.namespace)))
+                          demoted=changes.demoted(self, sel.namespace))
         if floor is not None:
             hits = [h for h in hits if h.explain.relevance >= floor]
         if touch and hits:

@@ -134,3 +134,27 @@ def test_hits_come_in_the_order_of_their_score(tmp_path: Path):
                   "Remind me to thank Jessa", "car MOT", "What does Ivy need?"):
             scores = [h.score for h in mem.search(q, user_id="maren", touch=False)]
             assert scores == sorted(scores, reverse=True), q
+
+
+@pytest.mark.slow
+def test_a_restatement_is_a_duplicate_that_refreshes_its_original(tmp_path: Path):
+    restated = ("Reminder: Theo's birthday is on 12 March, plan the party.", "message")
+    mem, ids = _store(tmp_path / "m.db", [*NOTES, restated])
+    with mem:
+        found = mem.audit(kinds="duplicate")
+        assert [(f.record.id, f.related.id if f.related else None) for f in found] == [
+            (ids[-1], ids[1])]
+        assert mem.get(ids[1]).last_accessed_at == mem.get(ids[-1]).created_at
+        hits = mem.search("When is Theo's birthday?", user_id="maren", touch=False)
+        order = [h.record.id for h in hits]
+        assert order[0] == ids[1] and order.index(ids[-1]) == len(order) - 1
+
+
+@pytest.mark.slow
+def test_an_erase_takes_the_findings_about_its_records(tmp_path: Path):
+    mem, ids = _store(tmp_path / "m.db", NOTES + JUNK)
+    with mem:
+        assert {f.record.id for f in mem.audit(kinds="junk")} == set(ids[len(NOTES):])
+        mem.delete(ids[-1], erase=True)
+        assert ids[-1] not in {f.record.id for f in mem.audit()}
+        assert ids[-1] not in mem.store.kv.get_meta("audit:default")

@@ -3,8 +3,9 @@ record with the same owner's older records (``cognition.changes`` decides), the 
 makes, the findings ``audit`` lists, and their undoing (``restore``).
 
 A change links the old record to the new one (``superseded_by`` and ``invalidated_at`` = the
-new record's time, through ``Memory.invalidate``: in history and events). A duplicate or junk
-record is kept and ranks below real memories (``search``). Every finding is kept per namespace
+new record's time, through ``Memory.invalidate``: in history and events). A duplicate refreshes
+its original (its last access moves to the duplicate's time, as an exact repeat's does); it and
+junk are kept and rank below real memories (``search``). Every finding is kept per namespace
 (``audit:<namespace>`` beside the store's settings, record ids and reasons only: never a text)
 so that ``audit`` can list it and ``restore`` undo it; a restored finding is never applied
 again. Streams that read as a conversation (``retrieval.null.Null.conversation``) and long
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memstream.changes")
 
-__all__ = ["audit", "compare", "demoted", "findings", "neighbours", "restore"]
+__all__ = ["audit", "compare", "demoted", "findings", "forget", "neighbours", "restore"]
 
 #: records longer than this (characters) carry their own context and are not compared
 LONG_RECORD = 600
@@ -53,9 +56,26 @@ def findings(mem: Memory, namespace: str) -> dict[str, Finding]:
     return {rid: Finding(**f) for rid, f in json.loads(raw).items()}
 
 
+#: a search reads which records rank below the others from here, for at most this many
+#: seconds (another process's worker may have found more meanwhile)
+DEMOTED_TTL = 30.0
+_demoted: weakref.WeakKeyDictionary[Any, dict[str, tuple[float, frozenset[str]]]] = \
+    weakref.WeakKeyDictionary()
+
+
 def _save(mem: Memory, namespace: str, found: dict[str, Finding]) -> None:
     mem.store.kv.set_meta(_key(namespace), json.dumps(
         {rid: f.to_dict() for rid, f in found.items()}, sort_keys=True))
+    _demoted.get(mem.store, {}).pop(namespace, None)
+
+
+def forget(mem: Memory, namespace: str, ids: Sequence[str]) -> None:
+    """Drop the findings about records deleted or erased (and those naming them)."""
+    known = findings(mem, namespace)
+    gone = set(ids)
+    kept = {rid: f for rid, f in known.items() if rid not in gone and f.related not in gone}
+    if len(kept) != len(known):
+        _save(mem, namespace, kept)
 
 
 def _item(r: Record) -> Item:
@@ -101,6 +121,8 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
                         continue
                     mem.invalidate(f.record, superseded_by=f.related, namespace=ns,
                                    at=rec.created_at)
+                elif f.kind == "duplicate" and f.related is not None:  # used again: refreshed
+                    mem.store.records.touch(ns, [f.related], at=rec.created_at)
                 known[f.record] = f
                 fresh.append(f)
         if fresh:
@@ -170,7 +192,13 @@ def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record
     return rec
 
 
-def demoted(mem: Memory, namespace: str) -> set[str]:
-    """Records that rank below real memories: junk and duplicates in effect."""
-    return {rid for rid, f in findings(mem, namespace).items()
-            if f.applied and f.kind in ("junk", "duplicate")}
+def demoted(mem: Memory, namespace: str) -> frozenset[str]:
+    """Records that rank below real memories: junk and duplicates in effect (read again after
+    this process finds more, or ``DEMOTED_TTL`` seconds)."""
+    seen = _demoted.setdefault(mem.store, {})
+    until, ids = seen.get(namespace, (0.0, frozenset()))
+    if until < time.monotonic():
+        ids = frozenset(rid for rid, f in findings(mem, namespace).items()
+                        if f.applied and f.kind in ("junk", "duplicate"))
+        seen[namespace] = (time.monotonic() + DEMOTED_TTL, ids)
+    return ids

@@ -183,7 +183,7 @@ def run_search(store: SearchReads, sel: Selection, text: str,
         candidates = store.records.signals(sel.namespace, ids)
         top = _current_first(store, sel, rank(
             candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now, p=p,
-            limit=len(candidates)), demoted)[: p.k]
+            limit=3 * p.k), demoted)[: p.k]
     if vector is not None:  # exact cosine of keyword-only winners, for the explanation
         missing = [s.item.id for s in top if s.item.id not in cosine]
         for rid, emb in store.indexes.embeddings(sel.namespace, missing).items():
