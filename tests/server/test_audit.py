@@ -42,11 +42,15 @@ def test_audit_and_restore_over_rest(compared: tuple[Path, list[str]]):
             found = http.post("/v1/audit", json={"kinds": ["junk"]}).json()
             assert {f["record"]["id"] for f in found} == junk
             assert all(f["applied"] and f["kind"] == "junk" and f["reason"] for f in found)
+            shown = http.get(f"/v1/inspect/records/{ids[-1]}").json()  # the inspector's view
+            assert shown["finding"]["kind"] == "junk" and shown["finding"]["applied"]
             back = http.post(f"/v1/memories/{ids[-1]}/restore")
             assert back.status_code == 200 and back.json()["id"] == ids[-1]
             again = {f["record"]["id"]: f["applied"] for f in
                      http.post("/v1/audit", json={"user_id": "maren"}).json()}
             assert again[ids[-1]] is False and again[ids[-2]] is True
+            shown = http.get(f"/v1/inspect/records/{ids[-1]}").json()
+            assert shown["finding"]["applied"] is False
             bad = http.post("/v1/audit", json={"kinds": ["stale"]})
             assert bad.status_code == 422 and "kinds" in bad.text
             assert http.post("/v1/memories/nope/restore").status_code == 404

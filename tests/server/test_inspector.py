@@ -196,6 +196,11 @@ def test_validity_and_history(page: Any, seeded: tuple[Server, dict[str, Any]]) 
     page.locator("#validity button").click()  # to the record that replaced it
     sync_api.expect(page.locator("#detail-body")).to_contain_text("Bob lives in Lisbon")
     sync_api.expect(page.locator("#validity")).to_have_text("valid")
+    replaces = page.locator("#replaces li")  # ...which names the version it replaces
+    sync_api.expect(replaces).to_have_count(1)
+    assert "Bob lives in Porto" in replaces.first.inner_text()
+    replaces.first.locator("button").click()
+    sync_api.expect(page.locator("#validity")).to_contain_text("superseded by")
     page.keyboard.press("Escape")
     sync_api.expect(page.locator("#detail")).to_be_hidden()
 

@@ -124,14 +124,17 @@ def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any
 @route(router, "inspect_record", tags=["inspect"])
 def inspect_record(request: Request, record_id: str, namespace: str | None = None
                    ) -> dict[str, Any]:
-    """One record with its tier, history, the records it rests on (its provenance) and the
-    records that cite it."""
+    """One record with its tier, history, the records it rests on (its provenance), the
+    records that cite it, the older versions it replaces and what ``audit`` found about it."""
     mem, ns = _ns(request, namespace, "read")
     rec = mem.get(record_id, namespace=ns)
     sets = _tier_sets(request, mem, ns)
     evidence = records_of(mem).get(ns, list(rec.provenance))
     missing = [i for i in rec.provenance if i not in {e.id for e in evidence}]
-    cited_by = [r for r in _newest(mem, ns, 20_000) if record_id in r.provenance]
+    newest = _newest(mem, ns, 20_000)
+    cited_by = [r for r in newest if record_id in r.provenance]
+    replaces = [r for r in newest if r.superseded_by == record_id]
+    found = [f for f in mem.audit(namespace=ns, limit=10_000) if f.record.id == record_id]
     try:
         history = [h.to_dict() for h in mem.history(record_id, namespace=ns)]
     except NotFound:  # an agent's state or action is written without history rows
@@ -139,7 +142,12 @@ def inspect_record(request: Request, record_id: str, namespace: str | None = Non
     return {"record": dict(rec.to_dict(), tier=_tier_of(rec, sets)),
             "history": history,
             "evidence": [_brief(r) for r in evidence], "missing_evidence": missing,
-            "cited_by": [_brief(r) for r in cited_by[:100]]}
+            "cited_by": [_brief(r) for r in cited_by[:100]],
+            "replaces": [_brief(r) for r in replaces[:100]],
+            "finding": {"kind": found[0].kind, "confidence": found[0].confidence,
+                        "reason": found[0].reason, "applied": found[0].applied,
+                        "related": found[0].related.id if found[0].related else None}
+            if found else None}
 
 
 def _brief(r: Record) -> dict[str, Any]:

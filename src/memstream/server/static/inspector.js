@@ -300,12 +300,18 @@ async function openRecord(id) {
   const body = [
     el("p", { class: r.invalidated_at ? "invalid" : null }, r.text),
     el("dl", {}, fields.map(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))]),
-      el("dt", {}, "validity"), el("dd", { id: "validity" }, ...validity)),
+      el("dt", {}, "validity"), el("dd", { id: "validity" }, ...validity),
+      answer.finding ? [el("dt", {}, "found"), el("dd", { id: "finding" },
+        `${answer.finding.kind} (confidence ${answer.finding.confidence.toFixed(2)}; `
+        + `${answer.finding.reason}${answer.finding.applied ? "" : "; restored"})`)] : []),
     el("h3", {}, `Rests on (${r.provenance.length})`),
     r.provenance.length ? el("ul", { class: "links", id: "evidence" },
       answer.evidence.map(recordLink),
       answer.missing_evidence.map((i) => el("li", {}, `${i} (deleted)`)))
       : el("p", { class: "empty" }, "No provenance: an original record."),
+    el("h3", {}, `Replaces (${answer.replaces.length})`),
+    answer.replaces.length ? el("ul", { class: "links", id: "replaces" },
+      answer.replaces.map(recordLink)) : el("p", { class: "empty" }, "No older version."),
     el("h3", {}, `Cited by (${answer.cited_by.length})`),
     answer.cited_by.length ? el("ul", { class: "links", id: "cited-by" },
       answer.cited_by.map(recordLink)) : el("p", { class: "empty" }, "Nothing cites it."),
