@@ -227,7 +227,8 @@ def run(path: str | Path, *, db: str = ":memory:", embedder: str | None = None,
         for n, store in enumerate(suite["stores"]):
             w = _fit([r for k, r in enumerate(rows) if k != n]) if held_out \
                 else model.load_weights()
-            _evaluate(mem, suite, store, w, tallies)
+            with model.fitted(w):
+                _evaluate(mem, suite, store, w, tallies)
             if progress:
                 progress(f"scored {store['user']}")
     return {"data": str(path), "stores": len(suite["stores"]), "held_out": held_out,
