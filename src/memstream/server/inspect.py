@@ -19,6 +19,7 @@ from pydantic import Field
 
 from .._routes import PREFIX
 from .._types import Record
+from ..engine.changes import findings
 from ..errors import InvalidInput, NotFound
 from ..filters import Selection
 from ..memory import Memory
@@ -134,7 +135,7 @@ def inspect_record(request: Request, record_id: str, namespace: str | None = Non
     newest = _newest(mem, ns, 20_000)
     cited_by = [r for r in newest if record_id in r.provenance]
     replaces = [r for r in newest if r.superseded_by == record_id]
-    found = [f for f in mem.audit(namespace=ns, limit=10_000) if f.record.id == record_id]
+    found = findings(mem, ns).get(record_id)
     try:
         history = [h.to_dict() for h in mem.history(record_id, namespace=ns)]
     except NotFound:  # an agent's state or action is written without history rows
@@ -144,10 +145,7 @@ def inspect_record(request: Request, record_id: str, namespace: str | None = Non
             "evidence": [_brief(r) for r in evidence], "missing_evidence": missing,
             "cited_by": [_brief(r) for r in cited_by[:100]],
             "replaces": [_brief(r) for r in replaces[:100]],
-            "finding": {"kind": found[0].kind, "confidence": found[0].confidence,
-                        "reason": found[0].reason, "applied": found[0].applied,
-                        "related": found[0].related.id if found[0].related else None}
-            if found else None}
+            "finding": found.to_dict() if found else None}
 
 
 def _brief(r: Record) -> dict[str, Any]:
