@@ -32,7 +32,7 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["APPLY", "JUNK_FEATURES", "LABELS", "PAIR_FEATURES", "Finding", "Item", "Weights",
+__all__ = ["APPLY", "JUNK_FEATURES", "LABELS", "PAIR_FEATURES", "Decision", "Item", "Weights",
            "decide", "fit", "junk_features", "load_weights", "pair_features"]
 
 WEIGHTS_FILE = "changes_weights.json"
@@ -67,8 +67,9 @@ class Item:
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
-    """A decision about ``record``: ``kind`` "superseded" (``related`` is its successor),
+class Decision:
+    """A decision about ``record`` (ids only: ``memstream.Finding`` is what ``audit`` shows of
+    it, with the records): ``kind`` "superseded" (``related`` is its successor),
     "duplicate" (``related`` is the original it restates) or "junk"; ``confidence`` in [0, 1];
     ``reason`` names the signals that decided it; ``applied`` says whether it is in effect."""
 
@@ -156,30 +157,30 @@ def _reason(names: Sequence[str], x: np.ndarray, w: np.ndarray) -> str:
 
 
 def decide(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[bool],
-           nearest_z: float, w: Weights) -> list[Finding]:
+           nearest_z: float, w: Weights) -> list[Decision]:
     """The findings about ``new`` (junk, a duplicate of an older record) and about the older
     records it changes. ``older`` are its nearest older records, most alike first, with their
     likeness ``z`` and whether ``new`` is each one's nearest newer record (``mutual``).
     Findings below their ``APPLY`` confidence are not returned."""
     jx = junk_features(new, nearest_z)
     junk = float(_sigmoid(jx @ w.junk))
-    out: list[Finding] = []
     if junk >= APPLY["junk"]:
-        return [Finding("junk", new.id, None, junk, _reason(JUNK_FEATURES, jx, w.junk))]
+        return [Decision("junk", new.id, None, junk, _reason(JUNK_FEATURES, jx, w.junk))]
     if not older:
-        return out
-    x = np.vstack([pair_features(new, o, float(z[n]), n == 0, bool(mutual[n]),
-                                 margins(z)[n]) for n, o in enumerate(older)])
+        return []
+    gaps = margins(z)
+    x = np.vstack([pair_features(new, o, float(z[n]), n == 0, bool(mutual[n]), gaps[n])
+                   for n, o in enumerate(older)])
     p = _softmax(x @ w.pair.T)
     best = int(np.argmax(p[:, 2]))
     if p[best, 2] >= APPLY["duplicate"]:  # a restatement: the new record is the duplicate
-        return [Finding("duplicate", new.id, older[best].id, float(p[best, 2]),
+        return [Decision("duplicate", new.id, older[best].id, float(p[best, 2]),
                         _reason(PAIR_FEATURES, x[best], w.pair[2]))]
     best = int(np.argmax(p[:, 1]))  # one change per new record: the most likely
-    if p[best, 1] >= APPLY["superseded"]:
-        out.append(Finding("superseded", older[best].id, new.id, float(p[best, 1]),
-                           _reason(PAIR_FEATURES, x[best], w.pair[1])))
-    return out
+    if p[best, 1] < APPLY["superseded"]:
+        return []
+    return [Decision("superseded", older[best].id, new.id, float(p[best, 1]),
+                     _reason(PAIR_FEATURES, x[best], w.pair[1]))]
 
 
 def fit(pairs: np.ndarray, pair_labels: np.ndarray, singles: np.ndarray,

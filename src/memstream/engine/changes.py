@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._types import Record
-from ..cognition.changes import NEAREST, Finding, Item, Weights, decide, load_weights
+from ..cognition.changes import NEAREST, Decision, Item, Weights, decide, load_weights
 from ..filters import Selection
 from ..store.protocol import Patch
 from .nulls import null_rows
@@ -51,12 +51,12 @@ def _key(namespace: str) -> str:
     return f"audit:{namespace}"
 
 
-def findings(mem: Memory, namespace: str) -> dict[str, Finding]:
+def findings(mem: Memory, namespace: str) -> dict[str, Decision]:
     """The namespace's findings by record id."""
     raw = mem.store.kv.get_meta(_key(namespace))
     if not raw:
         return {}
-    return {rid: Finding(**f) for rid, f in json.loads(raw).items()}
+    return {rid: Decision(**f) for rid, f in json.loads(raw).items()}
 
 
 #: a search reads which records rank below the others from here, for at most this many
@@ -66,7 +66,7 @@ _demoted: weakref.WeakKeyDictionary[Any, dict[str, tuple[float, frozenset[str]]]
     weakref.WeakKeyDictionary()
 
 
-def _save(mem: Memory, namespace: str, found: dict[str, Finding]) -> None:
+def _save(mem: Memory, namespace: str, found: dict[str, Decision]) -> None:
     mem.store.kv.set_meta(_key(namespace), json.dumps(
         {rid: f.to_dict() for rid, f in found.items()}, sort_keys=True))
     _demoted.get(mem.store, {}).pop(namespace, None)
@@ -90,14 +90,14 @@ def _owner(r: Record) -> Selection:
 
 
 def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
-            background: np.ndarray | None, weights: Weights | None = None) -> list[Finding]:
+            background: np.ndarray | None, weights: Weights | None = None) -> list[Decision]:
     """Compare each newly embedded record (namespace, id) with its owner's older records and
     apply what is found; returns the findings applied."""
     by_ns: dict[str, list[str]] = defaultdict(list)
     for ns, rid in embedded:
         by_ns[ns].append(rid)
     w = weights or load_weights()
-    out: list[Finding] = []
+    out: list[Decision] = []
     for ns, ids in by_ns.items():
         null = null_rows(mem.store, Selection(ns), background)
         if null is None or null.conversation:
@@ -110,7 +110,7 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             continue
         known = findings(mem, ns)
         vecs = mem.store.indexes.embeddings(ns, [r.id for r in records])
-        fresh: list[Finding] = []
+        fresh: list[Decision] = []
         for rec in records:
             if rec.id not in vecs or rec.id in known:
                 continue
@@ -170,7 +170,7 @@ def neighbours(mem: Memory, rec: Record, vec: np.ndarray, mean: float, std: floa
 
 def audit(mem: Memory, namespace: str, *, user_id: str | None = None,
           agent_id: str | None = None, kinds: Sequence[str] | None = None,
-          limit: int = 100) -> list[tuple[Finding, Record, Record | None]]:
+          limit: int = 100) -> list[tuple[Decision, Record, Record | None]]:
     """The namespace's findings (of one owner when named; of the kinds named), with their
     records and related records, most confident first."""
     found = [f for f in findings(mem, namespace).values() if kinds is None or f.kind in kinds]
@@ -196,7 +196,7 @@ def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record
     rec = mem.store.records.update(namespace, record_id, Patch(restore=True), at=at)
     f = known.get(record_id)
     if f is not None and f.applied:
-        known[record_id] = Finding(f.kind, f.record, f.related, f.confidence, f.reason,
+        known[record_id] = Decision(f.kind, f.record, f.related, f.confidence, f.reason,
                                    applied=False)
         _save(mem, namespace, known)
     return rec
