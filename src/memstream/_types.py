@@ -76,8 +76,9 @@ class Record:
     metadata: dict[str, Any] = field(default_factory=dict)
     space: str = ""
     embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
-    #: what the call that returned this record did: "add" (a new memory) or "refresh" (the
-    #: same memory was already stored: see ``Memory.add``); None for a record read back
+    #: what the call that returned this record did: "add" (a new memory), "refresh" (the
+    #: same memory was already stored: see ``Memory.add``) or "refused" (read as junk and not
+    #: stored, with ``Config(junk="refuse")``); None for a record read back
     event: str | None = field(default=None, compare=False)
 
     @property

@@ -51,6 +51,7 @@ _DEFAULTS: dict[str, Any] = {
     "find_changes": True,
     "relations": False,
     "duplicates": "refresh",
+    "junk": "keep",
     "events": True,
     "events_text": False,
     "events_touch": False,
@@ -132,6 +133,10 @@ class Config:
         user, agent and run, kind, text, data and metadata; records without a step) makes no
         second record: the stored one is refreshed (last access, access count, a "refresh"
         history entry) and returned with ``event="refresh"``. "keep": every add makes a record.
+    junk: what an add does with a memory the junk model reads as junk (an acknowledgement, a
+        greeting, a tool's retry notice; engine.changes): "keep" (default: stored, found by
+        ``audit`` and ranked below real memories once embedded) or "refuse" (not stored: the
+        add returns it with ``event="refused"`` and writes a ``refused`` event).
     events: write a change event with every change, in the same transaction (the outbox that
         ``Memory.on``, webhooks and the server's event stream read; see memstream.events). On.
     events_text: put the record's text in its events (off: text can be sensitive).
@@ -180,6 +185,7 @@ class Config:
     find_changes: bool | None = None
     relations: bool | None = None
     duplicates: str | None = None
+    junk: str | None = None
     events: bool | None = None
     events_text: bool | None = None
     events_touch: bool | None = None
@@ -209,6 +215,9 @@ class Config:
         if values["duplicates"] not in ("refresh", "keep"):
             raise InvalidInput("duplicates must be 'refresh' (the same memory added again "
                                "refreshes the stored one) or 'keep' (every add makes a record)")
+        if values["junk"] not in ("keep", "refuse"):
+            raise InvalidInput("junk must be 'keep' (stored, ranked below real memories) or "
+                               "'refuse' (not stored; the add says so)")
         if values["events_retention"] <= 0:
             raise InvalidInput("events_retention is in days and must be > 0")
         if values["webhooks_per_namespace"] < 0:
@@ -255,6 +264,7 @@ class ResolvedConfig:
     find_changes: bool
     relations: bool
     duplicates: str
+    junk: str
     events: bool
     events_text: bool
     events_touch: bool

@@ -12,7 +12,8 @@ Types (``EVENT_TYPES``):
 
 - ``added``, ``refreshed`` (an exact duplicate refreshed the stored record), ``updated``,
   ``invalidated``, ``superseded`` (invalidated with a successor), ``deleted`` (``erased`` in
-  its data when erased);
+  its data when erased), ``restored`` (a finding of ``audit`` undone), ``refused`` (with
+  ``Config(junk="refuse")``, an add the junk model refused: nothing was stored);
 - ``reflected``, ``outcome_learned``, ``heuristic_created``, ``heuristic_updated``,
   ``episode_recorded``: records the capabilities write, told apart by their kind;
 - ``consolidated``: every change a consolidation makes (its ``op`` says add, update or
@@ -39,7 +40,7 @@ __all__ = ["EVENT_TYPES", "SIGNATURE_HEADER", "ChangeEvent", "Webhook", "caused"
            "current_cause", "event_type", "sign", "verify_signature"]
 
 EVENT_TYPES = ("added", "refreshed", "updated", "invalidated", "superseded", "deleted",
-               "restored", "touched", "reflected", "consolidated", "outcome_learned",
+               "restored", "refused", "touched", "reflected", "consolidated", "outcome_learned",
                "heuristic_created", "heuristic_updated", "episode_recorded", "tier_moved")
 
 #: the header that carries a webhook body's signature: ``t=<unix seconds>,v1=<hex digest>``

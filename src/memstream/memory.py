@@ -184,24 +184,25 @@ class Memory(ChangeEvents):
         importance the LLM should rate in the background. With ``refresh`` a repeat of a stored
         memory refreshes it instead (Store.insert). Returns what each record became, in
         order."""
-        if self.embedder is not None and self.config.embed_mode == "sync":
-            todo = [r for r in records if r.embedding is None]
-            if todo:
-                vectors = embed_documents_cached(self.store.kv, self.embedder,
-                                                 [r.text for r in todo])
-                for rec, vec in zip(todo, vectors, strict=True):
-                    rec.embedding = vec
+        refused = changes.screen(self, records) if event == "add" else set()
+        kept = [r for r in records if r.id not in refused]
+        sync = self.config.embed_mode == "sync" and self.embedder is not None
+        if sync and self.embedder and (todo := [r for r in kept if r.embedding is None]):
+            vectors = embed_documents_cached(self.store.kv, self.embedder, [r.text for r in todo])
+            for rec, vec in zip(todo, vectors, strict=True):
+                rec.embedding = vec
         model = self.embedder.name if self.embedder is not None else "caller"
         to_rate = set(rate) if self.llm is not None else set()
-        found = self.store.records.insert(records, event=event, model=model, rate=to_rate,
-                                          refresh=refresh)
+        found = self.store.records.insert(kept, event=event, model=model, rate=to_rate,
+                                          refresh=refresh) if kept else {}
+        new = [r for r in kept if r.id not in found]
         if self.config.relations and event == "add":  # one LLM call for the batch
-            cog.relate(self, [r for r in records if r.id not in found])
+            cog.relate(self, new)
         with self._lock:
-            self._touched.update(r.namespace for r in records if r.id not in found)
-        if to_rate or any(r.embedding is None for r in records) or self._worker is not None:
+            self._touched.update(r.namespace for r in new)
+        if to_rate or any(r.embedding is None for r in kept) or self._worker is not None:
             self._kick()
-        for r in records:
+        for r in kept:
             r.event = "add"
         maybe_prune(self)
         return [found.get(r.id, r) for r in records]

@@ -107,13 +107,47 @@ def test_restore_names_a_missing_record(kw_memory: Memory):
         kw_memory.restore("nope")
 
 
-def test_the_models_read_no_words_of_a_language():
-    """The same note in three languages gets the same signals but for its words' count."""
-    notes = ["ok danke", "vale, gracias", "ok thanks"]
-    rows = [model.junk_features(model.Item("r", t, "message", 0.0), -1.0) for t in notes]
-    assert all(r[0] == 1.0 and r[5] == 1.0 for r in rows)
-    w = model.load_weights()
-    assert all(model._sigmoid(r @ w.junk) >= model.APPLY["junk"] for r in rows)
+def test_invalid_junk_policy_names_the_choices():
+    from memstream.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match=r"'keep'.*'refuse'"):
+        Config(junk="drop").resolve()
+
+
+@pytest.mark.slow
+def test_chatter_is_refused_in_a_language_never_tuned_on_and_short_facts_are_kept(
+        tmp_path: Path):
+    """junk="refuse": an acknowledgement or a greeting is not stored (the add says so, and a
+    ``refused`` event without its text tells the subscribers), in French as in English; a
+    short fact sent as a chat message is stored (the junk model once read "short message" as
+    junk: every fact of a new user's chat was)."""
+    from memstream.errors import NotFound
+
+    facts = ["Lena plays the cello", "Marco hates cilantro", "J'habite à Lyon depuis mars",
+             "Bob prefers aisle seats"]
+    chatter = ["thx!", "d'accord, merci", "Hallo, wie geht's?"]
+    with Memory(tmp_path / "m.db", config=Config(junk="refuse", reflection_threshold=0),
+                llm=None) as mem:
+        got = {t: mem.add(t, kind="message", user_id="ana") for t in facts + chatter}
+        assert {t for t, r in got.items() if r.event == "refused"} == set(chatter)
+        assert all(got[t].event == "add" for t in facts)
+        with pytest.raises(NotFound):
+            mem.get(got["d'accord, merci"].id)
+        assert mem.count(user_id="ana") == len(facts)
+        events = mem.store.events.events_after(None, 0, limit=100, types=["refused"])
+        assert {e.record_ids[0] for e in events} == {got[t].id for t in chatter}
+        assert all(e.data["reason"].startswith("junk") and "text" not in e.data
+                   for e in events)
+
+
+@pytest.mark.slow
+def test_short_facts_sent_as_messages_are_not_ranked_as_junk(tmp_path: Path):
+    mem, _ = _store(tmp_path / "m.db", [("Lena plays the cello", "message"),
+                                        ("Ana prefers window seats on long flights", "message"),
+                                        ("Bob prefers aisle seats", "message"),
+                                        ("ok thanks!", "message")])
+    with mem:
+        assert [f.record.text for f in mem.audit(kinds="junk")] == ["ok thanks!"]
 
 
 def test_a_list_shows_its_scores_in_its_order():

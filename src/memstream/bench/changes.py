@@ -14,7 +14,8 @@ and store, beside plain vector search over the same records (which knows no link
   asking for the past (``include_invalid``); ``as_of``: first, searching ``as_of`` its time; a
   duplicate found counts as its original;
 - links: precision and recall of the superseded links (the record's ``superseded_by`` names its
-  labelled successor, or a later one of the same chain), of junk and of duplicates (``audit``).
+  labelled successor, or a later one of the same chain), of junk and of duplicates (``audit``),
+  and of the junk ``Config(junk="refuse")`` would refuse (found at ``APPLY["refuse"]``).
 
 ``held_out``: each store is compared with weights fitted on the other stores only
 (``cognition.changes.fit``), the figures a store never seen gets. ``fit`` returns the weights
@@ -108,7 +109,8 @@ def features(mem: Memory, store: dict[str, Any]
         older, z, mutual = engine.neighbours(mem, rec, vecs[rec.id], null.pair_mean,
                                              null.pair_std)
         item = model.Item(rec.id, rec.text, rec.kind, rec.created_at)
-        singles.append(model.junk_features(item, float(z[0]) if len(z) else -3.0))
+        singles.append(model.junk_features(item, float(z[0]) if len(z) else -3.0,
+                                           engine.chatter(mem, vecs[rec.id])))
         junk_y.append(float(m["label"] == "junk"))
         gaps = model.margins(z)
         for n, o in enumerate(older):
@@ -177,12 +179,16 @@ def _evaluate(mem: Memory, suite: dict[str, Any], store: dict[str, Any],
             links["superseded"][1] += 1
             links["superseded"][0] += ids.get(rec.superseded_by) in _chain(store, m["id"])
         links["junk"][2] += m["label"] == "junk"
+        links["refused"][2] += m["label"] == "junk"
         links["duplicate"][2] += m["label"] == "duplicate"
     for f in mem.audit(namespace=ns, kinds=("junk", "duplicate"), limit=10_000):
         mid = ids[f.record.id]
         links[f.kind][1] += 1
         if f.kind == "junk":
             links["junk"][0] += label[mid]["label"] == "junk"
+            if f.confidence >= model.APPLY["refuse"]:  # what Config(junk="refuse") refuses
+                links["refused"][1] += 1
+                links["refused"][0] += label[mid]["label"] == "junk"
         else:
             related = ids.get(f.related.id) if f.related else None
             links["duplicate"][0] += (label[mid]["label"] == "duplicate"

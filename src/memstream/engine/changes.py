@@ -25,7 +25,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._types import Record
-from ..cognition.changes import NEAREST, Decision, Item, Weights, decide, load_weights
+from ..cognition.changes import (
+    APPLY,
+    CHATTER,
+    NEAREST,
+    STATED,
+    Decision,
+    Item,
+    Weights,
+    chatter_of,
+    decide,
+    load_weights,
+)
+from ..embed.cache import embed_documents_cached
 from ..filters import Selection
 from ..store.protocol import Patch
 from .nulls import null_rows
@@ -35,7 +47,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memstream.changes")
 
-__all__ = ["audit", "compare", "demoted", "findings", "forget", "neighbours", "restore"]
+__all__ = ["audit", "chatter", "compare", "demoted", "findings", "forget", "neighbours", "restore",
+           "screen"]
 
 #: records longer than this (characters) carry their own context and are not compared
 LONG_RECORD = 600
@@ -89,6 +102,55 @@ def _owner(r: Record) -> Selection:
     return Selection(r.namespace, user_id=r.user_id, agent_id=r.agent_id)
 
 
+def _comparable(r: Record) -> bool:
+    return (r.space == "" and r.step is None and r.kind not in DERIVED
+            and len(r.text) <= LONG_RECORD)
+
+
+def chatter(mem: Memory, vec: np.ndarray) -> float:
+    """How near ``vec`` is to chatter rather than to ordinary sentences
+    (``cognition.changes.chatter_of``)."""
+    stated, background = mem.vectors.rows(STATED), mem.vectors.background()
+    other = None if stated is None or background is None else np.vstack([stated, background])
+    return chatter_of(vec, mem.vectors.rows(CHATTER), other)
+
+
+def screen(mem: Memory, records: Sequence[Record]) -> set[str]:
+    """With ``Config(junk="refuse")``: the ids of the records to add that the junk model
+    refuses (at the ``APPLY["refuse"]`` confidence: a refused record is never stored, so the
+    bar is higher than for ranking junk last). The add embeds them first (as
+    ``embed_mode="sync"`` does) so that the model reads what it reads in the worker: the
+    text, the kind, how near it is to chatter and how alike to what its owner keeps. Each
+    refused record is marked ``event="refused"`` and gets a ``refused`` event (its kind, the
+    confidence and the signals; never its text); nothing else is written. With "keep" (the
+    default), no embedder, or a stream that reads as a conversation: none."""
+    todo = [r for r in records if _comparable(r)]
+    if mem.config.junk != "refuse" or mem.embedder is None or not todo:
+        return set()
+    background = mem.vectors.background()
+    for r, vec in zip([r for r in todo if r.embedding is None], embed_documents_cached(
+            mem.store.kv, mem.embedder, [r.text for r in todo if r.embedding is None]),
+            strict=True):
+        r.embedding = vec
+    w = load_weights()
+    out: set[str] = set()
+    for r in todo:
+        null = null_rows(mem.store, Selection(r.namespace), background)
+        if null is None or null.conversation:
+            continue
+        _, z, _ = neighbours(mem, r, np.asarray(r.embedding), null.pair_mean, null.pair_std)
+        f = decide(_item(r), [], z[:0], [], float(z[0]) if len(z) else -3.0,
+                   chatter(mem, np.asarray(r.embedding)), w)
+        if not f or f[0].confidence < APPLY["refuse"]:
+            continue
+        out.add(r.id)
+        r.event = "refused"
+        mem.store.events.append_events(r.namespace, "refused", [r.id], agent_id=r.agent_id,
+                                       data={"kind": r.kind, "reason": f"junk: {f[0].reason}",
+                                             "confidence": round(f[0].confidence, 3)})
+    return out
+
+
 def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             background: np.ndarray | None, weights: Weights | None = None) -> list[Decision]:
     """Compare each newly embedded record (namespace, id) with its owner's older records and
@@ -103,8 +165,7 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
         if null is None or null.conversation:
             continue
         records = sorted((r for r in mem.store.records.get(ns, ids)
-                          if r.valid and r.space == "" and r.step is None
-                          and r.kind not in DERIVED and len(r.text) <= LONG_RECORD),
+                          if r.valid and _comparable(r)),
                          key=lambda r: (r.created_at, r.id))
         if not records:
             continue
@@ -115,7 +176,8 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             if rec.id not in vecs or rec.id in known:
                 continue
             older, z, mutual = neighbours(mem, rec, vecs[rec.id], null.pair_mean, null.pair_std)
-            for f in decide(_item(rec), older, z, mutual, float(z[0]) if len(z) else -3.0, w):
+            for f in decide(_item(rec), older, z, mutual, float(z[0]) if len(z) else -3.0,
+                            chatter(mem, vecs[rec.id]), w):
                 if f.record in known:  # decided before (or restored by the user): kept as is
                     continue
                 if f.kind == "superseded":

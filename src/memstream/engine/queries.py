@@ -28,22 +28,27 @@ class QueryVectors:
         self._embedder = embedder
         self._kv = kv
         self._cache: dict[str, np.ndarray] = {}
-        self._rows: np.ndarray | None = None
+        self._rows: dict[tuple[str, ...], np.ndarray] = {}
         self._lock = threading.Lock()
         self._rows_lock = threading.Lock()
         self._thread: ThreadPoolExecutor | None = None
 
     def background(self) -> np.ndarray | None:
         """The embedded background sentences (once; cached in the store)."""
+        return self.rows(BACKGROUND)
+
+    def rows(self, texts: tuple[str, ...]) -> np.ndarray | None:
+        """A fixed set of sentences (``BACKGROUND``, ``cognition.changes.CHATTER``) embedded
+        once and kept (and cached in the store)."""
         if self._embedder is None:
             return None
-        rows = self._rows
+        rows = self._rows.get(texts)
         if rows is None:  # embedded outside the engine's lock, so adds never wait for it; once:
             with self._rows_lock:  # twenty first searches at once embed it one time
-                rows = self._rows
+                rows = self._rows.get(texts)
                 if rows is None:
-                    rows = embed_documents_cached(self._kv, self._embedder, list(BACKGROUND))
-                    self._rows = rows
+                    rows = embed_documents_cached(self._kv, self._embedder, list(texts))
+                    self._rows[texts] = rows
         return rows
 
     def vector(self, query: str) -> np.ndarray | None:

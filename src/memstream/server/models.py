@@ -263,9 +263,10 @@ class RecordOut(BaseModel):
     metadata: dict[str, Any]
     space: str = Field("", description="The vector space of its embedding: \"\" for text, "
                        "\"agents\" for agents' states.")
-    event: str | None = Field(None, description="What an add did: \"add\" (a new record) or "
-                              "\"refresh\" (the same text was stored: that record, refreshed); "
-                              "absent elsewhere.")
+    event: str | None = Field(None, description="What an add did: \"add\" (a new record), "
+                              "\"refresh\" (the same text was stored: that record, refreshed) "
+                              "or \"refused\" (read as junk and not stored: the server runs "
+                              "with MEMSTREAM_JUNK=refuse); absent elsewhere.")
 
 
 class HitOut(BaseModel):
@@ -357,8 +358,9 @@ class AgentSimilarOp(AgentSimilarRequest):
 
 #: the change-event types (memstream.events.EVENT_TYPES)
 EventType = Literal["added", "refreshed", "updated", "invalidated", "superseded", "deleted",
-                    "restored", "touched", "reflected", "consolidated", "outcome_learned",
-                    "heuristic_created", "heuristic_updated", "episode_recorded", "tier_moved"]
+                    "restored", "refused", "touched", "reflected", "consolidated",
+                    "outcome_learned", "heuristic_created", "heuristic_updated",
+                    "episode_recorded", "tier_moved"]
 TYPES = "Only events of these types (all when empty)."
 
 
