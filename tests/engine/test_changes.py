@@ -192,3 +192,96 @@ def test_an_erase_takes_the_findings_about_its_records(tmp_path: Path):
         mem.delete(ids[-1], erase=True)
         assert ids[-1] not in {f.record.id for f in mem.audit()}
         assert ids[-1] not in mem.store.kv.get_meta("audit:default")
+
+
+# --- with an LLM (a local server that speaks the chat-completions protocol) ---------------
+
+SCHOOL = [("Theo (8) is in Year 4 at Brindlemoor Primary, class 4B.", "fact"),
+          ("Ivy's comfort toy is a grey rabbit called Pebble.", "note"),
+          ("ok thanks!", "message"),
+          ("Theo's first day at St Wenna's went fine; he already likes Mrs. Okafor.", "note")]
+
+
+def _llm_answer(body: dict) -> str:
+    """A model that reads the shown ids: the school note supersedes the old one, the
+    acknowledgement is junk."""
+    import json
+    import re
+
+    prompt = body["messages"][0]["content"]
+    if "New memories were just" not in prompt:
+        return "{}"
+    decisions = []
+    for block in prompt.split("\n\n"):
+        head = re.match(r"(N\d+) \(", block)
+        if not head:
+            continue
+        old = dict(re.findall(r"\n  (O\d+) \([^)]*\): ([^\n]*)", block))
+        row = {"new": head.group(1), "junk": "ok thanks" in block.split("\n")[0],
+               "duplicate_of": None, "supersedes": [], "why": "test"}
+        if "St Wenna" in block.split("\n")[0]:
+            row["supersedes"] = [k for k, v in old.items() if "Brindlemoor" in v]
+        decisions.append(row)
+    return json.dumps({"decisions": decisions})
+
+
+@pytest.mark.slow
+def test_an_llm_decides_a_batch_in_one_metered_call(tmp_path: Path):
+    """A change told in other words (a new school, months later) that the offline models
+    leave alone: the LLM links it, in one call for the batch; the call is metered."""
+    from memstream.llm import ChatClient
+
+    from ..chat_server import chat_server
+
+    with chat_server() as srv:
+        srv.respond = _llm_answer
+        client = ChatClient(base_url=srv.url, model="test")
+        with Memory(tmp_path / "m.db", config=Config(reflection_threshold=0),
+                    llm=client) as mem:
+            recs = mem.add_many([{"text": t, "kind": k, "at": T0 + n * 30 * DAY,
+                                  "user_id": "maren", "importance": 0.5}
+                                 for n, (t, k) in enumerate(SCHOOL)])
+            mem.flush()
+            asked = [r for r in srv.requests
+                     if "New memories were just" in r["body"]["messages"][0]["content"]]
+            assert len(asked) == 1
+            assert len(client.usage.calls) == len(srv.requests) and client.usage.total_tokens
+            assert mem.get(recs[0].id).superseded_by == recs[3].id
+            found = {f.record.id: f for f in mem.audit()}
+            assert found[recs[0].id].kind == "superseded" and found[recs[0].id].reason == \
+                "llm: test"
+            assert found[recs[2].id].kind == "junk"
+            hits = mem.search("Which school is Theo at?", user_id="maren", touch=False)
+            assert hits[0].record.id == recs[3].id
+    offline, ids = _store(tmp_path / "offline.db", SCHOOL)
+    with offline:
+        assert offline.get(ids[0]).valid  # the offline models do not see this change
+
+
+@pytest.mark.slow
+def test_an_llm_that_cannot_answer_leaves_the_decisions_to_the_offline_models(tmp_path: Path):
+    """An answer naming ids it was not shown (twice), then a server error: the offline models
+    decide, junk is still found, nothing is linked from the bad answers."""
+    from memstream.llm import ChatClient
+
+    from ..chat_server import chat_server
+
+    bad = '{"decisions": [{"new": "N1", "supersedes": ["O99"]}]}'
+    with chat_server() as srv:
+        srv.respond = lambda body: bad if "New memories" in body["messages"][0]["content"] \
+            else "{}"
+        with Memory(tmp_path / "m.db", config=Config(reflection_threshold=0),
+                    llm=ChatClient(base_url=srv.url, model="test", retries=0)) as mem:
+            recs = mem.add_many([{"text": t, "kind": k, "at": T0 + n * 30 * DAY,
+                                  "user_id": "maren", "importance": 0.5}
+                                 for n, (t, k) in enumerate(SCHOOL)])
+            mem.flush()
+            found = {f.record.id: f for f in mem.audit()}
+            assert found[recs[2].id].kind == "junk" and not found[recs[2].id].reason.startswith(
+                "llm")
+            assert mem.get(recs[0].id).valid
+            srv.mode = "500"
+            more = mem.add("thx, got it", kind="message", user_id="maren", importance=0.5,
+                           at=T0 + 200 * DAY)
+            mem.flush()
+            assert {f.record.id: f.kind for f in mem.audit()}.get(more.id) == "junk"

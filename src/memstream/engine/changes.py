@@ -37,7 +37,9 @@ from ..cognition.changes import (
     decide,
     load_weights,
 )
+from ..cognition.changes_llm import Case, decide_batch
 from ..embed.cache import embed_documents_cached
+from ..errors import BackendUnavailable, LLMError
 from ..filters import Selection
 from ..store.protocol import Patch
 from .nulls import null_rows
@@ -151,10 +153,16 @@ def screen(mem: Memory, records: Sequence[Record]) -> set[str]:
     return out
 
 
+#: new records decided in one LLM call at most
+LLM_BATCH = 16
+
+
 def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             background: np.ndarray | None, weights: Weights | None = None) -> list[Decision]:
     """Compare each newly embedded record (namespace, id) with its owner's older records and
-    apply what is found; returns the findings applied."""
+    apply what is found; returns the findings applied. With an LLM configured, it decides
+    (one call per ``LLM_BATCH`` new records: ``cognition.changes_llm``); where it cannot (not
+    reachable, over budget, a wrong answer twice) the offline models do."""
     by_ns: dict[str, list[str]] = defaultdict(list)
     for ns, rid in embedded:
         by_ns[ns].append(rid)
@@ -167,33 +175,50 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
         records = sorted((r for r in mem.store.records.get(ns, ids)
                           if r.valid and _comparable(r)),
                          key=lambda r: (r.created_at, r.id))
-        if not records:
-            continue
         known = findings(mem, ns)
         vecs = mem.store.indexes.embeddings(ns, [r.id for r in records])
+        records = [r for r in records if r.id in vecs and r.id not in known]
         fresh: list[Decision] = []
-        for rec in records:
-            if rec.id not in vecs or rec.id in known:
-                continue
-            older, z, mutual = neighbours(mem, rec, vecs[rec.id], null.pair_mean, null.pair_std)
-            for f in decide(_item(rec), older, z, mutual, float(z[0]) if len(z) else -3.0,
-                            chatter(mem, vecs[rec.id]), w):
-                if f.record in known:  # decided before (or restored by the user): kept as is
-                    continue
+        for start in range(0, len(records), LLM_BATCH if mem.llm is not None else 1):
+            chunk = records[start:start + (LLM_BATCH if mem.llm is not None else 1)]
+            found = [(r, neighbours(mem, r, vecs[r.id], null.pair_mean, null.pair_std))
+                     for r in chunk]
+            decided = _ask(mem, found)
+            if decided is None:  # offline
+                decided = [f for r, (older, z, mutual) in found for f in decide(
+                    _item(r), older, z, mutual, float(z[0]) if len(z) else -3.0,
+                    chatter(mem, vecs[r.id]), w)]
+            at = {r.id: r.created_at for r in chunk}
+            for f in decided:
+                if f.record in known or f.confidence < APPLY[f.kind]:
+                    continue  # decided before (or restored by the user): kept as is
+                when = at[f.related if f.kind == "superseded" and f.related else f.record]
                 if f.kind == "superseded":
                     old = mem.store.records.get(ns, [f.record])
                     if not old or not old[0].valid:
                         continue
-                    mem.invalidate(f.record, superseded_by=f.related, namespace=ns,
-                                   at=rec.created_at)
+                    mem.invalidate(f.record, superseded_by=f.related, namespace=ns, at=when)
                 elif f.kind == "duplicate" and f.related is not None:  # used again: refreshed
-                    mem.store.records.touch(ns, [f.related], at=rec.created_at)
+                    mem.store.records.touch(ns, [f.related], at=when)
                 known[f.record] = f
                 fresh.append(f)
         if fresh:
             _save(mem, ns, known)
             out.extend(fresh)
     return out
+
+
+def _ask(mem: Memory, found: Sequence[tuple[Record, tuple[list[Item], np.ndarray, list[bool]]]]
+         ) -> list[Decision] | None:
+    """The LLM's decisions about a batch (None: no LLM, or it could not decide)."""
+    if mem.llm is None:
+        return None
+    try:
+        return decide_batch(mem.llm, [Case(_item(r), older) for r, (older, _, _) in found])
+    except (LLMError, BackendUnavailable) as exc:
+        log.warning("the LLM could not decide what %d new memories change (%s); the offline "
+                    "models did", len(found), exc)
+        return None
 
 
 def neighbours(mem: Memory, rec: Record, vec: np.ndarray, mean: float, std: float
