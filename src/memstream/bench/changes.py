@@ -15,7 +15,10 @@ and store, beside plain vector search over the same records (which knows no link
   duplicate found counts as its original;
 - links: precision and recall of the superseded links (the record's ``superseded_by`` names its
   labelled successor, or a later one of the same chain), of junk and of duplicates (``audit``),
-  and of the junk ``Config(junk="refuse")`` would refuse (found at ``APPLY["refuse"]``).
+  and of the junk ``Config(junk="refuse")`` would refuse (found at ``APPLY["refuse"]``);
+- the reliability of the relevance shown (the first ten hits of every question, ``no_answer``
+  ones included) and a ``min_relevance`` chosen on the other stores for each store
+  (``metrics.reliability``, ``metrics.held_out_threshold``).
 
 ``held_out``: each store is compared with weights fitted on the other stores only
 (``cognition.changes.fit``), the figures a store never seen gets. ``fit`` returns the weights
@@ -42,6 +45,7 @@ from ..filters import Selection
 from ..memory import Memory
 from ..retrieval.null import Null
 from ..scope import Query
+from .metrics import held_out_threshold, reliability, render_reliability
 
 TYPES = ("current", "history", "as_of", "unchanged", "no_answer")
 #: history counts in the first this many hits
@@ -143,6 +147,8 @@ class _Tally:
         self.n: dict[str, int] = defaultdict(int)
         self.hit: dict[str, int] = defaultdict(int)
         self.links: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # right, found, labelled
+        #: each store's shown hits: (relevance, answers the question?)
+        self.shown: dict[str, list[tuple[float, bool]]] = defaultdict(list)
 
     def answer(self, groups: list[str], right: bool) -> None:
         for g in groups:
@@ -158,6 +164,9 @@ class _Tally:
                                 "recall": round(r / t, 3) if t else None,
                                 "found": f, "labelled": t}
                             for k, (r, f, t) in self.links.items()}
+        if self.shown:
+            out["reliability"] = reliability([p for ps in self.shown.values() for p in ps])
+            out["min_relevance"] = held_out_threshold(self.shown)
         return out
 
 
@@ -197,9 +206,7 @@ def _evaluate(mem: Memory, suite: dict[str, Any], store: dict[str, Any],
     for q in store["questions"]:
         groups = ["overall", f"type:{q['type']}", f"lang:{store['lang']}",
                   f"store:{store['user']}"]
-        if q["type"] == "no_answer":
-            continue
-        want = set(q["expected"])
+        want = set(q.get("expected") or ())
         top = HISTORY_TOP if q["type"] == "history" else 1
         as_of = _time(q["as_of"]) if q["type"] == "as_of" else None
         vector = mem.vectors.vector(q["question"])
@@ -209,6 +216,10 @@ def _evaluate(mem: Memory, suite: dict[str, Any], store: dict[str, Any],
                           namespace=ns, now=suite["now_ts"], touch=False, vector=vector,
                           as_of=as_of)
         got = [canonical[ids[h.record.id]] for h in hits]
+        tallies["default"].shown[store["user"]].extend(
+            (h.explain.relevance, g in want) for h, g in zip(hits, got, strict=True))
+        if q["type"] == "no_answer":
+            continue
         tallies["default"].answer(groups, bool(want.intersection(got[:top])))
         plain = mem.store.indexes.vector_search(Selection(ns, include_invalid=True), vector, 10)
         got = [canonical[ids[i]] for i, _ in plain]
@@ -276,4 +287,6 @@ def render(report: dict[str, Any]) -> str:
     for kind, f in profiles["default"].get("links", {}).items():
         lines.append(f"{kind} links: precision {f['precision']}, recall {f['recall']} "
                      f"({f['found']} found, {f['labelled']} labelled)")
+    if "reliability" in profiles["default"]:
+        lines.extend(render_reliability(profiles["default"]))
     return "\n".join(lines)

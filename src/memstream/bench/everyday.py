@@ -17,7 +17,10 @@ weight profile and two baselines over the same records in the same run: plain ve
 - calibration (profiles only: the baselines have no relevance): ``nothing_flagged``, the
   "nothing" questions whose best hit has relevance below 0.5; ``nothing_best``, that best
   relevance on average; ``confident_wrong``, the share of the top-5 hits that answer nothing
-  (of answerable questions) with relevance of 0.9 or more.
+  (of answerable questions) with relevance of 0.9 or more; ``reliability``, the first ten
+  hits of every question by relevance beside their share of answers, with the expected
+  calibration error; ``min_relevance``, the threshold that best keeps answers and drops the
+  rest, chosen on the other stores for each store (``metrics.held_out_threshold``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from ..errors import InvalidInput
 from ..filters import Selection
 from ..memory import Memory
 from ..retrieval.keywords import keyword_search, query_terms
-from .metrics import percentile
+from .metrics import held_out_threshold, percentile, reliability, render_reliability
 
 BASELINES = ("vector only", "keyword only")
 #: a relevance below this says "nothing relevant"; one at or above ``CONFIDENT`` says "this is it"
@@ -106,9 +109,14 @@ class _Tally:
         self.wrong = 0
         self.confident_wrong = 0
         self.latency: list[float] = []
+        #: each store's shown hits: (relevance, answers the question?)
+        self.shown: dict[str, list[tuple[float, bool]]] = defaultdict(list)
 
     def answer(self, q: Question, ranked: Sequence[str], relevance: Sequence[float] | None
                ) -> None:
+        if relevance is not None:
+            self.shown[q.store].extend((rel, text in q.expected)
+                                       for text, rel in zip(ranked, relevance, strict=False))
         if not q.expected:
             self.nothing += 1
             if relevance is not None:
@@ -147,6 +155,9 @@ class _Tally:
                 "top5_wrong": self.wrong,
                 "confident_wrong": round(self.confident_wrong / self.wrong, 3)
                 if self.wrong else 0.0}
+        if self.shown:
+            out["reliability"] = reliability([p for ps in self.shown.values() for p in ps])
+            out["min_relevance"] = held_out_threshold(self.shown)
         return out
 
 
@@ -225,4 +236,6 @@ def render(report: dict[str, Any]) -> str:
                  f">= {CONFIDENT}: {cal['confident_wrong']:.1%} of {cal['top5_wrong']}"
                  if cal else "")
         lines.append(f"{name}: search p50 {lat['p50']} ms{extra}")
+        if "reliability" in body:
+            lines.extend("  " + line for line in render_reliability(body))
     return "\n".join(lines)
