@@ -140,6 +140,9 @@ class Explanation:
     ``adjustments`` names what the ordering of a store of notes added to the relevance logit
     to rank the hit (retrieval.notes: "follows up the best match", "of the date the query
     names", ...), in logits; ``raw_relevance`` includes them, ``relevance`` does not.
+    Under "relevance-first", ``relevance`` is the chance that the hit answers, read from its own
+    evidence and its place in the list (retrieval.shown), and ``evidence`` the chance its own
+    evidence alone gives (None under "weighted").
     """
 
     recency: float
@@ -161,6 +164,7 @@ class Explanation:
     recency_from: str = "write"
     adjustments: Mapping[str, float] = field(default_factory=dict)
     via: tuple[str, ...] = ()
+    evidence: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -192,7 +192,7 @@ def test_the_reply_to_a_stored_question_comes_first_and_names_it(notes: Memory):
     assert hits[0].record.text.startswith("Die Vermieterin sagt")
     assert hits[0].explain.updates == (asked.record.id,)
     assert hits[0].explain.adjustments["follows up the best match"] > 0
-    assert hits[0].explain.relevance < asked.explain.relevance  # its evidence, not lifted
+    assert hits[0].explain.evidence < asked.explain.evidence  # its evidence, not lifted
     assert "superseded by a newer record" in asked.explain.adjustments
 
 

@@ -11,6 +11,7 @@ from memstream import InvalidFilter, Memory, Record
 from memstream.retrieval.pipeline import SearchParams, rank
 from memstream.retrieval.relevance import CALIBRATION, Evidence, settle, sigmoid
 from memstream.retrieval.scoring import PROFILES
+from memstream.retrieval.shown import shown
 
 H = 3600.0
 NOW = 1_700_000_000.0
@@ -74,7 +75,10 @@ def test_a_single_candidate_is_scored_not_zeroed(small: Memory):
     small.add("Bought new hiking boots.", at=NOW - 3600)
     hits = small.search("What can't Maria eat?", touch=False)
     assert hits[0].record.text.startswith("Maria")
-    assert hits[1].explain.relevance < 0.05  # unrelated, however recent and however ranked
+    assert hits[1].explain.evidence < 0.05  # unrelated, however recent and however ranked
+    assert hits[1].explain.relevance < 0.1  # the documented min_relevance leaves it out
+    assert [h.record.text for h in small.search("What can't Maria eat?", touch=False,
+                                                min_relevance=0.1)] == [hits[0].record.text]
 
 
 def test_identical_texts_get_identical_relevance(small: Memory):
@@ -82,8 +86,17 @@ def test_identical_texts_get_identical_relevance(small: Memory):
         small.add("The gate code is 1379.", at=NOW - days * 24 * H, duplicates="keep")
     small.add("Watered the plants.", at=NOW - 2 * 24 * H)
     a, b = small.search("What is the gate code?", k=2, touch=False)
-    assert a.explain.relevance == b.explain.relevance
+    assert a.explain.evidence == b.explain.evidence
     assert a.record.created_at > b.record.created_at  # the newer copy first
+    # the relevance shown reads the place too: the first of two equals is likelier the answer
+    assert a.explain.relevance == shown(a.explain.evidence, 0) > b.explain.relevance
+
+
+def test_the_relevance_shown_reads_the_evidence_and_the_place():
+    """More evidence, more relevance; a lower place, less; below the tenth, as the tenth."""
+    assert shown(0.9, 0) > shown(0.5, 0) > shown(0.05, 0)
+    assert shown(0.5, 0) > shown(0.5, 1) > shown(0.5, 9) == shown(0.5, 40)
+    assert 0.0 < shown(0.0, 0) < shown(1.0, 0) < 1.0
 
 
 def test_filters_name_the_parameter_for_record_fields(kw_memory: Memory):

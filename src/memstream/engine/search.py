@@ -47,6 +47,7 @@ from ..retrieval.pipeline import (
 from ..retrieval.relevance import CALIBRATION, Evidence, evidence, is_question, null_of
 from ..retrieval.rerank import MIN_POOL, POOL, Pool, features, load_model, speaker_of
 from ..retrieval.scoring import PAST_RECENCY, asks_about_now, convex_fusion, rrf_fusion
+from ..retrieval.shown import shown
 from ..retrieval.standing import STANDING_KINDS
 from ..tracing import span
 from .nulls import null_rows
@@ -190,12 +191,15 @@ def run_search(store: SearchReads, sel: Selection, text: str,
             if emb.shape == vector.shape:
                 cosine[rid] = float(emb @ vector)
     records = {r.id: r for r in store.records.get(sel.namespace, [s.item.id for s in top])}
+    top = [s for s in top if s.item.id in records]
+    first = p.weights.rule == "relevance-first"  # a calibrated relevance: read with its place
     return [
-        Hit(records[s.item.id], shown, dataclasses.replace(
+        Hit(records[s.item.id], score, dataclasses.replace(
             s.explain, cosine=cosine.get(s.item.id), keyword=kw_score.get(s.item.id),
-            vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id)))
-        for s, shown in zip(top, in_order([s.score for s in top]), strict=True)
-        if s.item.id in records
+            vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id),
+            relevance=shown(s.explain.relevance, n) if first else s.explain.relevance,
+            evidence=s.explain.relevance if first else None))
+        for n, (s, score) in enumerate(zip(top, in_order([s.score for s in top]), strict=True))
     ]
 
 
