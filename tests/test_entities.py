@@ -45,6 +45,27 @@ def test_a_sentence_opening_word_is_weak_and_a_title_starts_a_name() -> None:
     assert set(named("Call Dr. Feld about the results.")) == {"Call", "Feld"}
 
 
+def test_months_weekdays_and_languages_are_not_names_in_any_of_the_languages() -> None:
+    """The calendar and the names of languages were listed as entities in every language
+    (April, Friday, Oktober, Englisch); a possessive still makes a person of a month."""
+    found = {m.key for m in extract(
+        "Dinner with Giulia on Friday in April; she speaks Portuguese. Am Dienstag im Oktober "
+        "kommt Jonas, er lernt Polnisch. Marzo: Lucía habla con Lindqvist en Sábado.")
+        if m.strong}
+    assert {"giulia", "jonas", "lindqvist"} <= found
+    assert not found & {"friday", "april", "portuguese", "dienstag", "oktober", "polnisch",
+                        "marzo", "sabado"}
+    assert "april" in {m.key for m in extract("We went to April's recital.") if m.strong}
+
+
+def test_a_kinship_word_or_a_title_is_not_the_name() -> None:
+    """"Mum's" and "Dad's" are not names; the Spanish "Dra." is a title, so Weber is a
+    person."""
+    assert extract("Mum's cataract surgery is on Monday.") == []
+    assert [(m.name, m.kind) for m in extract("Cita con la Dra. Weber el lunes.")
+            if m.strong] == [("Weber", "person")]
+
+
 def test_placed_moves_a_reached_memory_under_its_seed_only_past_weaker_hits() -> None:
     logits = {"seed": 2.0, "strong": 1.0, "weak": -4.0, "far": -3.0}
     # "far" (-3 + 2 bonus = -1) passes "weak" (-4) but not "strong" (1.0)

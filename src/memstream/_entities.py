@@ -11,6 +11,10 @@ How a name is found, in order of the evidence it carries:
   "RE-2025-014");
 - a possessive ("Theo's") ends a name.
 
+A single word that names a month, a weekday or a language (as CLDR writes them capitalised in
+the European languages: ``calendar_words.txt``) is not a name, unless a title or a possessive
+says it is ("Aunt April", "April's").
+
 A mention is *strong* when its position says it is a name: inside a sentence, or several words
 long, or with a title, a possessive or an identifier's shape. A single capitalised word that
 opens a sentence ("Never", "Submitted", but also "Renee") is *weak*: the graph keeps it, and
@@ -27,6 +31,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
 __all__ = ["Mention", "extract", "key_of"]
 
@@ -53,15 +58,17 @@ _JOINERS = {"of", "de", "del", "della", "di", "da", "do", "dos", "das", "du", "d
             "los", "las", "van", "von", "der", "den", "ten", "&", "al"}
 #: titles: a person follows, and the title stays out of the key
 _TITLES = {"dr", "mr", "mrs", "ms", "miss", "prof", "sir", "dame", "frau", "herr", "fr", "hr",
-           "sr", "sra", "srta", "don", "doña", "dña", "mme", "mlle", "m", "dott", "sig", "sen",
-           "rep", "capt", "gen", "st", "grandma", "grandpa", "granny", "aunt", "uncle", "oma",
-           "opa", "tante", "onkel", "familie", "family", "abuela", "abuelo", "tía", "tío",
-           "familia", "captain", "doctor", "doctora", "professor", "profesor", "profesora"}
+           "sr", "sra", "srta", "dra", "don", "doña", "dña", "mme", "mlle", "m", "dott", "sig",
+           "sen", "rep", "capt", "gen", "st", "grandma", "grandpa", "granny", "aunt", "uncle",
+           "oma", "opa", "tante", "onkel", "familie", "family", "abuela", "abuelo", "tía", "tío",
+           "familia", "captain", "doctor", "doctora", "professor", "profesor", "profesora", "mum",
+           "mom", "dad", "mama", "papa", "mamá", "papá", "mutti", "vati"}
 #: titles written without a full stop
 _BARE_TITLES = {"frau", "herr", "grandma", "grandpa", "granny", "aunt", "uncle", "oma", "opa",
                 "tante", "onkel", "familie", "family", "abuela", "abuelo", "tía", "tío",
                 "familia", "captain", "doctor", "doctora", "professor", "profesor",
-                "profesora"}
+                "profesora", "mum", "mom", "dad", "mama", "papa", "mamá", "papá", "mutti",
+                "vati"}
 _ORGS = {"inc", "ltd", "llc", "gmbh", "ag", "sa", "s.a", "corp", "co", "university",
          "universität", "universidad", "universidade", "université", "college", "school",
          "hospital", "clinic", "klinik", "clínica", "bank", "verlag", "institute", "institut",
@@ -159,7 +166,7 @@ def _kind(words: tuple[str, ...], titled: bool) -> str:
     return "name"  # a person, a place, a product: the words alone do not tell
 
 
-_DATES = set("""
+_HAND_DATES = set("""
 january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays
 fridays saturdays sundays januar februar märz mai juni juli oktober dezember montag dienstag
@@ -168,6 +175,11 @@ septiembre octubre noviembre diciembre lunes martes miércoles jueves viernes s�
 janvier février mars avril juin juillet août septembre octobre novembre décembre lundi mardi
 mercredi jeudi vendredi samedi dimanche
 """.split())
+#: months, weekdays and language names as the languages around the sets write them
+#: capitalised (Unicode CLDR: tools/calendar_words.py), with the list above
+_DATES = _HAND_DATES | {
+    line.strip() for line in resources.files("memstream").joinpath("calendar_words.txt")
+    .read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")}
 
 
 def extract(text: str) -> list[Mention]:
@@ -211,6 +223,10 @@ def extract(text: str) -> list[Mention]:
             if not _is_cap(word) or (span and low.rstrip(".") in _NEVER) or \
                     (span and _is_id(word.rstrip(".")) != _is_id(span[-1])):
                 break  # an identifier is a name of its own
+            if not span and low != _POSSESSIVE.sub("", low) and \
+                    _POSSESSIVE.sub("", low) in _BARE_TITLES:
+                j += 1  # "Mum's", "Oma's": a kinship word, not a name
+                break
             if low.rstrip(".") in _TITLES and (word.endswith(".") or low in _BARE_TITLES):
                 if span and not titled:  # a title starts a name of its own
                     break
@@ -267,6 +283,8 @@ def _keep(out: dict[str, Mention], words: list[str], titled: bool, strong: bool)
     """Add a mention (a weak one becomes strong when the text also holds it strongly)."""
     name = " ".join(words)
     key = key_of(name)
+    if len(words) == 1 and not titled and words[0].casefold() in _DATES:
+        return  # a month, a weekday, a language: not a name ("April's" still is)
     if key and key not in out:
         out[key] = Mention(name, key, _kind(tuple(words), titled), strong)
     elif key and strong and not out[key].strong:

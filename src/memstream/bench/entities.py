@@ -11,6 +11,8 @@ names.
 
 from __future__ import annotations
 
+import json
+import re
 import statistics
 import tempfile
 import time
@@ -23,10 +25,11 @@ import numpy as np
 
 from .._entities import extract, key_of
 from ..config import Config
+from ..errors import InvalidInput
 from ..memory import Memory
 from ..store._graph import Graph
 
-__all__ = ["SAMPLE", "cost", "quality"]
+__all__ = ["SAMPLE", "cost", "dev_set", "matches", "quality"]
 
 #: (language, text, the names in it): written and labelled by the team, not drawn from any
 #: development set
@@ -267,3 +270,81 @@ def held_out(path: str, *, progress: Callable[[str], Any] | None = None) -> dict
         first, top5, n = first + a, top5 + b, n + c
     return {"held_out": (round(first / n, 3), round(top5 / n, 3)), "chosen": chosen,
             "settings": overall, "vector_only": vector}
+
+
+def _fold(name: str) -> list[str]:
+    """A name's words after case-folding, a trailing possessive dropped (the dev set's rule)."""
+    text = re.sub(r"(?:'s|’s|'|’)$", "", name.strip()).casefold()
+    return [w for w in re.split(r"\s+", text) if w]
+
+
+def matches(listed: str, labelled: str) -> bool:
+    """The dev set's matching rule: equal after case-folding, or one with exactly one word
+    more or fewer than the other ("Dr. Okafor" / "Okafor", "Priya" / "Priya Raman")."""
+    a, b = _fold(listed), _fold(labelled)
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return len(long_) - len(short) == 1 and bool(short) and (
+        long_[1:] == short or long_[:-1] == short)
+
+
+def dev_set(path: str | Path) -> dict[str, Any]:
+    """What ``Memory.entities`` lists for each note of a labelled set (``entities_dev.json``:
+    ``{"notes": [{"id", "lang", "text", "entities": [{"name", "kind"}], "not_entities"}]}``),
+    each note stored under a user of its own: precision, recall and the share of matched
+    names with the labelled kind, overall and per language and kind; listed names that the
+    note labels not-an-entity (weekdays and months among them), counted apart."""
+    try:
+        notes = json.loads(Path(path).read_text(encoding="utf-8"))["notes"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InvalidInput(f"cannot read the entities set {path}: {exc!r}; it needs "
+                           "{'notes': [{'id', 'lang', 'text', 'entities', 'not_entities'}]}"
+                           ) from exc
+    tally: dict[str, list[int]] = {}  # group -> right, listed, labelled, kind right
+    junk: list[str] = []
+    calendar = 0
+    with Memory(":memory:", embedder="none", config=Config(reflection_threshold=0),
+                llm=None) as mem:
+        for note in notes:
+            user = f"note-{note['id']}"
+            mem.add(note["text"], user_id=user)
+            listed = mem.entities(user_id=user, limit=1000)
+            labels = note.get("entities") or []
+            found = {n for n, lab in enumerate(labels)
+                     if any(matches(e.name, lab["name"]) for e in listed)}
+            kind_right = sum(any(matches(e.name, labels[n]["name"]) and e.kind ==
+                                 labels[n]["kind"] for e in listed) for n in found)
+            right_listed = sum(any(matches(e.name, lab["name"]) for lab in labels)
+                               for e in listed)
+            groups = ["all", f"lang:{note['lang']}"]
+            for g in groups:
+                t = tally.setdefault(g, [0, 0, 0, 0, 0])
+                t[0] += len(found)
+                t[1] += len(listed)
+                t[2] += len(labels)
+                t[3] += kind_right
+                t[4] += right_listed
+            for n, lab in enumerate(labels):
+                t = tally.setdefault(f"kind:{lab['kind']}", [0, 0, 0, 0, 0])
+                t[0] += n in found
+                t[2] += 1
+            nots = {key_of(x) for x in note.get("not_entities") or []}
+            for e in listed:
+                if key_of(e.name) in nots:
+                    junk.append(f"{note['lang']}: {e.name}")
+                    calendar += key_of(e.name) in _CALENDAR_KEYS
+    return {"groups": {g: {"precision": round(t[4] / t[1], 3) if t[1] else None,
+                           "recall": round(t[0] / t[2], 3) if t[2] else None,
+                           "kind_right": round(t[3] / t[0], 3) if t[0] and t[1] else None,
+                           "labelled": t[2], "listed": t[1]}
+                       for g, t in tally.items()},
+            "not_entities_listed": junk, "calendar_listed": calendar}
+
+
+#: month and weekday names (English, German, Spanish, French), to count the calendar listed
+_CALENDAR_KEYS = {key_of(w) for w in """january february march april may june july august
+september october november december monday tuesday wednesday thursday friday saturday sunday
+januar februar märz juni juli oktober dezember montag dienstag mittwoch donnerstag freitag
+samstag sonntag enero febrero marzo abril mayo junio julio agosto septiembre octubre
+noviembre diciembre lunes martes miércoles jueves viernes sábado domingo""".split()}

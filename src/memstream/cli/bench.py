@@ -32,6 +32,8 @@ ORIGINS = {
                "schema of docs/benchmarks.md, 'Facts that change')",
     "everyday": "an everyday suite is a JSON file of stores and questions ({now, memories, "
                 "questions}, the schema of docs/benchmarks.md, 'Everyday stores')",
+    "entities": "an entities set is a JSON file of labelled notes ({notes: [{id, lang, text, "
+                "entities, not_entities}]}, the schema of docs/entities.md, 'Measured')",
 }
 
 
@@ -219,14 +221,32 @@ def bench_scenarios(st: _State, profiles: str) -> None:
 @click.option("--queries", default=200, show_default=True)
 @click.option("--everyday", type=_data("everyday"),
               help="Also score following names on this everyday suite, held out by store.")
+@click.option("--data", "labelled", type=_data("entities"),
+              help="Also score what Memory.entities lists on this labelled set of notes "
+                   "(entities_dev.json: the set's matching rule).")
 @click.pass_obj
-def bench_entities(st: _State, n: int, queries: int, everyday: str | None) -> None:
+def bench_entities(st: _State, n: int, queries: int, everyday: str | None,
+                   labelled: str | None) -> None:
     """Names found (precision and recall on a labelled sample in English, German and Spanish)
     and what the entity graph costs at N notes (docs/entities.md)."""
     from ..bench import entities
 
     found = entities.quality()
     out: dict[str, object] = {"quality": found}
+    if labelled:
+        out["data"] = listed = entities.dev_set(labelled)
+        if not st.as_json:
+            click.echo(f"{labelled}, what Memory.entities lists, precision / recall / kind "
+                       "right:")
+            for group, q in sorted(listed["groups"].items()):
+                if q["precision"] is None:  # a kind: recall only
+                    click.echo(f"  {group:<20} recall {q['recall']:.2f} ({q['labelled']})")
+                else:
+                    click.echo(f"  {group:<20} {q['precision']:.2f} / {q['recall']:.2f} / "
+                               f"{q['kind_right']:.2f} ({q['labelled']} labelled, "
+                               f"{q['listed']} listed)")
+            click.echo(f"  listed but labelled not an entity: {len(listed['not_entities_listed'])}"
+                       f" (months and weekdays: {listed['calendar_listed']})")
     if not st.as_json:
         click.echo("names found, precision / recall:")
         for group, q in found["groups"].items():
