@@ -66,6 +66,27 @@ def test_a_kinship_word_or_a_title_is_not_the_name() -> None:
             if m.strong] == [("Weber", "person")]
 
 
+def test_a_record_and_a_write_link_a_bounded_number_of_names(tmp_path: Path, monkeypatch
+                                                               ) -> None:
+    """A note made of names links its first ``MAX_PER_RECORD``; a write links at most
+    ``MAX_PER_WRITE`` (a 990,000-character list of names made 69,794 entities in one write)."""
+    from memstream.store import _graph
+
+    names = ", ".join(f"Person{chr(65 + n // 26)}{chr(97 + n % 26)} Lastname" for n in
+                      range(100))
+    with Memory(tmp_path / "m.db", embedder="none", llm=None,
+                config=Config(reflection_threshold=0)) as mem:
+        mem.add(names, user_id="u")
+        assert mem.store.graph.size() == (64, 64) and _graph.MAX_PER_RECORD == 64
+        first = extract(names)[:_graph.MAX_PER_RECORD]  # the first names of the text
+        assert {e.name for e in mem.entities(user_id="u", limit=1000)} == {
+            m.name for m in first if m.strong}
+        monkeypatch.setattr(_graph, "MAX_PER_WRITE", 70)
+        mem.add_many([{"text": names, "user_id": "v"}, {"text": names.replace("Person", "Other"),
+                                                       "user_id": "v"}])
+        assert mem.store.graph.size()[1] == 64 + 70
+
+
 def test_placed_moves_a_reached_memory_under_its_seed_only_past_weaker_hits() -> None:
     logits = {"seed": 2.0, "strong": 1.0, "weak": -4.0, "far": -3.0}
     # "far" (-3 + 2 bonus = -1) passes "weak" (-4) but not "strong" (1.0)
