@@ -287,3 +287,35 @@ def test_an_unfinished_target_is_refused_by_every_way_of_opening_it(tmp_path: Pa
     assert checked.exit_code == 4 and "did not finish" in checked.output
     with sqlite3.connect(partial) as db:  # check changed nothing
         assert db.execute("SELECT value FROM meta WHERE key = ?", (MARK,)).fetchone()[0]
+
+
+def test_entities_keep_their_names_and_kinds_on_every_path(tmp_path: Path, pg_url: str
+                                                           ) -> None:
+    """Export then import, and migrate SQLite -> SQLite and SQLite -> PostgreSQL, list the same
+    entities, each with its name as written (accents kept) and its kind."""
+    from memstream.transfer import export_jsonl, import_jsonl
+
+    texts = ["Lunch with Andrés Pérez at Café Kranich.", "Called Dr. Weber about the results.",
+             "Dad's birthday: a gift from Oskar Lindqvist.", "Visited the Universidad de Sevilla.",
+             "Andrés Pérez moved to Valencia."]
+    src = tmp_path / "src.db"
+
+    def listed(mem: Memory) -> list[tuple[str, str, int]]:
+        return sorted((e.name, e.kind, e.mentions) for e in mem.entities(user_id="u"))
+
+    with Memory(src, embedder="none") as mem:
+        for n, text in enumerate(texts):
+            mem.add(text, user_id="u", at=T0 + n * 86400)
+        want = listed(mem)
+        dump = tmp_path / "all.jsonl"
+        with dump.open("w", encoding="utf-8") as out:
+            export_jsonl(mem, out)
+    assert ("Andrés Pérez", "name", 2) in want and ("Weber", "person", 1) in want
+    with Memory(tmp_path / "imported.db", embedder="none") as mem:
+        with dump.open(encoding="utf-8") as raw:
+            import_jsonl(mem, raw)
+        assert listed(mem) == want
+    for target in (str(tmp_path / "copy.db"), pg_url):
+        assert CliRunner().invoke(cli, ["migrate", str(src), target]).exit_code == 0
+        with Memory(target, embedder="none") as mem:
+            assert listed(mem) == want, target
