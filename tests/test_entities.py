@@ -58,6 +58,23 @@ def test_months_weekdays_and_languages_are_not_names_in_any_of_the_languages() -
     assert "april" in {m.key for m in extract("We went to April's recital.") if m.strong}
 
 
+def test_a_name_that_opens_a_sentence_is_read_from_how_the_tokenizer_writes_it() -> None:
+    """A single capitalised word that opens a sentence was never a name on its own evidence
+    ("Oskar fixed my bike." gave no entity); the default embedder's tokenizer, learned from 100
+    languages, finds a name far likelier capitalised and a verb or an adverb lowercase,
+    in French and Italian too (never tuned on)."""
+    def strong(text: str) -> set[str]:
+        return {m.name for m in extract(text) if m.strong}
+
+    assert strong("Oskar fixed my bike.") == {"Oskar"}
+    assert strong("Netflix raised the price again.") == {"Netflix"}
+    assert strong("Matteo ha chiamato ieri.") == {"Matteo"}
+    assert strong("Jonas says the Berlin office closes.") == {"Jonas", "Berlin"}
+    for text in ("Booked the dentist.", "Acheté du pain.", "Llamar al fontanero.",
+                 "Never book the early ferry."):
+        assert strong(text) == set(), text
+
+
 def test_a_kinship_word_or_a_title_is_not_the_name() -> None:
     """"Mum's" and "Dad's" are not names; the Spanish "Dra." is a title, so Weber is a
     person."""
