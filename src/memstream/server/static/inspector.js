@@ -363,7 +363,12 @@ async function search(event) {
       el("div", { class: "hit-meta" }, el("span", { class: "tag" }, h.record.kind),
         h.record.user_id ? el("span", { class: "hit-user" }, `user ${h.record.user_id}`) : null,
         h.record.agent_id ? el("span", {}, `agent ${h.record.agent_id}`) : null,
-        el("span", { class: "when" }, when(h.record.created_at))),
+        el("span", { class: "when" }, when(h.record.created_at)),
+        // why it stands where it does, when not by its score alone (explain: via, lifted)
+        x.via && x.via.length ? el("span", { class: "why via",
+          title: "reached through a name the hit above it holds" }, `via ${x.via.join(", ")}`)
+          : null,
+        x.lifted ? el("span", { class: "why lifted" }, x.lifted) : null),
       el("div", { class: "bars" }, bar("recency", x.recency, x.weights.recency),
         bar("importance", x.importance, x.weights.importance),
         bar("relevance", x.relevance, x.weights.relevance)));
