@@ -85,7 +85,7 @@ class StoreStats:
 @runtime_checkable
 class EventStore(Protocol):
     """The change-event outbox and the webhooks that read it (``store/_events.py``; its part of
-    the conformance suite: ``tests/store/test_events_conformance.py``). Every change the store
+    the conformance suite: ``tests/store/test_events.py``). Every change the store
     makes writes its events in the change's own transaction; sequence numbers follow commit
     order."""
 
