@@ -49,7 +49,10 @@ def truncate_log(db: sqlite3.Connection, *, restore_ms: int) -> bool:
     readers; whether it was done (False: a reader still needs the log)."""
     db.execute(f"PRAGMA busy_timeout = {READER_WAIT_MS}")
     try:
-        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        # every row read (fetchall, not fetchone): a statement left mid-way keeps its read
+        # snapshot on the connection, and a later write on it sees the store as it was (the
+        # scrub's mark deleted where it was not yet, and "pending" said for ever)
+        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
     except sqlite3.OperationalError:  # locked past the wait
         busy = 1
     finally:
@@ -93,7 +96,7 @@ class Checkpointer:
             return
         self._start()
         if size > HARD_BYTES or self._thread is None or not self._thread.is_alive():
-            writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         else:
             self._wake.set()
 
@@ -124,7 +127,7 @@ class Checkpointer:
                     if self._scrub and truncate_log(db, restore_ms=30_000):
                         self._finish_scrub(db)
                         continue
-                    frames = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+                    frames = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0][1]
                     if frames > RESTART_FRAMES:
                         # a long log slows every read of a page it holds, and a log the
                         # writer keeps appending to is never started over: copy the rest
@@ -132,7 +135,7 @@ class Checkpointer:
                         # next commit rewinds it
                         db.execute(f"PRAGMA busy_timeout = {READER_WAIT_MS}")
                         try:
-                            db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+                            db.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
                         finally:
                             db.execute("PRAGMA busy_timeout = 30000")
                 except sqlite3.Error as exc:  # retried on the next nudge
