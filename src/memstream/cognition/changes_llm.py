@@ -60,17 +60,14 @@ def _when(at: float) -> str:
 def _render(cases: Sequence[Case]) -> tuple[str, dict[str, str]]:
     """The cases as the prompt shows them, and the shown ids -> record ids."""
     ids: dict[str, str] = {}
+    olds: dict[str, str] = {}  # record id -> its label: an older memory shown twice is one id
     blocks = []
-    old_n = 0
     for n, case in enumerate(cases, start=1):
         ids[f"N{n}"] = case.new.id
         lines = [f"N{n} ({_when(case.new.at)}, {case.new.kind}): {case.new.text[:SHOWN]}"]
         for old in case.older:
-            label = next((k for k, v in ids.items() if v == old.id and k[0] == "O"), None)
-            if label is None:
-                old_n += 1
-                label = f"O{old_n}"
-                ids[label] = old.id
+            label = olds.setdefault(old.id, f"O{len(olds) + 1}")
+            ids[label] = old.id
             lines.append(f"  {label} ({_when(old.at)}, {old.kind}): {old.text[:SHOWN]}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks), ids

@@ -41,6 +41,7 @@ from ..cognition.changes_llm import Case, decide_batch
 from ..embed.cache import embed_documents_cached
 from ..errors import BackendUnavailable, LLMError
 from ..filters import Selection
+from ..retrieval.relevance import BACKGROUND
 from ..store.protocol import Patch
 from .nulls import null_rows
 
@@ -112,9 +113,7 @@ def _comparable(r: Record) -> bool:
 def chatter(mem: Memory, vec: np.ndarray) -> float:
     """How near ``vec`` is to chatter rather than to ordinary sentences
     (``cognition.changes.chatter_of``)."""
-    stated, background = mem.vectors.rows(STATED), mem.vectors.background()
-    other = None if stated is None or background is None else np.vstack([stated, background])
-    return chatter_of(vec, mem.vectors.rows(CHATTER), other)
+    return chatter_of(vec, mem.vectors.rows(CHATTER), mem.vectors.rows(STATED + BACKGROUND))
 
 
 def screen(mem: Memory, records: Sequence[Record]) -> set[str]:
@@ -130,10 +129,10 @@ def screen(mem: Memory, records: Sequence[Record]) -> set[str]:
     if mem.config.junk != "refuse" or mem.embedder is None or not todo:
         return set()
     background = mem.vectors.background()
-    for r, vec in zip([r for r in todo if r.embedding is None], embed_documents_cached(
-            mem.store.kv, mem.embedder, [r.text for r in todo if r.embedding is None]),
-            strict=True):
-        r.embedding = vec
+    if missing := [r for r in todo if r.embedding is None]:
+        for r, vec in zip(missing, embed_documents_cached(
+                mem.store.kv, mem.embedder, [r.text for r in missing]), strict=True):
+            r.embedding = vec
     w = load_weights()
     out: set[str] = set()
     for r in todo:
