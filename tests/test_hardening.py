@@ -20,7 +20,18 @@ EXE = str(Path(sys.executable).parent / "memstream")
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+    """Every file's bytes, read by another process: a descriptor this process opened and
+    closed on a store it has open would drop the store's POSIX locks (they belong to the
+    process), and another process could then delete the write-ahead log under it."""
+    import pickle
+
+    code = ("import pathlib, pickle, sys\n"
+            "folder = pathlib.Path(sys.argv[1])\n"
+            "sys.stdout.buffer.write(pickle.dumps({p.name: p.read_bytes() for p in "
+            "sorted(folder.iterdir()) if p.is_file()}))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(folder)], check=True,
+                         capture_output=True).stdout
+    return dict(pickle.loads(out))
 
 
 # --- 9. damaged files: refused, and left exactly as they were ---------------------------------

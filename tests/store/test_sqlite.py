@@ -75,6 +75,37 @@ def test_two_connections_see_each_others_writes(tmp_path: Path):
     two.close()
 
 
+def test_a_second_handle_in_the_process_keeps_the_first_ones_locks(tmp_path: Path):
+    """Opening the file again in the same process used to read its header with a descriptor of
+    its own; closing it dropped every POSIX lock the process held on the file, so another
+    process that then closed its connection believed itself the last one and deleted the
+    write-ahead log: it stopped seeing this process's writes, and its own write was lost."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "shared.db"
+
+    def other(code: str) -> str:
+        script = f"import sqlite3\ndb = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+        return subprocess.run([sys.executable, "-c", script + code], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    count = "print(db.execute('SELECT count(*) FROM records').fetchone()[0]); db.close()"
+    first = SQLiteStore(path)
+    first.records.insert([rec("one")], model="m")
+    SQLiteStore(path).close()  # a second handle on the same file in this process
+    assert other(count) == "1"
+    first.records.insert([rec("two")], model="m")
+    assert other(count) == "2"  # was 1: the log this process writes to had been deleted
+    other("db.execute(\"UPDATE records SET text = 'theirs: ' || text\"); db.close()")
+    first.records.insert([rec("three")], model="m")
+    first.close()
+    db = sqlite3.connect(path)
+    texts = sorted(row[0] for row in db.execute("SELECT text FROM records"))
+    db.close()
+    assert texts == ["theirs: one", "theirs: two", "three"]  # their write was lost
+
+
 def test_garbage_file_is_reported_as_corrupt(tmp_path: Path):
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not a database" * 500)

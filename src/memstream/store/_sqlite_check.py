@@ -25,7 +25,6 @@ QUICK_CHECK_BYTES = 256 * 2**20
 #: the tables every memstream store has (the current schema)
 TABLES = ("meta", "records", "records_fts", "vector_log", "history", "embedding_cache",
           "api_keys")
-_MAGIC = b"SQLite format 3\x00"
 #: how long a zero-length file may take to become a store (another process creating it)
 _CREATING_SECONDS = 2.0
 
@@ -59,16 +58,24 @@ def inspect_file(path: str, *, scan: bool | None = None) -> None:
     if size == 0:
         raise _refuse(path, "is an empty file, not a memstream store (delete it to start a new "
                             "store there)")
-    with file.open("rb") as fh:
-        head = fh.read(100)
-    if not head.startswith(_MAGIC):
-        raise _refuse(path, "is not an SQLite database, so not a memstream store")
+    # the file is read through SQLite only, never with a descriptor of our own: closing one
+    # drops every POSIX lock this process holds on the file (POSIX ties them to the process),
+    # so a store already open here would lose its locks, and another process closing its
+    # connection would then believe itself the last one and delete the write-ahead log under
+    # it (its readers stop seeing this process's writes, and their writes get lost)
     try:
         db = connect_read_only(path)
     except sqlite3.Error as exc:
         raise _refuse(path, f"cannot be read as SQLite ({exc})") from exc
     try:
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        try:
+            tables = {r[0] for r in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc):  # SQLITE_NOTADB
+                raise _refuse(path, "is not an SQLite database, so not a memstream store") \
+                    from exc
+            raise
         ours = {t for t in tables if not t.startswith("sqlite_")}
         if not ours:
             return  # an SQLite file with no tables yet: becomes a new store
