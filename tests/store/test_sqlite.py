@@ -224,7 +224,10 @@ def test_a_capped_count_is_reused_until_the_file_changes(tmp_path: Path):
     one.records.insert([rec(f"note {i}", user_id="u") for i in range(5)], model="m")
     sel = Selection("ns", user_id="u")
     counted: list[str] = []
-    one._db.set_trace_callback(lambda sql: counted.append(sql) if "count(*)" in sql else None)
+    one.records.get("ns", [])  # the reading connection (one thread: always the same one)
+    assert one._readers is not None and len(one._readers._opened) == 1
+    one._readers._opened[0].set_trace_callback(
+        lambda sql: counted.append(sql) if "count(*)" in sql else None)
     assert one.records.count(sel, limit=100) == 5
     # more than 3: from the exact count, not counted again
     assert one.records.count(sel, limit=3) == 4
@@ -297,3 +300,79 @@ def test_the_migrations_make_the_checkpoint_tables(tmp_path: Path) -> None:
     tables = existing_tables(str(tmp_path / "fresh.db"))
     assert tables is not None
     tables.close()
+
+
+def test_a_read_never_waits_for_a_write_in_hand(tmp_path: Path):
+    """One tenant's long write (a large batch, an import, an erase) held every other tenant's
+    search until it committed: reads shared the writing connection and its lock. They now go
+    through a reading connection of their own and see the last committed state; a read made
+    inside the write sees the write's own rows, and the search's touch (a write) is left to
+    the writer instead of waiting for it."""
+    import threading
+
+    from memstream import Memory
+
+    with Memory(tmp_path / "two.db", embedder="none") as mem:
+        mem.add_many(["the quarterly report is due on Friday", "the boiler was serviced"],
+                     namespace="quiet")
+        store = mem.store
+        inside: list[int] = []
+        writing, release = threading.Event(), threading.Event()
+
+        def long_write() -> None:
+            with store._write() as db:  # type: ignore[attr-defined]
+                db.execute("INSERT INTO meta VALUES ('long write', 'in hand')")
+                inside.append(len(store.kv.get_meta("long write") or ""))  # its own row
+                writing.set()
+                release.wait(30)
+
+        writer = threading.Thread(target=long_write)
+        writer.start()
+        try:
+            assert writing.wait(10)
+            answers: list[list[str]] = []
+            reader = threading.Thread(target=lambda: answers.append(
+                [h.record.text for h in mem.search("quarterly report", namespace="quiet")]))
+            reader.start()
+            reader.join(10)
+            done_beside = not reader.is_alive()
+            outside = store.kv.get_meta("long write") if done_beside else "not asked"
+        finally:
+            release.set()
+            writer.join()
+            reader.join()
+        assert done_beside  # it waited for the write to commit
+        assert answers[0][0] == "the quarterly report is due on Friday"
+        assert inside == [len("in hand")] and outside is None  # the commit had not come
+        assert store.kv.get_meta("long write") == "in hand"
+        # the search's touch waited for nobody: the writer applied it as it let go
+        report = next(r for r in mem.get_all(namespace="quiet") if "quarterly" in r.text)
+        assert report.access_count == 1 and report.last_accessed_at > report.created_at
+
+
+def test_touches_left_to_a_writer_are_never_lost(tmp_path: Path):
+    """Touches that meet another thread's write are queued for it: however they interleave
+    with the writes, each one is applied once."""
+    import threading
+
+    store = SQLiteStore(tmp_path / "touch.db")
+    target = rec("touched often")
+    store.records.insert([target], model="m")
+
+    def writes() -> None:
+        for i in range(60):
+            store.records.insert([rec(f"filler {i}")], model="m")
+
+    def touches() -> None:
+        for i in range(50):
+            store.records.touch("ns", [target.id], at=float(i))
+
+    threads = [threading.Thread(target=writes)] + [threading.Thread(target=touches)
+                                                   for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.touches == []
+    assert store.records.get("ns", [target.id])[0].access_count == 200
+    store.close()

@@ -47,17 +47,31 @@ SCRUB_EVERY = 1.0
 def truncate_log(db: sqlite3.Connection, *, restore_ms: int) -> bool:
     """Copy the whole log back and cut it to nothing, waiting at most ``READER_WAIT_MS`` for
     readers; whether it was done (False: a reader still needs the log)."""
+    if not _all_copied(db):  # a reader still needs older pages: it would only hold writers
+        return False
     db.execute(f"PRAGMA busy_timeout = {READER_WAIT_MS}")
     try:
-        # every row read (fetchall, not fetchone): a statement left mid-way keeps its read
-        # snapshot on the connection, and a later write on it sees the store as it was (the
-        # scrub's mark deleted where it was not yet, and "pending" said for ever)
         busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
     except sqlite3.OperationalError:  # locked past the wait
         busy = 1
     finally:
         db.execute(f"PRAGMA busy_timeout = {restore_ms}")
     return bool(busy == 0)
+
+
+def _passive(db: sqlite3.Connection) -> tuple[int, int]:
+    """Run a passive checkpoint (it never waits): the pages in the log, and how many of them
+    are copied back. Fewer copied than logged says a reader still needs older pages (another
+    process's long read transaction, or a write that came meanwhile): a restarting or
+    truncating checkpoint would then hold every writer back for ``READER_WAIT_MS``, and fail
+    at every try for as long as that reader lasts."""
+    _busy, frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0]
+    return int(frames), int(copied)
+
+
+def _all_copied(db: sqlite3.Connection) -> bool:
+    frames, copied = _passive(db)
+    return frames == copied
 
 
 class Checkpointer:
@@ -117,6 +131,7 @@ class Checkpointer:
                         "instead", self.path, exc)
             return
         warned = False
+        stuck = -1  # pages copied at the last try
         try:
             while True:
                 self._wake.wait(SCRUB_EVERY if self._scrub else None)
@@ -127,12 +142,15 @@ class Checkpointer:
                     if self._scrub and truncate_log(db, restore_ms=30_000):
                         self._finish_scrub(db)
                         continue
-                    frames = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0][1]
-                    if frames > RESTART_FRAMES:
+                    frames, copied = _passive(db)
+                    stalled = copied < frames and copied == stuck
+                    stuck = copied
+                    if frames > RESTART_FRAMES and not stalled:
                         # a long log slows every read of a page it holds, and a log the
                         # writer keeps appending to is never started over: copy the rest
                         # while holding writers back (never long: READER_WAIT_MS), so the
-                        # next commit rewinds it
+                        # next commit rewinds it. Not while the copy makes no progress: a
+                        # reader holds it back, and would hold the writers at every commit
                         db.execute(f"PRAGMA busy_timeout = {READER_WAIT_MS}")
                         try:
                             db.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,11 +37,11 @@ class SQLiteKeywords:
 
     def __init__(self, store: SQLiteStore) -> None:
         self._s = store
-        self._counts: dict[tuple[str, str], tuple[int, tuple[int, int], float]] = {}
-        #: ``PRAGMA data_version`` in the current read snapshot (another connection's commit
-        #: changes it)
-        self._version = -1
-        self._spans: dict[tuple[str, str | None], tuple[int, int, int, int]] = {}
+        self._counts: dict[tuple[str, str], tuple[int, tuple[int, tuple[int, int]], float]] = {}
+        #: per thread, the connection and its ``PRAGMA data_version`` in the current read
+        #: snapshot (another connection's commit changes it; each has its own numbers)
+        self._snap = threading.local()
+        self._spans: dict[tuple[str, str | None], tuple[int, int, int, tuple[int, int]]] = {}
 
     def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
                    cap: Callable[[int], int]) -> TermStats:
@@ -95,7 +96,7 @@ class SQLiteKeywords:
                     continue
                 if whole:  # the count of the whole index, which keyword_scores reads again
                     self._counts.setdefault(("", quoted), (
-                        stored, (self._s._generation, self._version), time.monotonic()))
+                        stored, (self._s._generation, self._snap.version), time.monotonic()))
                 if whole or packed:
                     matches[term] = stored
                     continue
@@ -171,7 +172,8 @@ class SQLiteKeywords:
             if own:
                 db.execute("BEGIN")
             try:
-                self._version = db.execute("PRAGMA data_version").fetchone()[0]
+                self._snap.version = (id(db),
+                                      db.execute("PRAGMA data_version").fetchall()[0][0])
                 if sel.space == "" and db.execute(
                         "SELECT 1 FROM records WHERE namespace = ? AND space > '' LIMIT 1",
                         (sel.namespace,)).fetchone() is None:
@@ -188,7 +190,7 @@ class SQLiteKeywords:
         above every other, so the span holds all the namespace's records until the next
         insert: it is kept until this process inserts (``_grown``) or another connection
         commits (``PRAGMA data_version``)."""
-        version = self._version
+        version: tuple[int, int] = self._snap.version
         hit = self._spans.get((namespace, space))
         if hit is not None and hit[2:] == (self._s._grown, version):
             return hit[0], hit[1]
@@ -206,7 +208,7 @@ class SQLiteKeywords:
         through ``PRAGMA data_version``, by another) when it is small (cheap), reused for up to
         a minute when it is large (it then barely moves)."""
         now = time.monotonic()
-        stamp = (self._s._generation, self._version)
+        stamp = (self._s._generation, self._snap.version)
         hit = self._counts.get(key)
         if hit is not None and (hit[1] == stamp
                                 or (hit[0] > LARGE_COUNT and now - hit[2] < COUNT_TTL)):

@@ -36,9 +36,12 @@ class SQLiteRecords(Records):
         where, params = selection_sql(sel)
         key = (where, tuple(params))
         with self._s._read() as db:
-            version = db.execute("PRAGMA data_version").fetchone()[0]
+            # taken before the count: a write committed meanwhile changes one of them. The
+            # number is the connection's own (the reading one, or the writing one in a write)
+            version = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0])
+            generation = self._s._generation
             hit = self._s._capped.get(key)
-            if hit is not None and hit[2:] == (self._s._generation, version):
+            if hit is not None and hit[2:] == (generation, version):
                 value, asked = hit[0], hit[1]
                 if value <= asked:  # the exact count
                     return min(value, limit + 1)
@@ -48,7 +51,7 @@ class SQLiteRecords(Records):
                                    ).fetchone()[0])
         if len(self._s._capped) > 1000:
             self._s._capped.clear()
-        self._s._capped[key] = (value, limit, self._s._generation, version)
+        self._s._capped[key] = (value, limit, generation, version)
         return value
 
     def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
@@ -135,8 +138,21 @@ class SQLiteRecords(Records):
                 (namespace, *scope.values()))]
 
     def touch(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
+        """A search's touch never waits for another thread's write: it is left to that
+        writer, which applies it as it lets the write lock go. The touch is queued before
+        the lock is tried again, so either this thread or a holder that lets go after it
+        applies it."""
         if not ids:
             return
+        lock = self._s._lock
+        if not lock.held():
+            self._s.touches.append((namespace, list(ids), at))
+            if lock.try_enter():  # nobody writes: applied now, on leaving
+                lock.__exit__()
+            return
+        self.touch_now(namespace, ids, at=at)
+
+    def touch_now(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
         with self._s._write() as db:
             for chunk in _chunks(list(ids)):
                 db.execute(

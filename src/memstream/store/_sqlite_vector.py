@@ -4,6 +4,7 @@ HNSW graph above ``ann_threshold`` (a component of the store's ``indexes`` part)
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,6 +56,9 @@ class SQLiteVectors:
         self._ann: dict[str, AnnIndex] = {}
         self._ann_warned = False
         self._vectors: dict[str, VectorIndex] = {}
+        #: the indexes above: searches run beside writes and beside each other, so they are
+        #: kept by a lock of their own (taken after a reading connection, never before)
+        self._mutex = threading.RLock()
 
     def _index(self, db: sqlite3.Connection, namespace: str, dim: int) -> VectorIndex:
         """The vector index of a ``vector_key`` (a namespace's vectors of one space), brought
@@ -102,7 +106,7 @@ class SQLiteVectors:
             return []
         space = sel.space or ""  # vectors are compared within one space
         key = vector_key(sel.namespace, space)
-        with self._s._read() as db:
+        with self._s._read() as db, self._mutex:
             index = self._index(db, key, query.shape[0])
             include_invalid = sel.include_invalid or sel.as_of is not None
             plain = Selection(sel.namespace, include_invalid=sel.include_invalid, space=space)
@@ -129,12 +133,13 @@ class SQLiteVectors:
         """Forget the namespace's HNSW graphs of these spaces, in memory and on disk (a graph
         keeps the vectors of removed entries): each is built again, from what is stored,
         when next needed."""
-        for space in spaces:
-            key = vector_key(namespace, space)
-            self._ann.pop(key, None)
-            if self._s.path != ":memory:":
-                for file in _ann.files_for(Path(self._s.path + ".ann"), key):
-                    file.unlink(missing_ok=True)
+        with self._mutex:
+            for space in spaces:
+                key = vector_key(namespace, space)
+                self._ann.pop(key, None)
+                if self._s.path != ":memory:":
+                    for file in _ann.files_for(Path(self._s.path + ".ann"), key):
+                        file.unlink(missing_ok=True)
 
     def _ann_index(self, db: sqlite3.Connection, namespace: str, index: VectorIndex
                    ) -> AnnIndex | None:
@@ -273,13 +278,14 @@ class SQLiteVectors:
 
     def clear(self) -> None:
         """Forget the indexes held in memory (the store was reset or closed)."""
-        self._vectors.clear()
-        self._ann.clear()
+        with self._mutex:
+            self._vectors.clear()
+            self._ann.clear()
 
     def save_indexes(self) -> None:
         """Save every approximate index that changed since it was saved (also on close);
         one built before an erase is dropped instead (it holds the erased vectors)."""
-        with self._s._lock:
+        with self._s._lock, self._mutex:
             with self._s._read() as db:
                 stale = [key for key, ann in self._ann.items()
                          if ann.built_seq < self._erased_at(db, key)]

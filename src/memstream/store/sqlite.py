@@ -5,13 +5,20 @@ embeddings in the record rows and an embedding cache. Vector search is exact, wi
 the namespace's vectors (``_vectors.VectorIndex``). Several processes may write the same file:
 writes are ``BEGIN IMMEDIATE`` transactions with a busy timeout, and each process replays the
 others' vector changes from a log table.
+
+A process keeps two connections to the file: one that writes (one write at a time, under the
+store's write lock) and one that only reads, under a lock of its own. A search therefore never
+waits for another tenant's long write (a large batch, an import, an erase): in WAL mode it reads
+the last committed state beside the write. A read made inside a write (the same thread holds
+the write lock) goes to the writing connection, which sees the write's own changes. An
+in-memory store (``:memory:``) is one connection, which reads and writes in turn.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -32,6 +39,7 @@ from ._graph import Graph
 from ._kv import KeyValues
 from ._sqlite_admin import SQLiteKeys, SQLiteQueues, SQLiteTransfer
 from ._sqlite_check import inspect_file
+from ._sqlite_conn import OwnedLock, ReadPool
 from ._sqlite_indexes import SQLiteIndexes
 from ._sqlite_records import SQLiteRecords
 from ._sqlite_rows import SELECT as _SELECT
@@ -43,6 +51,8 @@ from ._sqlite_sql import selection_sql
 from ._sqlite_vector import ANN_THRESHOLD, EXACT_SELECTION
 from ._vectors import OP_VALID
 from .protocol import SCRUB_PENDING, StoreStats
+
+log = logging.getLogger("memstream.store")
 
 # In lookups by id, "+namespace" keeps SQLite on the unique id index: left to itself it may
 # walk the namespace index, which costs a scan of the whole namespace (100 ms at 100k rows).
@@ -82,7 +92,8 @@ class SQLiteStore(Bundle):
         self._generation = 0  # bumped by every write of this process
         self._grown = 0  # bumped by every insert of this process (see _sqlite_keywords._span)
         #: capped counts of selections, valid while neither this process nor another writes
-        self._capped: dict[tuple[str, tuple[Any, ...]], tuple[int, int, int, int]] = {}
+        self._capped: dict[tuple[str, tuple[Any, ...]],
+                           tuple[int, int, int, tuple[int, int]]] = {}
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise InvalidInput("synchronous must be one of OFF, NORMAL, FULL, EXTRA")
@@ -93,9 +104,14 @@ class SQLiteStore(Bundle):
                     f"cannot open {self.path}: the folder {parent} does not exist; create it first"
                 )
             inspect_file(self.path)  # before anything writes to it
-        self._lock = threading.RLock()
+        #: touches that came while another thread was writing (``_sqlite_records.touch``):
+        #: applied by the writer as it lets the lock go
+        self.touches: list[tuple[str, list[str], float]] = []
+        #: the writes (and the writing connection)
+        self._lock = OwnedLock(self._touch_later, lambda: bool(self.touches))
+        self._readers: ReadPool | None = None  # the connections that read (none in memory)
         self._indexes: SQLiteIndexes = SQLiteIndexes(self)
-        self._records = SQLiteRecords(self)
+        self._records = self._own_records = SQLiteRecords(self)
         self._closed = False
         try:
             self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
@@ -115,6 +131,7 @@ class SQLiteStore(Bundle):
                 self._db.execute("PRAGMA wal_autocheckpoint = 0")
                 # a rewound log's file is cut back, so its size tells how long the log is
                 self._db.execute(f"PRAGMA journal_size_limit = {SOFT_BYTES}")
+                self._readers = ReadPool(lambda: self._read_only(busy_timeout))
                 if self._kv.get_meta(SCRUB_PENDING):  # an erase whose log a reader kept: finish it
                     self._checkpointer.scrub_later()
         except sqlite3.DatabaseError as exc:
@@ -122,6 +139,20 @@ class SQLiteStore(Bundle):
             raise self._map(exc) from exc
 
     # --- plumbing ----------------------------------------------------------------------------
+
+    def _read_only(self, busy_timeout: float) -> sqlite3.Connection:
+        """The connection reads go through outside a write (``query_only``: it cannot write)."""
+        db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
+                             check_same_thread=False)
+        try:
+            for pragma in (f"busy_timeout = {int(busy_timeout * 1000)}",
+                           f"cache_size = -{CACHE_KIB}", f"mmap_size = {MMAP_BYTES}",
+                           "query_only = 1"):
+                db.execute(f"PRAGMA {pragma}").fetchall()
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
 
     def _open(self, busy_timeout: float) -> None:
         """WAL mode and migrations. Switching a new file to WAL while another process creates
@@ -175,18 +206,42 @@ class SQLiteStore(Bundle):
                     self._checkpointer.after_commit(self._db)
             except sqlite3.Error as exc:
                 raise self._map(exc) from exc
+            finally:
+                # again once it is over: a count a read took during the write (of the state
+                # before it, or of the write's own rows) is stamped with the number before
+                self._generation += 1
 
     def _session(self, write: bool) -> AbstractContextManager[sqlite3.Connection]:
         return self._write() if write else self._read()
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._check_open()
+        """A reading connection, or the writing one inside a write (it sees the write's own
+        changes) and for an in-memory store."""
+        if self._readers is None or self._lock.held():
+            with self._lock:
+                self._check_open()
+                try:
+                    yield self._db
+                except sqlite3.Error as exc:
+                    raise self._map(exc) from exc
+            return
+        self._check_open()
+        with self._readers.lend() as db:
             try:
-                yield self._db
+                yield db
             except sqlite3.Error as exc:
                 raise self._map(exc) from exc
+
+    def _touch_later(self) -> None:
+        """Apply the touches searches left while this thread was writing (it holds the lock
+        and is about to let it go)."""
+        while self.touches and not self._closed:
+            namespace, ids, at = self.touches.pop(0)
+            try:
+                self._own_records.touch_now(namespace, ids, at=at)
+            except Exception:  # recency is best effort: a failed touch never fails the write
+                log.exception("deferred touch of %d records failed", len(ids))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -339,13 +394,17 @@ class SQLiteStore(Bundle):
 
     def close(self) -> None:
         with self._lock:
-            if not self._closed:
-                self._indexes.vectors.save_indexes()
-                self._closed = True
-                if self._checkpointer is not None:
-                    self._checkpointer.close()
-                self._db.close()
-                self._indexes.vectors.clear()
+            if self._closed:
+                return
+            self._touch_later()
+            self._indexes.vectors.save_indexes()
+            self._closed = True
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+            self._db.close()
+            self._indexes.vectors.clear()
+        if self._readers is not None:  # after the reads in hand (never under the write lock)
+            self._readers.close()
 
 
 def _split_sql(script: str) -> list[str]:
