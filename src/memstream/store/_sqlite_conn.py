@@ -1,9 +1,12 @@
 """The SQLite store's connections: the write lock, and the pool of connections that only read.
 
-A process writes through one connection, under ``OwnedLock``; it reads through a few others,
-lent one per thread by ``ReadPool``. In WAL mode a reader sees the last committed state beside
-a write in progress, so no search waits for another tenant's long write, and reads run side by
-side (SQLite lets go of the interpreter while it works).
+A process writes through one connection, under ``OwnedLock``. It reads through that one too,
+waiting up to ``READ_WAIT_S`` for the writes before it (its page cache stays warm across its
+own commits, where another connection's cache is dropped at each of them: a search that
+touches its hits is a commit); past that, it reads through a few others, lent one per thread
+by ``ReadPool``. In WAL mode those see the last committed state beside a write in progress,
+so no search waits long for another tenant's long write, and they read side by side (SQLite
+lets go of the interpreter while it works).
 """
 
 from __future__ import annotations
@@ -14,10 +17,15 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["READERS", "OwnedLock", "ReadPool"]
+__all__ = ["READERS", "READ_WAIT_S", "OwnedLock", "ReadPool"]
 
 #: connections that read, at most, per store (each has its own page cache, filled as used)
 READERS = 4
+#: how long a read waits for the writing connection before it takes a reading one: the
+#: writing connection's cache is warm, where a reading one's is dropped at every commit of
+#: another connection, so a read costs less there when the writes before it are short (adds,
+#: touches); beside a long write (a batch of thousands, an import, an erase) it reads on
+READ_WAIT_S = 0.1
 #: how long closing waits for a connection lent to a read still in progress
 CLOSE_WAIT_S = 30.0
 
@@ -41,9 +49,11 @@ class OwnedLock:
         self._enter()
         return self
 
-    def try_enter(self) -> bool:
-        """Take the lock if no other thread holds it (then leave it with ``__exit__``)."""
-        if not self._lock.acquire(blocking=False):
+    def try_enter(self, wait: float = 0.0) -> bool:
+        """Take the lock if no other thread holds it, or lets it go within ``wait`` seconds
+        (then leave it with ``__exit__``)."""
+        if not (self._lock.acquire(timeout=wait) if wait > 0 else
+                self._lock.acquire(blocking=False)):
             return False
         self._enter()
         return True
@@ -84,6 +94,10 @@ class ReadPool:
         self._opening = threading.Lock()
         self._closed = False
         self._mine = threading.local()
+
+    def held(self) -> bool:
+        """Whether the calling thread reads through one of these connections now."""
+        return getattr(self._mine, "db", None) is not None
 
     @contextmanager
     def lend(self) -> Iterator[sqlite3.Connection]:

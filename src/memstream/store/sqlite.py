@@ -6,12 +6,13 @@ the namespace's vectors (``_vectors.VectorIndex``). Several processes may write 
 writes are ``BEGIN IMMEDIATE`` transactions with a busy timeout, and each process replays the
 others' vector changes from a log table.
 
-A process keeps two connections to the file: one that writes (one write at a time, under the
-store's write lock) and one that only reads, under a lock of its own. A search therefore never
-waits for another tenant's long write (a large batch, an import, an erase): in WAL mode it reads
-the last committed state beside the write. A read made inside a write (the same thread holds
-the write lock) goes to the writing connection, which sees the write's own changes. An
-in-memory store (``:memory:``) is one connection, which reads and writes in turn.
+A process writes through one connection (one write at a time, under the store's write lock)
+and reads through it too when the writes before a read end within ``READ_WAIT_S``; beside a
+longer write, a read goes through one of a few connections that only read
+(``_sqlite_conn.ReadPool``), which in WAL mode see the last committed state: a search never
+waits for another tenant's long write. A read made inside a write (the same thread holds the
+write lock) sees the write's own changes. An in-memory store (``:memory:``) is one
+connection, which reads and writes in turn.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ._graph import Graph
 from ._kv import KeyValues
 from ._sqlite_admin import SQLiteKeys, SQLiteQueues, SQLiteTransfer
 from ._sqlite_check import inspect_file
-from ._sqlite_conn import OwnedLock, ReadPool
+from ._sqlite_conn import READ_WAIT_S, OwnedLock, ReadPool
 from ._sqlite_indexes import SQLiteIndexes
 from ._sqlite_records import SQLiteRecords
 from ._sqlite_rows import SELECT as _SELECT
@@ -216,22 +217,30 @@ class SQLiteStore(Bundle):
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        """A reading connection, or the writing one inside a write (it sees the write's own
-        changes) and for an in-memory store."""
-        if self._readers is None or self._lock.held():
+        """The writing connection when this thread writes (it sees the write's own changes),
+        for an in-memory store, and when it is free within ``READ_WAIT_S`` (its cache is
+        warm); beside a longer write, a reading connection, which sees the last commit."""
+        readers, took = self._readers, False
+        if readers is not None and not self._lock.held():
+            if readers.held() or not self._lock.try_enter(READ_WAIT_S):
+                self._check_open()
+                with readers.lend() as db:
+                    try:
+                        yield db
+                    except sqlite3.Error as exc:
+                        raise self._map(exc) from exc
+                return
+            took = True
+        try:
             with self._lock:
                 self._check_open()
                 try:
                     yield self._db
                 except sqlite3.Error as exc:
                     raise self._map(exc) from exc
-            return
-        self._check_open()
-        with self._readers.lend() as db:
-            try:
-                yield db
-            except sqlite3.Error as exc:
-                raise self._map(exc) from exc
+        finally:
+            if took:
+                self._lock.__exit__()
 
     def _touch_later(self) -> None:
         """Apply the touches searches left while this thread was writing (it holds the lock
