@@ -374,3 +374,19 @@ def test_touches_left_to_a_writer_are_never_lost(tmp_path: Path):
     assert store.touches == []
     assert store.records.get("ns", [target.id])[0].access_count == 200
     store.close()
+
+
+def test_the_checkpoint_tables_read_a_store_url_as_the_stores_do(tmp_path: Path):
+    """The checkpoint tables parsed store URLs a second time, their own way: a file whose
+    name holds "#" was opened as another path (the rest read as a URL fragment), and an
+    unknown scheme was taken for a file name."""
+    from memstream import InvalidInput
+    from memstream.store._lg_tables import existing_tables, open_tables
+
+    path = tmp_path / "notes #2.db"
+    SQLiteStore(path).close()
+    assert existing_tables(path) is not None
+    assert existing_tables(f"sqlite:///{path}") is not None
+    with pytest.raises(InvalidInput, match="unknown store URL scheme"):
+        open_tables("mysql://somewhere/db")
+    assert not list(tmp_path.glob("mysql*"))

@@ -10,7 +10,7 @@ from ..errors import InvalidInput, MissingDependency
 from .protocol import ApiKey, KeyStore, Patch, Signals, Store, StoreStats, keys_of
 
 __all__ = ["STORES", "ApiKey", "KeyStore", "Patch", "Signals", "Store", "StoreStats", "keys_of",
-           "open_store", "sqlite_path"]
+           "open_store", "parse_url", "sqlite_path"]
 
 #: URL scheme -> (module:Class, extra that provides its dependencies). The one registration.
 STORES: dict[str, tuple[str, str | None]] = {
@@ -20,7 +20,7 @@ STORES: dict[str, tuple[str, str | None]] = {
 }
 
 
-def _parse(url: str | Path | None) -> tuple[str, str]:
+def parse_url(url: str | Path | None) -> tuple[str, str]:
     """(scheme, what the backend opens) of a store URL."""
     url = str(url) if url is not None else "memstream.db"
     scheme, sep, rest = url.partition("://")
@@ -36,14 +36,14 @@ def _parse(url: str | Path | None) -> tuple[str, str]:
 
 def sqlite_path(url: str | Path | None) -> str | None:
     """The file of a SQLite store URL (None for other stores and ``:memory:``)."""
-    scheme, target = _parse(url)
+    scheme, target = parse_url(url)
     return target if scheme == "sqlite" and target != ":memory:" else None
 
 
 def open_store(url: str | Path | None, **options: Any) -> Store:
     """A store from a path, ``":memory:"``, ``sqlite:///path``, ``postgresql://...`` or another
     registered URL."""
-    scheme, target = _parse(url)
+    scheme, target = parse_url(url)
     module_name, _, class_name = STORES[scheme][0].partition(":")
     try:
         module = importlib.import_module(module_name)

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import BackendUnavailable, MissingDependency
+from . import parse_url
+from ._sqlite_check import connect_read_only
 
 __all__ = ["TABLES", "Tables", "existing_tables", "open_tables", "schema"]
 
@@ -187,29 +189,24 @@ class _Postgres(_Connection):
 
 def open_tables(url: str | Path) -> Tables:
     """The checkpoint tables in the database a memstream store URL names (created if need be)."""
-    text = str(url)
-    if text.startswith(("postgresql://", "postgres://")):
-        return _Postgres(text)
-    if text.startswith("sqlite:///"):
-        text = text[len("sqlite:///"):]
-    return _SQLite(text)
+    scheme, target = parse_url(url)  # the stores' own reading of a URL
+    return _SQLite(target) if scheme == "sqlite" else _Postgres(target)
 
 
 def existing_tables(url: str | Path) -> Tables | None:
     """The checkpoint tables of a store when it has them (every store migrated since they
     joined the migrations; before, only one a LangGraph checkpointer had used), else None;
     never creates them."""
-    text = str(url)
-    if text.startswith(("postgresql://", "postgres://")):
+    scheme, path = parse_url(url)
+    if scheme != "sqlite":
         import psycopg
 
-        with psycopg.connect(text, autocommit=True) as db:
+        with psycopg.connect(path, autocommit=True) as db:
             row = db.execute("SELECT to_regclass('lg_checkpoints')").fetchone()
-        return _Postgres(text) if row and row[0] else None
-    path = text[len("sqlite:///"):] if text.startswith("sqlite:///") else text
+        return _Postgres(path) if row and row[0] else None
     if path == ":memory:" or not Path(path).exists():
         return None
-    lite = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    lite = connect_read_only(path)  # a path with "?" or "#" in it is quoted
     try:
         found = lite.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
                            "name = 'lg_checkpoints'").fetchone()
