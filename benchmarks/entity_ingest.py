@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from memstream import Config, Memory
-from memstream.store._graph import Graph
+from memstream.store.parts.graph import Graph
 
 
 def rate(texts: list[str], graph: bool) -> float:

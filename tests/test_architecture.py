@@ -276,3 +276,13 @@ def test_the_method_count_can_fail():
         def c(self) -> None: ...
 
     assert _methods(Wider) == {"a", "b", "c"}
+
+
+def test_the_store_folder_holds_a_package_per_backend():
+    """SQLite and PostgreSQL each in a package of their own, the parts both are made of in
+    a third: the top of ``store/`` is the protocol and the registry, not a flat list of
+    modules (it held 33)."""
+    top = sorted(p.name for p in (SRC / "store").iterdir() if p.name != "__pycache__")
+    assert len(top) <= 8, top
+    assert {"sqlite", "postgres", "parts"} <= set(top)
+    assert not [n for n in top if n.startswith(("_sqlite", "_pg"))]

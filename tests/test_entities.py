@@ -87,7 +87,7 @@ def test_a_record_and_a_write_link_a_bounded_number_of_names(tmp_path: Path, mon
                                                                ) -> None:
     """A note made of names links its first ``MAX_PER_RECORD``; a write links at most
     ``MAX_PER_WRITE`` (a 990,000-character list of names made 69,794 entities in one write)."""
-    from memstream.store import _graph
+    from memstream.store.parts import graph as _graph
 
     names = ", ".join(f"Person{chr(65 + n // 26)}{chr(97 + n % 26)} Lastname" for n in
                       range(100))

@@ -36,9 +36,9 @@ import numpy as np
 from .errors import Conflict, InvalidInput
 from .progress import ProgressFn
 from .store import Store, keys_of
-from .store._events import OUTBOX_TABLES
-from .store._lg_tables import TABLES as CHECKPOINT_TABLES
-from .store._lg_tables import Tables, existing_tables
+from .store.parts.events import OUTBOX_TABLES
+from .store.parts.lg_tables import TABLES as CHECKPOINT_TABLES
+from .store.parts.lg_tables import Tables, existing_tables
 from .store.protocol import SCRUB_PENDING
 
 BATCH = 1000
@@ -128,7 +128,7 @@ def unfinished_at(url: str) -> str | None:
     path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url
     if path == ":memory:" or not Path(path).exists() or Path(path).stat().st_size == 0:
         return None
-    from .store._sqlite_check import connect_read_only
+    from .store.sqlite.check import connect_read_only
 
     lite = connect_read_only(path)
     try:
@@ -268,7 +268,7 @@ def _copy_checkpoints(source: Store, target: Store, batch: int, tick: ProgressFn
     theirs = existing_tables(source.url)
     if theirs is None:
         return
-    from .store._lg_tables import open_tables
+    from .store.parts.lg_tables import open_tables
 
     ours = open_tables(target.url)
     try:

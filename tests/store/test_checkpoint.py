@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memstream.filters import Selection
-from memstream.store import _checkpoint
 from memstream.store.sqlite import SQLiteStore
+from memstream.store.sqlite import checkpoint as _checkpoint
 
 from .conformance import rec
 

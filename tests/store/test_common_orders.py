@@ -3,7 +3,7 @@ schema."""
 
 from memstream._types import ORDERS
 from memstream.server.models import ListRequest
-from memstream.store._common import _ORDERS
+from memstream.store.parts.common import _ORDERS
 
 
 def test_every_order_has_its_sql_and_rest_takes_it():

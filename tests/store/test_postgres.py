@@ -8,8 +8,8 @@ import pytest
 from memstream import BackendUnavailable, InvalidInput, Memory
 from memstream.filters import Selection
 from memstream.store import open_store
-from memstream.store._pg_schema import SCHEMA_VERSION
 from memstream.store.postgres import PostgresStore
+from memstream.store.postgres.schema import SCHEMA_VERSION
 
 from .conformance import StoreConformance, rec, unit
 

@@ -9,8 +9,8 @@ from memstream import BackendUnavailable, CorruptStore
 from memstream.filters import Selection
 from memstream.retrieval.keywords import SELECTION_STATS, cap, keyword_search
 from memstream.store import open_store
-from memstream.store._sqlite_schema import SCHEMA_VERSION
 from memstream.store.sqlite import SQLiteStore
+from memstream.store.sqlite.schema import SCHEMA_VERSION
 
 from .conformance import StoreConformance, rec, unit
 
@@ -38,8 +38,8 @@ def test_file_is_wal_with_schema_version(tmp_path: Path):
 
 
 def test_old_schema_is_migrated_and_newer_refused(tmp_path: Path):
-    from memstream.store._sqlite_schema import MIGRATIONS
-    from memstream.store.sqlite import _split_sql
+    from memstream.store.sqlite.schema import MIGRATIONS
+    from memstream.store.sqlite.store import _split_sql
 
     path = tmp_path / "v1.db"
     db = sqlite3.connect(path)
@@ -153,7 +153,8 @@ def test_columns_are_the_first_fields_of_a_record_in_order():
     import dataclasses
 
     from memstream import Record
-    from memstream.store import _pg_schema, _sqlite_schema
+    from memstream.store.postgres import schema as _pg_schema
+    from memstream.store.sqlite import schema as _sqlite_schema
 
     names = [f.name for f in dataclasses.fields(Record)]
     for columns in (_sqlite_schema.COLUMNS, _pg_schema.COLUMNS):
@@ -201,7 +202,7 @@ def test_a_term_common_in_the_whole_index_is_reported_over_the_cap(tmp_path: Pat
 def test_a_narrower_scope_keeps_its_own_index(tmp_path: Path):
     """The space's test must not pull SQLite off a user's index onto the stream index (which
     leads with namespace and space): a user's search at 100,000 records took 280 ms so."""
-    from memstream.store._sqlite_sql import selection_sql
+    from memstream.store.sqlite.sql import selection_sql
 
     store = SQLiteStore(tmp_path / "plan.db")
     for sel, index in ((Selection("ns", user_id="u"), "records_ns_user"),
@@ -288,7 +289,7 @@ def test_the_migrations_make_the_checkpoint_tables(tmp_path: Path) -> None:
     (not only when a checkpointer first runs)."""
     import sqlite3
 
-    from memstream.store._lg_tables import TABLES, existing_tables
+    from memstream.store.parts.lg_tables import TABLES, existing_tables
     from memstream.store.sqlite import SQLiteStore
 
     SQLiteStore(tmp_path / "fresh.db").close()
@@ -381,7 +382,7 @@ def test_the_checkpoint_tables_read_a_store_url_as_the_stores_do(tmp_path: Path)
     name holds "#" was opened as another path (the rest read as a URL fragment), and an
     unknown scheme was taken for a file name."""
     from memstream import InvalidInput
-    from memstream.store._lg_tables import existing_tables, open_tables
+    from memstream.store.parts.lg_tables import existing_tables, open_tables
 
     path = tmp_path / "notes #2.db"
     SQLiteStore(path).close()

@@ -14,10 +14,10 @@ import psycopg
 
 from memstream import Memory
 from memstream.records import records_of
-from memstream.store._pg_schema import COLUMNS as PG_COLUMNS
-from memstream.store._pg_schema import MIGRATIONS as PG_MIGRATIONS
-from memstream.store._sqlite_schema import COLUMNS, MIGRATIONS
-from memstream.store.sqlite import _split_sql
+from memstream.store.postgres.schema import COLUMNS as PG_COLUMNS
+from memstream.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
+from memstream.store.sqlite.schema import COLUMNS, MIGRATIONS
+from memstream.store.sqlite.store import _split_sql
 from memstream.tiers import TieredMemory
 from memstream.tiers.tiered import MODEL, SPACE
 

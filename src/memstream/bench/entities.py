@@ -27,7 +27,7 @@ from .._entities import extract, key_of
 from ..config import Config
 from ..errors import InvalidInput
 from ..memory import Memory
-from ..store._graph import Graph
+from ..store.parts.graph import Graph
 
 __all__ = ["SAMPLE", "cost", "dev_set", "matches", "quality"]
 

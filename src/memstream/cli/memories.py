@@ -263,7 +263,7 @@ def check(st: _State) -> None:
     code 7 when it is damaged, 4 when it is the target of a migrate that did not finish."""
     from ..migrate import refuse_unfinished_at
     from ..store import sqlite_path
-    from ..store._sqlite_check import check_file
+    from ..store.sqlite.check import check_file
 
     path = sqlite_path(st.db)
     if path is None:

@@ -84,7 +84,7 @@ class StoreStats:
 
 @runtime_checkable
 class EventStore(Protocol):
-    """The change-event outbox and the webhooks that read it (``store/_events.py``; its part of
+    """The change-event outbox and the webhooks that read it (``store/parts/events.py``; its part of
     the conformance suite: ``tests/store/test_events.py``). Every change the store
     makes writes its events in the change's own transaction; sequence numbers follow commit
     order."""
@@ -144,7 +144,7 @@ class EventStore(Protocol):
 @runtime_checkable
 class EntityGraph(Protocol):
     """The named things the records mention and which records mention them
-    (``store/_graph.py``; conformance: ``tests/store/test_graph_conformance.py``). The store
+    (``store/parts/graph.py``; conformance: ``tests/store/test_graph_conformance.py``). The store
     keeps it in the records' own transactions: inserts link, text updates relink, deletes and
     erasures unlink and drop the entities left without a mention. An entity belongs to a
     namespace and an owner (the records' ``user_id``, ``""`` for none); ``owners=None`` reads
@@ -206,7 +206,7 @@ class RecordStore(Protocol):
         made for their dimension (PostgreSQL keeps one HNSW index per dimension, and every
         insert into it costs far more than the row).
 
-        ``refresh=True``: a record that repeats a valid stored memory (``_common.memory_key``:
+        ``refresh=True``: a record that repeats a valid stored memory (``parts.common.memory_key``:
         same scope, kind, text, data and metadata, no step), or one given earlier in the same
         call, is not inserted; the memory it repeats is refreshed instead (last access, access
         count, a "refresh" history entry), in the same transaction. Returns, for each repeat's
