@@ -159,8 +159,9 @@ def test_the_profile_and_its_order(tmp_path: Path) -> None:
         assert p.entity.mentions == 3 and (p.entity.first_seen, p.entity.last_seen) == (
             1000.0, 3000.0)
         assert {e.name for e, _ in p.related} == {"Porto", "Café Luso", "Dune"}
-        listed = m.entities(user_id="u")
-        assert listed[0].name == "Marta Silva" and listed[0].mentions == 2
+        listed = m.entities(user_id="u")  # "Marta" is listed inside "Marta Silva"
+        assert listed[0].name == "Marta Silva" and listed[0].mentions == 3
+        assert "Marta" not in {e.name for e in listed}
         assert [e.name for e in m.entities("luso", user_id="u")] == ["Café Luso"]
         assert {e.owner for e in m.entities("marta")} == {"u", "v"}
         with pytest.raises(NotFound, match="mentions 'Nobody'"):
@@ -248,3 +249,24 @@ def test_with_an_llm_a_changed_fact_ends_the_older_relation(tmp_path: Path, chat
             base_url=chat.url, model="local", timeout=5, retries=0)) as m:
         rec = m.add("Marta Silva lives in Faro.", user_id="u", at=9000.0)
         assert m.get(rec.id).text == "Marta Silva lives in Faro."
+
+
+def test_a_first_name_is_listed_inside_the_one_longer_name_it_can_mean(tmp_path: Path) -> None:
+    """The listing used to show "Priya" and "Priya Raman" as two entities of one user. A
+    one-word name is folded into its longer form when that owner's memories hold one such
+    form only; with two ("Priya Raman", "Priya Shah") it stays apart, as it does for another
+    user, whose "Priya" may be anyone."""
+    with Memory(tmp_path / "aliases.db", embedder="none") as m:
+        m.add("Priya Raman joined the design team.", user_id="u", at=1000.0)
+        m.add("The mockups came from Priya on Friday.", user_id="u", at=2000.0)
+        m.add("Lunch with Priya at Café Luso.", user_id="u", at=3000.0)
+        m.add("The invoice came from Priya yesterday.", user_id="v", at=3000.0)
+        listed = {e.name: e for e in m.entities(user_id="u")}
+        assert "Priya" not in listed
+        assert listed["Priya Raman"].mentions == 3
+        assert (listed["Priya Raman"].first_seen, listed["Priya Raman"].last_seen) == (
+            1000.0, 3000.0)
+        assert {e.name for e in m.entities(user_id="v")} == {"Priya"}
+        m.add("Priya Shah runs the bakery on Rua Nova.", user_id="u", at=4000.0)
+        names = [e.name for e in m.entities(user_id="u")]
+        assert {"Priya", "Priya Raman", "Priya Shah"} <= set(names)

@@ -7,6 +7,8 @@ when "Marta Silva" is the only longer name that starts with "Marta" in that owne
 
 from __future__ import annotations
 
+import dataclasses
+
 from .._entities import key_of
 from .._types import Entity, EntityProfile
 from ..errors import InvalidInput, NotFound
@@ -26,7 +28,46 @@ def entity_list(store: EntityReads, namespace: str, sel: Selection | None, *,
     ids = None
     if sel is not None:
         ids = store.records.select_ids(sel, limit=SCOPE_WINDOW, order="-created")
-    return store.graph.entities(namespace, owners, query=query, record_ids=ids, limit=limit)
+    listed = store.graph.entities(namespace, owners, query=query, record_ids=ids,
+                                  limit=limit + FOLD_MARGIN)
+    return _fold_aliases(store, namespace, listed)[:limit]
+
+
+#: entities read past the limit, so that a name folded into its longer form leaves room
+FOLD_MARGIN = 10
+
+
+def _fold_aliases(store: EntityReads, namespace: str, listed: list[Entity]) -> list[Entity]:
+    """A one-word name listed once, inside its longer form, where the owner's memories leave
+    no doubt which it is ("Priya" and "Priya Raman": one person, its mentions counted
+    together); with two longer names that start with it ("Priya Raman", "Priya Shah"), it
+    stays a name of its own. Identifiers are never folded."""
+    by_id = {e.id: e for e in listed}
+    into: dict[int, list[Entity]] = {}
+    for short in listed:
+        if " " in short.key or short.kind == "id":
+            continue
+        longer = [e for e in store.graph.find(namespace, None if short.owner is None else
+                                              [short.owner], [short.key])
+                  if e.key.startswith(short.key + " ") and e.owner == short.owner
+                  and e.confirmed]
+        if len(longer) == 1 and longer[0].id in by_id:
+            into.setdefault(longer[0].id, []).append(short)
+    if not into:
+        return listed
+    folded = {s.id for group in into.values() for s in group}
+    out: list[Entity] = []
+    for e in listed:
+        if e.id in folded:
+            continue
+        group = [e, *into.get(e.id, [])]
+        out.append(e if len(group) == 1 else dataclasses.replace(
+            e, mentions=sum(g.mentions for g in group),
+            first_seen=min((g.first_seen for g in group if g.first_seen is not None),
+                           default=None),
+            last_seen=max((g.last_seen for g in group if g.last_seen is not None),
+                          default=None)))
+    return sorted(out, key=lambda e: (-e.mentions, -(e.last_seen or 0), e.id))
 
 
 def resolve_names(store: EntityReads, namespace: str, owners: list[str] | None, key: str
