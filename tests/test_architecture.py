@@ -286,3 +286,12 @@ def test_the_store_folder_holds_a_package_per_backend():
     assert len(top) <= 8, top
     assert {"sqlite", "postgres", "parts"} <= set(top)
     assert not [n for n in top if n.startswith(("_sqlite", "_pg"))]
+
+
+def test_the_tests_mirror_the_packages():
+    """Every subpackage has its folder of tests (cli, compat and llm had none: their tests
+    sat at the top or under another package)."""
+    tests = Path(__file__).parent
+    missing = sorted(p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()
+                     and not (tests / p.name).is_dir())
+    assert missing == []

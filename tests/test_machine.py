@@ -21,7 +21,7 @@ def test_without_a_browser_only_the_browser_tests_skip(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          "--basetemp", str(tmp_path / "t"), "-rs",
-         "tests/server/test_apidocs.py", "tests/test_compat_mem0.py", "-k",
+         "tests/server/test_apidocs.py", "tests/compat/test_mem0.py", "-k",
          "swagger or redoc or async"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     out = done.stdout + done.stderr

@@ -228,7 +228,7 @@ def test_demo_keeps_a_named_store_and_says_how_to_open_it(tmp_path: Path):
 
 
 def test_every_command_is_documented():
-    doc = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
+    doc = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
     groups = {n for n, c in cli.commands.items() if hasattr(c, "commands")}
     names = [f"memstream {n}" for n in cli.commands if n not in groups]
     for group in groups:
