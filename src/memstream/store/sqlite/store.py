@@ -220,27 +220,25 @@ class SQLiteStore(Bundle):
         """The writing connection when this thread writes (it sees the write's own changes),
         for an in-memory store, and when it is free within ``READ_WAIT_S`` (its cache is
         warm); beside a longer write, a reading connection, which sees the last commit."""
-        readers, took = self._readers, False
-        if readers is not None and not self._lock.held():
-            if readers.held() or not self._lock.try_enter(READ_WAIT_S):
-                self._check_open()
-                with readers.lend() as db:
-                    try:
-                        yield db
-                    except sqlite3.Error as exc:
-                        raise self._map(exc) from exc
-                return
-            took = True
-        try:
-            with self._lock:
-                self._check_open()
+        readers = self._readers
+        if readers is None or self._lock.held():
+            self._lock.__enter__()
+        elif readers.held() or not self._lock.try_enter(READ_WAIT_S):
+            self._check_open()
+            with readers.lend() as db:
                 try:
-                    yield self._db
+                    yield db
                 except sqlite3.Error as exc:
                     raise self._map(exc) from exc
+            return
+        try:  # the lock is held once here, whichever way it was taken
+            self._check_open()
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                raise self._map(exc) from exc
         finally:
-            if took:
-                self._lock.__exit__()
+            self._lock.__exit__()
 
     def _touch_later(self) -> None:
         """Apply the touches searches left while this thread was writing (it holds the lock
