@@ -391,3 +391,19 @@ def test_the_checkpoint_tables_read_a_store_url_as_the_stores_do(tmp_path: Path)
     with pytest.raises(InvalidInput, match="unknown store URL scheme"):
         open_tables("mysql://somewhere/db")
     assert not list(tmp_path.glob("mysql*"))
+
+
+def test_a_search_after_erasing_most_of_a_common_word_still_scores(tmp_path: Path):
+    """A term held by more than 5,000 records keeps its count for a minute; erasing most of
+    them left that count above the rows in the index, and the next search that weighed the
+    term failed with "math domain error"."""
+    from memstream import Memory
+
+    with Memory(tmp_path / "common.db", embedder="none") as mem:
+        mem.add_many([{"text": f"apple pie recipe number {i}", "user_id": "gone"}
+                      for i in range(6000)])
+        mem.add_many(["an apple a day", "the pear tree in the garden"], namespace="kept")
+        assert mem.search("apple pear", namespace="kept", touch=False)
+        mem.delete_all(user_id="gone", erase=True)
+        hits = mem.search("apple pear", namespace="kept", touch=False)
+        assert {h.record.text for h in hits} == {"an apple a day", "the pear tree in the garden"}

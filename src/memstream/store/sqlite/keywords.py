@@ -239,9 +239,11 @@ def _quote(term: str) -> str | None:
 
 
 def _idf(rows: int, hits: int) -> float:
-    """FTS5's bm25 idf: log((N - n + 0.5) / (n + 0.5)), at least 1e-6."""
+    """FTS5's bm25 idf: log((N - n + 0.5) / (n + 0.5)), at least 1e-6. A large count is
+    reused for a while (``COUNT_TTL``): after an erase it may pass the rows left."""
     if rows <= 0:
         return 1e-6
+    hits = min(max(hits, 0), rows)
     return max(1e-6, math.log((rows - hits + 0.5) / (hits + 0.5)))
 
 
