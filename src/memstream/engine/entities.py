@@ -30,29 +30,37 @@ def entity_list(store: EntityReads, namespace: str, sel: Selection | None, *,
         ids = store.records.select_ids(sel, limit=SCOPE_WINDOW, order="-created")
     listed = store.graph.entities(namespace, owners, query=query, record_ids=ids,
                                   limit=limit + FOLD_MARGIN)
-    return _fold_aliases(store, namespace, listed)[:limit]
+    return _fold_aliases(store, namespace, owners, listed)[:limit]
 
 
 #: entities read past the limit, so that a name folded into its longer form leaves room
 FOLD_MARGIN = 10
 
 
-def _fold_aliases(store: EntityReads, namespace: str, listed: list[Entity]) -> list[Entity]:
+def _one_longer(short: Entity, found: list[Entity]) -> Entity | None:
+    """The one longer name of ``short``'s owner that starts with it ("marta" -> "marta
+    silva"), or None when there is none or more than one ("Priya Raman", "Priya Shah")."""
+    same = [e for e in found if e.owner == short.owner and e.key.startswith(short.key + " ")]
+    return same[0] if len(same) == 1 else None
+
+
+def _fold_aliases(store: EntityReads, namespace: str, owners: list[str] | None,
+                  listed: list[Entity]) -> list[Entity]:
     """A one-word name listed once, inside its longer form, where the owner's memories leave
     no doubt which it is ("Priya" and "Priya Raman": one person, its mentions counted
-    together); with two longer names that start with it ("Priya Raman", "Priya Shah"), it
-    stays a name of its own. Identifiers are never folded."""
-    by_id = {e.id: e for e in listed}
+    together); with two longer names that start with it it stays a name of its own.
+    Identifiers are never folded."""
+    shorts = [e for e in listed if " " not in e.key and e.kind != "id"]
+    if not shorts:
+        return listed
+    found = [e for e in store.graph.find(namespace, owners, [e.key for e in shorts])
+             if e.confirmed]
+    listed_ids = {e.id for e in listed}
     into: dict[int, list[Entity]] = {}
-    for short in listed:
-        if " " in short.key or short.kind == "id":
-            continue
-        longer = [e for e in store.graph.find(namespace, None if short.owner is None else
-                                              [short.owner], [short.key])
-                  if e.key.startswith(short.key + " ") and e.owner == short.owner
-                  and e.confirmed]
-        if len(longer) == 1 and longer[0].id in by_id:
-            into.setdefault(longer[0].id, []).append(short)
+    for short in shorts:
+        longer = _one_longer(short, found)
+        if longer is not None and longer.id in listed_ids:
+            into.setdefault(longer.id, []).append(short)
     if not into:
         return listed
     folded = {s.id for group in into.values() for s in group}
@@ -80,8 +88,8 @@ def resolve_names(store: EntityReads, namespace: str, owners: list[str] | None, 
     longer = [e for e in found if e.key != key]
     if exact:
         main = exact[0]
-        same = [e for e in longer if e.owner == main.owner]
-        return [main, *same] if len(same) == 1 else [main]
+        one = _one_longer(main, longer)
+        return [main] if one is None else [main, one]
     if longer:
         owner = max(longer, key=lambda e: e.mentions).owner
         same = sorted((e for e in longer if e.owner == owner), key=lambda e: (-e.mentions, e.id))

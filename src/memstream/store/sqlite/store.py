@@ -115,24 +115,17 @@ class SQLiteStore(Bundle):
         self._records = self._own_records = SQLiteRecords(self)
         self._closed = False
         try:
-            self._db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
-                                       check_same_thread=False)
-            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            self._db = self._connect(busy_timeout)
             self._open(busy_timeout)
             self._db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-            # SQLite's default page cache is 2 MiB: past a few hundred thousand records every
-            # index insert would read its pages back from the OS. Allocated as used.
-            self._db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            # reads map the file instead of copying each page in with a system call: a read
-            # of a hundred rows spread over a large file (an agent's steps) costs a third less
-            self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             # the log is copied back by a thread of its own, not inside a commit
             self._checkpointer = None if self.path == ":memory:" else Checkpointer(self.path)
             if self._checkpointer is not None:
                 self._db.execute("PRAGMA wal_autocheckpoint = 0")
                 # a rewound log's file is cut back, so its size tells how long the log is
                 self._db.execute(f"PRAGMA journal_size_limit = {SOFT_BYTES}")
-                self._readers = ReadPool(lambda: self._read_only(busy_timeout))
+                # the connections reads take beside a long write (``query_only``: none writes)
+                self._readers = ReadPool(lambda: self._connect(busy_timeout, "query_only = 1"))
                 if self._kv.get_meta(SCRUB_PENDING):  # an erase whose log a reader kept: finish it
                     self._checkpointer.scrub_later()
         except sqlite3.DatabaseError as exc:
@@ -141,14 +134,18 @@ class SQLiteStore(Bundle):
 
     # --- plumbing ----------------------------------------------------------------------------
 
-    def _read_only(self, busy_timeout: float) -> sqlite3.Connection:
-        """The connection reads go through outside a write (``query_only``: it cannot write)."""
+    def _connect(self, busy_timeout: float, *pragmas: str) -> sqlite3.Connection:
+        """A connection to the file with the settings every one of the store's has, and
+        ``pragmas``: SQLite's default page cache is 2 MiB, and past a few hundred thousand
+        records every index insert would read its pages back from the OS (``CACHE_KIB``,
+        allocated as used); reads map the file instead of copying each page in with a system
+        call, so a read of a hundred rows spread over a large file (an agent's steps) costs a
+        third less (``MMAP_BYTES``)."""
         db = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None,
                              check_same_thread=False)
         try:
             for pragma in (f"busy_timeout = {int(busy_timeout * 1000)}",
-                           f"cache_size = -{CACHE_KIB}", f"mmap_size = {MMAP_BYTES}",
-                           "query_only = 1"):
+                           f"cache_size = -{CACHE_KIB}", f"mmap_size = {MMAP_BYTES}", *pragmas):
                 db.execute(f"PRAGMA {pragma}").fetchall()
         except sqlite3.Error:
             db.close()
