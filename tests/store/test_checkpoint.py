@@ -28,7 +28,7 @@ def _threads() -> list[threading.Thread]:
 def test_the_log_is_copied_back_by_the_thread_and_nothing_is_lost(tmp_path: Path):
     path = tmp_path / "a.db"
     store = SQLiteStore(path)
-    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
     before = os.path.getsize(path)
     _fill(store, 10)  # about 1 MB per batch with its indexes: the thread wakes past 4 MiB
     assert len(_threads()) == 1

@@ -179,7 +179,7 @@ def test_the_vector_index_reads_other_namespaces_log_entries_once(tmp_path: Path
         assert hits[0][0] == late.id and len(hits) == 2
         with sqlite3.connect(tmp_path / "v.db") as db:
             end = db.execute("SELECT max(seq) FROM vector_log").fetchone()[0]
-        assert s._indexes.vectors._vectors["docs"].last_seq == end  # past the agents' 51 entries
+        assert s.index_part.vectors._vectors["docs"].last_seq == end  # past the agents' 51 entries
     finally:
         s.close()
 
@@ -209,7 +209,7 @@ def test_a_narrower_scope_keeps_its_own_index(tmp_path: Path):
                        (Selection("ns", agent_id="a", space="agents"), "records_ns_agent_step"),
                        (Selection("ns"), "records_ns_created")):
         where, params = selection_sql(sel)
-        with store._read() as db:
+        with store.read() as db:
             plan = " ".join(str(row) for row in db.execute(
                 f"EXPLAIN QUERY PLAN SELECT count(*) FROM records r WHERE {where}", params))
         assert index in plan, (sel, plan)
@@ -226,7 +226,7 @@ def test_a_capped_count_is_reused_until_the_file_changes(tmp_path: Path):
     sel = Selection("ns", user_id="u")
     counted: list[str] = []
     # nobody else writes: reads go through the writing connection (its cache is warm)
-    one._db.set_trace_callback(lambda sql: counted.append(sql) if "count(*)" in sql else None)
+    one.db.set_trace_callback(lambda sql: counted.append(sql) if "count(*)" in sql else None)
     assert one.records.count(sel, limit=100) == 5
     # more than 3: from the exact count, not counted again
     assert one.records.count(sel, limit=3) == 4
@@ -319,7 +319,7 @@ def test_a_read_never_waits_for_a_write_in_hand(tmp_path: Path):
         writing, release = threading.Event(), threading.Event()
 
         def long_write() -> None:
-            with store._write() as db:  # type: ignore[attr-defined]
+            with store.write() as db:  # type: ignore[attr-defined]
                 db.execute("INSERT INTO meta VALUES ('long write', 'in hand')")
                 inside.append(len(store.kv.get_meta("long write") or ""))  # its own row
                 writing.set()

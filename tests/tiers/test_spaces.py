@@ -39,7 +39,7 @@ def test_the_memorys_verbs_do_not_list_the_agents_records(tmp_path: Path):
         assert mem.stats(namespace="sim")["records"] == 7
         assert mem.get(ids[0], namespace="sim").space == SPACE  # reachable by id
         assert records_of(mem).count(
-            tiers._select("fox", None)) == 6  # the tiers' own selection
+            tiers.selection("fox", None)) == 6  # the tiers' own selection
         similar = tiers.similar("fox", {"x": 2, "den": "oak"}, k=6)
         assert similar[0][0]["memory_id"] == ids[2]
         # erasing the agent takes its text memories and its states

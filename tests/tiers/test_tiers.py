@@ -159,7 +159,7 @@ def test_transitions_capacity_and_merged_order(store_memory: Memory, backend):
     assert [e["step_number"] for e in tm.step_range("a1", 3, 5)] == [3, 4, 5]
     assert [e["step_number"] for e in tm.recent("a1", 3)] == [11, 10, 9]
     # the durable store kept every record in full
-    steps = store_memory.store.records.select(tm._select("a1", None), order="step")
+    steps = store_memory.store.records.select(tm.selection("a1", None), order="step")
     assert [r.data for r in steps] == [state(i) for i in range(12)]
 
 

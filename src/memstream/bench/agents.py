@@ -110,7 +110,7 @@ def _measure(tm: TieredMemory, agents: int, steps: int, queries: int, report: di
 def _nearest(tm: TieredMemory, agent: str, query: dict[str, Any], k: int) -> set[str]:
     """The ids of the ``k`` states nearest to ``query`` under the documented distance, by brute
     force over the agent's whole history in full (the durable records)."""
-    records = tm.memory.store.records.select(tm._select(agent, None), order="step")
+    records = tm.memory.store.records.select(tm.selection(agent, None), order="step")
     states = [flatten(r.data or {}) for r in records]
     dist = distances(flatten(query), states, scales(states))
     order = sorted(range(len(records)), key=lambda j: (dist[j], -(records[j].step or 0)))

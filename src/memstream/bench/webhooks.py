@@ -33,7 +33,7 @@ class Receiver:
         self.deliveries: list[str] = []
         self.refused = 0
         self.arrivals = 0  # requests begun (before the delay)
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -46,18 +46,18 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with receiver._lock:
+                with receiver.lock:
                     receiver.arrivals += 1
                 if receiver.delay:
                     time.sleep(receiver.delay)
                 if not verify_signature(receiver.secret, body,
                                         self.headers.get(SIGNATURE_HEADER, "")):
-                    with receiver._lock:
+                    with receiver.lock:
                         receiver.refused += 1
                     self.send_response(401)
                     self.end_headers()
                     return
-                with receiver._lock:
+                with receiver.lock:
                     receiver.events.extend(json.loads(body)["events"])
                     receiver.deliveries.append(self.headers.get("X-Memstream-Delivery", ""))
                 self.send_response(204)
@@ -80,7 +80,7 @@ class Receiver:
     def check(self, expected: dict[int, str]) -> dict[str, int]:
         """Compare what arrived with ``expected`` ({event number: record id}): missing,
         duplicates, unexpected, and events of one record that arrived out of order."""
-        with self._lock:
+        with self.lock:
             arrived = [(e["seq"], e["record_ids"][0]) for e in self.events]
         seqs = [s for s, _ in arrived]
         last: dict[str, int] = {}

@@ -307,7 +307,7 @@ class AgentMemoryAPI:
         recs = records_of(self.memory).get(self.tiered.namespace, [memory_id])
         if not recs or recs[0].agent_id != agent_id:
             return None
-        return self.tiered._merge(agent_id, recs, None)[0]
+        return self.tiered.merged(agent_id, recs, None)[0]
 
     def retrieve_recent_states(self, agent_id: str, count: int = 10,
                                memory_type: str | None = None) -> list[dict[str, Any]]:

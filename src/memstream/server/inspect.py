@@ -64,8 +64,8 @@ def _tier_sets(request: Request, mem: Memory, ns: str) -> tuple[set[str], set[st
     out: list[set[str]] = []
     for backend in (tm.stm, tm.im):
         ids: set[str] = set()
-        for agent in tm._tier(backend.agents, []):
-            ids.update(i for _, i in tm._tier(lambda b=backend, a=agent: b.index(a), []))
+        for agent in tm.tier_call(backend.agents, []):
+            ids.update(i for _, i in tm.tier_call(lambda b=backend, a=agent: b.index(a), []))
         out.append(ids)
     return out[0], out[1]
 

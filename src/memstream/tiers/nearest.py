@@ -52,7 +52,7 @@ def similar(tm: TieredMemory, agent_id: str, query: Mapping[str, Any] | Sequence
         out.append((entry, similarity(key[0]) if isinstance(query, Mapping) else -key[0]))
         if len(out) == k:
             break
-    tm._count_reads([e for e, _ in out])
+    tm.count_reads([e for e, _ in out])
     return out
 
 
@@ -65,9 +65,9 @@ def _cached(tm: TieredMemory, agent_id: str, kind: str | None, wanted: list[str]
         if tier not in wanted:
             continue
         backend = tm.stm if tier == "stm" else tm.im
-        ids = [i for _, i in tm._tier(lambda b=backend: b.index(agent_id), [])
+        ids = [i for _, i in tm.tier_call(lambda b=backend: b.index(agent_id), [])
                if i not in held]
-        got = tm._tier(lambda b=backend, i=ids: b.get(i), {}) if ids else {}
+        got = tm.tier_call(lambda b=backend, i=ids: b.get(i), {}) if ids else {}
         entries = [got[i] for i in ids if i in got]
         held.update(e["memory_id"] for e in entries)
         out.append((tier, backend, [e for e in entries
@@ -84,7 +84,7 @@ def _by_state(tm: TieredMemory, agent_id: str, query: Mapping[str, Any], k: int,
               for e in entries] for tier, _, entries in cached]
     records = []
     if "ltm" in wanted:
-        ids = [i for i in tm.records.select_ids(tm._select(agent_id, kind), order="step")
+        ids = [i for i in tm.records.select_ids(tm.selection(agent_id, kind), order="step")
                if i not in held]  # by step: the agent's index, not a scan of the namespace
         records = tm.records.get(tm.namespace, ids) if ids else []
     ltm_flats = [form(r.data or {}, 2) for r in records]
@@ -95,13 +95,13 @@ def _by_state(tm: TieredMemory, agent_id: str, query: Mapping[str, Any], k: int,
         hits: list[_Hit] = sorted(
             ((float(d), -float(e["step_number"]), -float(e["timestamp"])), e["memory_id"], e)
             for d, e in zip(dist, entries, strict=True))[: k * 2]
-        ranked.append(tm._stored(backend, [(key, rid, tm._public(e, tier))
+        ranked.append(tm.still_stored(backend, [(key, rid, tm.shown_entry(e, tier))
                                            for key, rid, e in hits]))
     if records:
         dist = distances(form(query, 2), ltm_flats, scale)
         best = sorted(((float(d), -float(r.step or 0), -r.created_at), r.id, n)
                       for n, (d, r) in enumerate(zip(dist, records, strict=True)))[: k * 2]
-        found = tm._from_records([records[n] for *_, n in best])
+        found = tm.ltm_entries([records[n] for *_, n in best])
         ranked.append([(key, rid, found[rid]) for key, rid, _ in best])
     return ranked
 
@@ -116,7 +116,7 @@ def _by_vector(tm: TieredMemory, agent_id: str, q: np.ndarray, k: int, kind: str
         if tier not in wanted:
             continue
         backend = tm.stm if tier == "stm" else tm.im
-        ids, raw = tm._tier(lambda b=backend: b.vectors(agent_id), ([], b""))
+        ids, raw = tm.tier_call(lambda b=backend: b.vectors(agent_id), ([], b""))
         if not ids:
             continue
         mat = np.frombuffer(raw, dtype=np.float16).reshape(len(ids), -1)
@@ -127,24 +127,24 @@ def _by_vector(tm: TieredMemory, agent_id: str, q: np.ndarray, k: int, kind: str
         chosen: list[_Hit] = []
         for start in range(0, len(order), k * 4):
             block = [ids[j] for j in order[start: start + k * 4]]
-            got = tm._tier(lambda b=backend, i=block: b.get(i), {})
+            got = tm.tier_call(lambda b=backend, i=block: b.get(i), {})
             for j in order[start: start + k * 4]:
                 e = got.get(ids[j])
                 if e is None:  # gone since (evicted or expired): a lower tier may hold it
                     held.discard(ids[j])
                 elif kind is None or e["metadata"]["memory_type"] == kind:
-                    chosen.append(((-float(scores[j]), 0.0, 0.0), ids[j], tm._public(e, tier)))
+                    chosen.append(((-float(scores[j]), 0.0, 0.0), ids[j], tm.shown_entry(e, tier)))
             if len(chosen) >= k * 2:
                 break
-        ranked.append(tm._stored(backend, sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2]))
+        ranked.append(tm.still_stored(backend, sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2]))
     if "ltm" in wanted:
-        ids, mat = _unheld(*tm.records.vectors(tm._select(agent_id, kind)), held)
+        ids, mat = _unheld(*tm.records.vectors(tm.selection(agent_id, kind)), held)
         if len(ids):
             scores = mat @ q
             top = np.argsort(-scores, kind="stable")[: k * 2]
             recs = {r.id: r for r in tm.records.get(tm.namespace, [ids[i] for i in top])}
             ranked.append([((-float(scores[i]), 0.0, 0.0), ids[i],
-                            tm._from_record(recs[ids[i]], mat[i]))
+                            tm.ltm_entry(recs[ids[i]], mat[i]))
                            for i in top if ids[i] in recs])
     return ranked
 

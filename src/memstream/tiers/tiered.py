@@ -174,7 +174,7 @@ class TieredMemory:
         log.warning("tier backend is back; STM and IM are in use again")
         return True
 
-    def _tier(self, fn: Any, default: Any) -> Any:
+    def tier_call(self, fn: Any, default: Any) -> Any:
         self.flush()
         if not self._up():
             return default
@@ -190,7 +190,7 @@ class TieredMemory:
     def store(self, agent_id: str, kind: str, contents: Mapping[str, Any], step: int,
               priority: float = 1.0) -> dict[str, Any]:
         """Store one entry durably and in STM; returns the entry."""
-        return self._public(self._write([(agent_id, kind, contents, step, priority)])[0], "stm")
+        return self.shown_entry(self._write([(agent_id, kind, contents, step, priority)])[0], "stm")
 
     def store_many(self, items: Iterable[tuple[str, str, Mapping[str, Any], int, float]]
                    ) -> list[str]:
@@ -210,7 +210,7 @@ class TieredMemory:
         if len(entries) >= _BACKGROUND and isinstance(self.stm, RedisTier):
             self._put_later(self.stm, entries)
         else:
-            self._tier(lambda: self.stm.put(entries), None)
+            self.tier_call(lambda: self.stm.put(entries), None)
         due = []
         with self._lock:
             for e in entries:
@@ -305,14 +305,14 @@ class TieredMemory:
 
     def _evict(self, backend: TierBackend, ids: Sequence[str]) -> None:
         by_agent: dict[str, list[str]] = {}
-        for rid, e in self._tier(lambda: backend.get(ids), {}).items():
+        for rid, e in self.tier_call(lambda: backend.get(ids), {}).items():
             by_agent.setdefault(e["agent_id"], []).append(rid)
         for agent, gone in by_agent.items():
-            self._tier(lambda a=agent, g=gone: backend.remove(a, g), None)
+            self.tier_call(lambda a=agent, g=gone: backend.remove(a, g), None)
 
     # --- entries in their three forms --------------------------------------------------------
 
-    def _public(self, entry: Mapping[str, Any], tier: str) -> dict[str, Any]:
+    def shown_entry(self, entry: Mapping[str, Any], tier: str) -> dict[str, Any]:
         level = LEVEL_OF[tier]
         meta = dict(entry["metadata"], compression_level=level, tier=tier)
         contents = entry["contents"] if level == 0 else entry.get("im_contents") \
@@ -326,7 +326,7 @@ class TieredMemory:
                 "step_number": entry["step_number"], "timestamp": entry["timestamp"],
                 "contents": contents, "metadata": meta, "embeddings": vectors}
 
-    def _from_record(self, rec: Record, vector: np.ndarray | None) -> dict[str, Any]:
+    def ltm_entry(self, rec: Record, vector: np.ndarray | None) -> dict[str, Any]:
         """The LTM form of a durable record; ``vector`` is its abstract vector."""
         data = rec.data or {}
         return {"memory_id": rec.id, "agent_id": rec.agent_id, "step_number": rec.step,
@@ -338,13 +338,13 @@ class TieredMemory:
                              "tier": "ltm"},
                 "embeddings": {} if vector is None else {"abstract_vector": vector.tolist()}}
 
-    def _from_records(self, records: Sequence[Record]) -> dict[str, dict[str, Any]]:
-        """``_from_record`` of each, their vectors read in one call: {id: LTM entry}."""
+    def ltm_entries(self, records: Sequence[Record]) -> dict[str, dict[str, Any]]:
+        """``ltm_entry`` of each, their vectors read in one call: {id: LTM entry}."""
         vectors = self.records.embeddings(self.namespace, [r.id for r in records]) \
             if records else {}
-        return {r.id: self._from_record(r, vectors.get(r.id)) for r in records}
+        return {r.id: self.ltm_entry(r, vectors.get(r.id)) for r in records}
 
-    def _select(self, agent_id: str, kind: str | None, **extra: Any) -> Selection:
+    def selection(self, agent_id: str, kind: str | None, **extra: Any) -> Selection:
         kinds = None if kind is None else (self._kind(kind),)
         return Selection(self.namespace, agent_id=v.scope_id(agent_id, "agent_id"),
                          kinds=kinds, space=SPACE, **extra)
@@ -362,35 +362,35 @@ class TieredMemory:
         wanted = [i for _, i in ids_steps]
         for tier, backend in (("stm", self.stm), ("im", self.im)):
             missing = [i for i in wanted if i not in out]
-            found = self._tier(lambda b=backend, m=missing: b.get(m), {})
+            found = self.tier_call(lambda b=backend, m=missing: b.get(m), {})
             for rid, e in found.items():
                 if kind is None or e["metadata"]["memory_type"] == kind:
-                    out[rid] = self._public(e, tier)
+                    out[rid] = self.shown_entry(e, tier)
         return out
 
-    def _merge(self, agent_id: str, records: Sequence[Record], kind: str | None
+    def merged(self, agent_id: str, records: Sequence[Record], kind: str | None
                ) -> list[dict[str, Any]]:
         """LTM records (sorted by step) in their most detailed cached form, each once."""
         cached = self._tier_entries(agent_id, [(r.step or 0, r.id) for r in records], kind)
-        ltm = self._from_records([r for r in records if r.id not in cached])
+        ltm = self.ltm_entries([r for r in records if r.id not in cached])
         out = [cached.get(r.id) or ltm[r.id] for r in records]
-        self._count_reads(out)
+        self.count_reads(out)
         return out
 
     def _merge_ids(self, agent_id: str, ids: Sequence[str], kind: str | None
                    ) -> list[dict[str, Any]]:
-        """``_merge`` of the records with these ids (in this order), reading from the durable
+        """``merged`` of the records with these ids (in this order), reading from the durable
         store only those no cache tier holds."""
         cached = self._tier_entries(agent_id, [(0, i) for i in ids], kind)
         missing = [i for i in ids if i not in cached]
         records = {r.id: r for r in self.records.get(self.namespace, missing)} \
             if missing else {}
-        ltm = self._from_records(list(records.values()))
+        ltm = self.ltm_entries(list(records.values()))
         out = [cached[i] if i in cached else ltm[i] for i in ids if i in cached or i in ltm]
-        self._count_reads(out)
+        self.count_reads(out)
         return out
 
-    def _count_reads(self, entries: Sequence[dict[str, Any]]) -> None:
+    def count_reads(self, entries: Sequence[dict[str, Any]]) -> None:
         """Promotion: entries read often from IM or LTM go back to STM in full."""
         lower = [e for e in entries if e["metadata"]["compression_level"] > 0]
         promote = []
@@ -423,8 +423,8 @@ class TieredMemory:
                              "retrieval_count": self.config.promote_after,
                              "memory_type": rec.kind, "promoted": True}})
         for e in entries:
-            self._tier(lambda a=e["agent_id"], i=e["memory_id"]: self.im.remove(a, [i]), None)
-        self._tier(lambda: self.stm.put(entries), None)
+            self.tier_call(lambda a=e["agent_id"], i=e["memory_id"]: self.im.remove(a, [i]), None)
+        self.tier_call(lambda: self.stm.put(entries), None)
         for agent in sorted({r.agent_id or "" for r in records}):
             self.records.emit(self.namespace, "tier_moved",
                               [r.id for r in records if (r.agent_id or "") == agent],
@@ -437,7 +437,7 @@ class TieredMemory:
         """The newest ``count`` entries, newest first."""
         if count < 0:
             raise InvalidInput("count must be >= 0")
-        ids = self.records.select_ids(self._select(agent_id, kind), limit=count,
+        ids = self.records.select_ids(self.selection(agent_id, kind), limit=count,
                                            order="-created")
         return self._merge_ids(agent_id, ids, kind)
 
@@ -448,7 +448,7 @@ class TieredMemory:
             raise InvalidInput(f"a step range needs 0 <= start_step <= end_step, got "
                                f"({start!r}, {end!r})")
         ids = self.records.select_ids(
-            self._select(agent_id, kind, step_min=start, step_max=end), order="step")
+            self.selection(agent_id, kind, step_min=start, step_max=end), order="step")
         return self._merge_ids(agent_id, ids, kind)
 
     def by_attributes(self, agent_id: str, attributes: Mapping[str, Any],
@@ -460,16 +460,16 @@ class TieredMemory:
         where = parse_filter({"data." + k.replace("$", ""): (
             {op.lstrip("$"): val for op, val in spec.items()} if isinstance(spec, Mapping)
             else spec) for k, spec in attributes.items()})
-        ids = self.records.select_ids(self._select(agent_id, kind, where=where),
+        ids = self.records.select_ids(self.selection(agent_id, kind, where=where),
                                            order="step", limit=limit)
         return self._merge_ids(agent_id, ids, kind)
 
     def content_search(self, agent_id: str, text: str, k: int = 5) -> list[dict[str, Any]]:
         """Entries whose text matches words of ``text`` (BM25), best first."""
-        hits = self.records.keyword_search(self._select(agent_id, None), query_terms(text),
+        hits = self.records.keyword_search(self.selection(agent_id, None), query_terms(text),
                                                 k)
         recs = {r.id: r for r in self.records.get(self.namespace, [h for h, _ in hits])}
-        return self._merge(agent_id, [recs[h] for h, _ in hits if h in recs], None)
+        return self.merged(agent_id, [recs[h] for h, _ in hits if h in recs], None)
 
     @renamed(query="state")
     def similar(self, agent_id: str, state: Mapping[str, Any] | Sequence[float], k: int = 5,
@@ -481,7 +481,7 @@ class TieredMemory:
         detailed of ``tiers`` that holds it."""
         return nearest.similar(self, agent_id, state, k, kind, tiers)
 
-    def _stored(self, backend: TierBackend, chosen: list[_Chosen]) -> list[_Chosen]:
+    def still_stored(self, backend: TierBackend, chosen: list[_Chosen]) -> list[_Chosen]:
         """The cached entries whose records are still in the durable store: a delete made
         elsewhere (another process, a tier this one cannot reach) never resurfaces. The others
         are evicted."""
@@ -507,14 +507,14 @@ class TieredMemory:
         ``cleanup_interval``) cost nothing more."""
         c = self.config
         moved = dropped = 0
-        spans = self._tier(lambda: self.stm.spans(agents), None)
+        spans = self.tier_call(lambda: self.stm.spans(agents), None)
         for agent in agents:
             if spans is None or _due(spans.get(agent), c.stm_limit, c.stm_max_age):
-                moved += self._tier(lambda a=agent: self._stm_to_im(a), 0)
-        spans = self._tier(lambda: self.im.spans(agents), None)
+                moved += self.tier_call(lambda a=agent: self._stm_to_im(a), 0)
+        spans = self.tier_call(lambda: self.im.spans(agents), None)
         for agent in agents:
             if spans is None or _due(spans.get(agent), c.im_limit, c.im_max_age):
-                dropped += self._tier(lambda a=agent: self._drop_im(a), 0)
+                dropped += self.tier_call(lambda a=agent: self._drop_im(a), 0)
         return {"moved_to_im": moved, "left_im": dropped}
 
     def _choose(self, index: list[tuple[int, str]], limit: int, max_age: int,
@@ -564,11 +564,11 @@ class TieredMemory:
         return len(going)
 
     def stats(self, agent_id: str) -> dict[str, Any]:
-        sel = self._select(agent_id, None)
+        sel = self.selection(agent_id, None)
         total = self.records.count(sel)
-        by_type = {t: self.records.count(self._select(agent_id, t)) for t in MEMORY_TYPES}
-        stm = len(self._tier(lambda: self.stm.index(agent_id), []))
-        im = len(self._tier(lambda: self.im.index(agent_id), []))
+        by_type = {t: self.records.count(self.selection(agent_id, t)) for t in MEMORY_TYPES}
+        stm = len(self.tier_call(lambda: self.stm.index(agent_id), []))
+        im = len(self.tier_call(lambda: self.im.index(agent_id), []))
         steps = [r.step for r in (self.records.select(sel, limit=1, order="step") +
                                   self.records.select(sel, limit=1, order="-created"))
                  if r.step is not None]
@@ -581,11 +581,11 @@ class TieredMemory:
         """Empty the caches of an agent (and with "ltm" in ``tiers``, delete its records)."""
         tiers = list(tiers or ("stm", "im"))
         if "stm" in tiers:
-            self._tier(lambda: self.stm.clear(agent_id), None)
+            self.tier_call(lambda: self.stm.clear(agent_id), None)
         if "im" in tiers:
-            self._tier(lambda: self.im.clear(agent_id), None)
+            self.tier_call(lambda: self.im.clear(agent_id), None)
         if "ltm" in tiers:
-            ids = [r.id for r in self.records.select(self._select(agent_id, None))]
+            ids = [r.id for r in self.records.select(self.selection(agent_id, None))]
             self.records.delete(self.namespace, ids)
 
     def close(self) -> None:

@@ -29,12 +29,12 @@ class Bundle:
     entity graph (the
     API keys are the backend's ``keys``, outside ``Store``)."""
 
-    _events: EventLog
-    _graph: Graph
+    event_log: EventLog
+    entity_graph: Graph
     _kv: KeyValues
     _queues: Queues
     _transfer: Copying
-    _indexes: Indexes
+    index_part: Indexes
     _records: Records
 
     @property
@@ -43,7 +43,7 @@ class Bundle:
 
     @property
     def indexes(self) -> SearchIndexes:
-        return self._indexes
+        return self.index_part
 
     @property
     def queues(self) -> WorkQueues:
@@ -59,8 +59,8 @@ class Bundle:
 
     @property
     def events(self) -> EventStore:
-        return self._events
+        return self.event_log
 
     @property
     def graph(self) -> EntityGraph:
-        return self._graph
+        return self.entity_graph

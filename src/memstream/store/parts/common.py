@@ -214,7 +214,7 @@ class Keys:
     ``revoke_key`` and ``_keys``."""
 
     def __init__(self, backend: Backend) -> None:
-        self._session = backend._session
+        self._session = backend.session
         self._ph = backend.PLACEHOLDER
 
     def _keys(self, where: str, params: tuple[Any, ...]) -> list[ApiKey]:

@@ -4,7 +4,7 @@ on every backend (only the placeholder and how events are serialised differ: ``B
 The stores write a change's events inside the change's own transaction (``log``), so an event
 exists if and only if its change committed. Sequence numbers follow commit order: SQLite has one
 writer at a time; PostgreSQL takes a transaction lock before it numbers events
-(``_serialise_events``), so a reader that has seen number n will never later see a smaller one.
+(``serialise_events``), so a reader that has seen number n will never later see a smaller one.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ LOG_ROWS = 500
 class Numbering(Backend, Protocol):
     """What the event log needs of its store besides a session: how events are numbered."""
 
-    def _serialise_events(self, db: Any) -> None:
+    def serialise_events(self, db: Any) -> None:
         """Make event numbering follow commit order (nothing to do with one writer)."""
 
-    def _events_copied(self, db: Any) -> None:
+    def events_copied(self, db: Any) -> None:
         """After events were written with their own numbers: later ones are numbered above."""
 
 
@@ -54,7 +54,7 @@ class EventLog:
 
     def __init__(self, backend: Numbering) -> None:
         self._backend = backend
-        self._session = backend._session
+        self._session = backend.session
         self.PLACEHOLDER = backend.PLACEHOLDER
         #: what the memory's config asks (``configure_events``)
         self.events_on, self.events_text, self.events_touch = True, False, False
@@ -124,7 +124,7 @@ class EventLog:
     def log(self, db: Any, rows: Sequence[tuple[Any, ...]]) -> None:
         if not rows:
             return
-        self._backend._serialise_events(db)
+        self._backend.serialise_events(db)
         row = f"({', '.join([self.PLACEHOLDER] * 9)})"
         for start in range(0, len(rows), LOG_ROWS):  # a multi-row statement per part
             part = rows[start:start + LOG_ROWS]
@@ -205,7 +205,7 @@ class EventLog:
             db.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})",
                            [tuple(r) for r in rows])
             if table == "events":
-                self._backend._events_copied(db)
+                self._backend.events_copied(db)
 
     def outbox_count(self, table: str) -> int:
         if table not in OUTBOX_TABLES:
@@ -236,7 +236,7 @@ class EventLog:
         ph = self.PLACEHOLDER
         with self._session(True) as db:
             if cap is not None:
-                self._backend._serialise_events(db)  # one registration at a time (PostgreSQL)
+                self._backend.serialise_events(db)  # one registration at a time (PostgreSQL)
                 held = db.execute(f"SELECT count(*) FROM webhooks WHERE namespace = {ph}",
                                   (hook.namespace,)).fetchone()[0]
                 if held >= cap:

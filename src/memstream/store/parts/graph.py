@@ -64,7 +64,7 @@ class Graph:
     """Entities (``entities``) and their mentions (``entity_mentions``)."""
 
     def __init__(self, backend: Backend) -> None:
-        self._session = backend._session
+        self._session = backend.session
         self._ph = backend.PLACEHOLDER
         pg = self._ph != "?"
         self._least, self._greatest = ("least", "greatest") if pg else ("min", "max")

@@ -7,27 +7,44 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..._types import TermStats
 from ...errors import Conflict, InvalidInput
 from ...filters import Selection
-from ..protocol import VectorSpace
+from ..protocol import KeyValue, VectorSpace
+from .backend import Backend
+from .records import count_sql
 
-__all__ = ["Indexes"]
+__all__ = ["Indexes", "IndexesHost"]
 
 #: a selection up to this many records reads its whole stream once to find neighbours
 SMALL_SELECTION = 5000
 _SPACE = "space:"  # the meta key of a named vector space
 
 
+class IndexesHost(Backend, Protocol):
+    """What ``Indexes`` needs of its store: its meta values (where the named vector spaces
+    are kept), and how it runs a selection (``where``), reads a selection's stream in order
+    (``stream``) and rows by id (``by_id``)."""
+
+    @property
+    def kv(self) -> KeyValue: ...
+
+    def where(self, sel: Selection) -> tuple[str, list[Any]]: ...
+
+    def stream(self, db: Any, where: str, params: Sequence[Any]) -> list[str]: ...
+
+    def by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]: ...
+
+
 class Indexes:
     """Named vector spaces and stream neighbours; a backend adds keyword and vector search
     and its stored vectors."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: IndexesHost) -> None:
         self._s = store
 
     def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
@@ -73,22 +90,22 @@ class Indexes:
 
     def neighbours(self, sel: Selection, ids: Sequence[str], *, before: int, after: int
                    ) -> dict[str, tuple[list[str], list[str]]]:
-        where, params = self._s._where(sel)
+        where, params = self._s.where(sel)
         ph = self._s.PLACEHOLDER
         out: dict[str, tuple[list[str], list[str]]] = {}
         wanted = list(dict.fromkeys(ids))
-        with self._s._session(False) as db:
-            total = db.execute(self._s.records._count_sql(where, True),  # the size, up to the bound
+        with self._s.session(False) as db:
+            total = db.execute(count_sql(ph, where, True),  # the size, up to the bound
                                (*params, SMALL_SELECTION + 1)).fetchone()[0]
             if total <= SMALL_SELECTION:  # read the whole stream once
-                order = self._s._stream(db, where, params)
+                order = self._s.stream(db, where, params)
                 pos = {rid: n for n, rid in enumerate(order)}
                 for rid in wanted:
                     n = pos.get(rid)
                     if n is not None:
                         out[rid] = (order[max(0, n - before):n][::-1], order[n + 1:n + 1 + after])
                 return out
-            keys = dict(self._s._by_id(db, "SELECT r.id, r.created_at FROM records r",
+            keys = dict(self._s.by_id(db, "SELECT r.id, r.created_at FROM records r",
                                     sel.namespace, wanted))
             # row values keep both lookups an index range (an OR would walk the stream)
             sql = (f"SELECT * FROM (SELECT 0, r.id FROM records r WHERE {where} AND "

@@ -20,7 +20,7 @@ class KeyValues:
     (``embedding_cache``)."""
 
     def __init__(self, backend: Backend) -> None:
-        self._session = backend._session
+        self._session = backend.session
         self._ph = backend.PLACEHOLDER
 
     def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:

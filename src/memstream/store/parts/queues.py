@@ -28,7 +28,7 @@ class Queues:
 
     def __init__(self, backend: WithRecords) -> None:
         self._backend = backend
-        self._session = backend._session
+        self._session = backend.session
         self._ph = backend.PLACEHOLDER
 
     def pending_ratings(self, limit: int) -> list[tuple[str, str, str, str]]:

@@ -18,7 +18,7 @@ __all__ = ["Copying"]
 class WithEvents(Backend, Protocol):
     """A store with its event log (the outbox tables) and ``reset``."""
 
-    _events: EventLog
+    event_log: EventLog
 
     def reset(self) -> None: ...
 
@@ -28,7 +28,7 @@ class Copying:
 
     def __init__(self, backend: WithEvents) -> None:
         self._backend = backend
-        self._session = backend._session
+        self._session = backend.session
 
     def records_page(self, namespace: str, after: str | None, limit: int
                      ) -> list[tuple[Record, str | None]]:
@@ -41,13 +41,13 @@ class Copying:
         raise NotImplementedError
 
     def outbox_rows(self, table: str, offset: int, limit: int) -> list[tuple[Any, ...]]:
-        return self._backend._events.outbox_rows(table, offset, limit)
+        return self._backend.event_log.outbox_rows(table, offset, limit)
 
     def put_outbox_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._backend._events.put_outbox_rows(table, rows)
+        self._backend.event_log.put_outbox_rows(table, rows)
 
     def outbox_count(self, table: str) -> int:
-        return self._backend._events.outbox_count(table)
+        return self._backend.event_log.outbox_count(table)
 
     def wipe(self) -> None:
         """Every row of every table gone, keys and webhooks too (an unfinished migrate's

@@ -31,6 +31,10 @@ class VectorIndex:
         self._dead = 0
         self.keeps_vectors = True  # False once an approximate index holds them instead
 
+    def __contains__(self, rid: object) -> bool:
+        """Whether the index holds the vector of row ``rid``."""
+        return rid in self._pos
+
     def drop_vectors(self) -> None:
         """Forget the vectors and keep only which rows are live and valid (an approximate
         index serves this namespace and holds the vectors itself)."""

@@ -4,6 +4,7 @@ index) and pgvector's search (an HNSW index per dimension)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,11 +16,16 @@ from .rows import scalar as _scalar
 from .rows import vec as _vec
 from .sql import selection_sql
 
+if TYPE_CHECKING:
+    from .store import PostgresStore
+
 __all__ = ["PgIndexes"]
 
 
 class PgIndexes(Indexes):
     """Keyword and vector search of a PostgreSQL store, and its stored vectors."""
+
+    _s: PostgresStore
 
     def term_stats(self, sel: Selection, terms: Sequence[str], *, selection_up_to: int,
                    cap: Callable[[int], int]) -> TermStats:
@@ -28,8 +34,8 @@ class PgIndexes(Indexes):
         # the namespace's records of the selection's vector space
         ns_where = "namespace = %s" + ("" if sel.space is None else " AND space = %s")
         ns_params = (ns,) if sel.space is None else (ns, sel.space)
-        with self._s._conn(write=False) as cur:
-            in_ns = self._s._cached((ns, f"\x01{sel.space}"), lambda: _scalar(
+        with self._s.conn(write=False) as cur:
+            in_ns = self._s.cached((ns, f"\x01{sel.space}"), lambda: _scalar(
                 cur, f"SELECT count(*) FROM records WHERE {ns_where}", ns_params))
             in_sel = None if sel == Selection(ns, space=sel.space) else _scalar(
                 cur, f"SELECT count(*) FROM (SELECT 1 FROM records r WHERE {where} LIMIT %s) t",
@@ -43,7 +49,7 @@ class PgIndexes(Indexes):
                     "r.tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (*params, w, upto)))
                     for w in terms}
             else:
-                matches = {w: self._s._cached(
+                matches = {w: self._s.cached(
                     (f"{ns}\0{sel.space}\0{upto}", w), lambda w=w: _scalar(
                     cur, f"SELECT count(*) FROM (SELECT 1 FROM records WHERE {ns_where} AND "
                     "tsv @@ plainto_tsquery('english', %s) LIMIT %s) t", (*ns_params, w, upto)))
@@ -62,7 +68,7 @@ class PgIndexes(Indexes):
                            for _ in terms)
         match = " || ".join("plainto_tsquery('english', %s)" for _ in terms)
         score_params = [x for w, weight in terms for x in (weight, w)]
-        with self._s._conn(write=False) as cur:
+        with self._s.conn(write=False) as cur:
             rows = cur.execute(
                 f"SELECT r.id, {score} AS s FROM records r WHERE r.tsv @@ ({match}) AND {where} "
                 "ORDER BY s DESC, r.seq LIMIT %s",
@@ -77,7 +83,7 @@ class PgIndexes(Indexes):
         dim = int(query.shape[0])
         where, params = selection_sql(sel)
         distance = f"(r.embedding::vector({dim}) <=> %s::vector({dim}))"
-        with self._s._conn(write=True) as cur:  # a transaction, for the SET LOCALs
+        with self._s.conn(write=True) as cur:  # a transaction, for the SET LOCALs
             cur.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * limit))}")
             cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             rows = cur.execute(
@@ -89,7 +95,7 @@ class PgIndexes(Indexes):
 
     def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
         where, params = selection_sql(sel)
-        with self._s._conn(write=False) as cur:
+        with self._s.conn(write=False) as cur:
             rows = cur.execute(f"SELECT r.id, r.embedding FROM records r WHERE {where} "
                                "AND r.embedding IS NOT NULL ORDER BY r.seq", params,
                                binary=True).fetchall()  # pgvector's text form: 28 µs a row
@@ -105,7 +111,7 @@ class PgIndexes(Indexes):
     def embeddings(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        with self._s._conn(write=False) as cur:
+        with self._s.conn(write=False) as cur:
             rows = cur.execute("SELECT id, embedding FROM records WHERE namespace = %s AND "
                                "id = ANY(%s) AND embedding IS NOT NULL",
                                (namespace, list(ids)), binary=True).fetchall()
@@ -116,8 +122,8 @@ class PgIndexes(Indexes):
         if not items:
             return
         vectors = [(rid, _vec(v)) for rid, v in items]
-        self._s._ensure_vector_index({len(v) for _, v in vectors})
-        with self._s._conn(write=True) as cur:
+        self._s.ensure_vector_index({len(v) for _, v in vectors})
+        with self._s.conn(write=True) as cur:
             cur.executemany(
                 "UPDATE records SET embedding = %s, embed_model = %s, needs_embedding = false "
                 "WHERE namespace = %s AND id = %s",

@@ -56,8 +56,8 @@ STATS_TTL = 60.0  # seconds a namespace size or a term's document frequency is r
 class PostgresStore(Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
-    _ALL = _SELECT
-    _NS_BY_ID = "namespace"
+    ALL = _SELECT
+    NS_BY_ID = "namespace"
     PLACEHOLDER = "%s"
     #: PostgreSQL text and jsonb cannot hold a NUL character (migrate checks a source first)
     holds_nul = False
@@ -67,14 +67,14 @@ class PostgresStore(Bundle):
         """``ann_threshold`` is accepted for symmetry with SQLite and not used: pgvector's
         HNSW index serves every search."""
         self.url = url
-        self._events = EventLog(self)
+        self.event_log = EventLog(self)
         self._kv = KeyValues(self)
-        self._graph = Graph(self)
+        self.entity_graph = Graph(self)
         self._queues = PgQueues(self)
         self._transfer = PgTransfer(self)
         #: the API keys (not part of ``Store``: the server reaches them through ``keys_of``)
         self.keys = PgKeys(self)
-        self._indexes = PgIndexes(self)
+        self.index_part = PgIndexes(self)
         self._records = PgRecords(self)
         self._display = url.split("@")[-1]  # never the password
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
@@ -83,7 +83,7 @@ class PostgresStore(Bundle):
         self._closed = False
         self._indexed_dims: set[int] = set()
         self._stats: dict[tuple[str, str], tuple[float, int]] = {}
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         try:
             with psycopg.connect(url, connect_timeout=max(1, int(busy_timeout))) as conn:
                 self._migrate(conn)
@@ -119,7 +119,7 @@ class PostgresStore(Bundle):
                 for statement in MIGRATIONS[version]:
                     conn.execute(statement)
                 if version == GRAPH_VERSION:  # link the records written before the graph
-                    self._graph.backfill(conn, _SELECT, _row_to_record)
+                    self.entity_graph.backfill(conn, _SELECT, _row_to_record)
                 conn.execute("INSERT INTO meta VALUES ('schema_version', %s) ON CONFLICT (key) "
                              "DO UPDATE SET value = excluded.value", (str(version),))
         with conn.cursor() as cur:
@@ -141,7 +141,7 @@ class PostgresStore(Bundle):
         return BackendUnavailable(f"PostgreSQL error on {self._display}: {exc}")
 
     @contextmanager
-    def _conn(self, write: bool) -> Iterator[psycopg.Cursor[Any]]:
+    def conn(self, write: bool) -> Iterator[psycopg.Cursor[Any]]:
         """A cursor; with ``write``, inside one transaction (retried once on a deadlock)."""
         if self._closed:
             raise BackendUnavailable("this store is closed; open a new Memory")
@@ -156,37 +156,37 @@ class PostgresStore(Bundle):
         except (psycopg.Error, PoolTimeout) as exc:
             raise self._map(exc) from exc
 
-    def _session(self, write: bool) -> AbstractContextManager[psycopg.Cursor[Any]]:
-        return self._conn(write)
+    def session(self, write: bool) -> AbstractContextManager[psycopg.Cursor[Any]]:
+        return self.conn(write)
 
     # --- the dialect of the records part (``parts.records.Records``) ------------------------------
 
-    def _json(self, value: Any) -> Any:
+    def to_json(self, value: Any) -> Any:
         return _jsonb(value)
 
-    def _unjson(self, value: Any) -> Any:
+    def from_json(self, value: Any) -> Any:
         return value  # psycopg reads jsonb as Python values
 
-    def _field(self, name: str, value: Any) -> Any:
+    def field(self, name: str, value: Any) -> Any:
         if name == "provenance":
             return list(value)
         return _jsonb(value) if name in ("data", "metadata") else value
 
-    def _where(self, sel: Selection) -> tuple[str, list[Any]]:
+    def where(self, sel: Selection) -> tuple[str, list[Any]]:
         return selection_sql(sel)
 
-    def _by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
+    def by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
         if not ids:
             return []
         return list(db.execute(f"{head} WHERE r.namespace = %s AND r.id = ANY(%s)",
                                (namespace, list(dict.fromkeys(ids)))).fetchall())
 
-    def _for_update(self, db: Any, namespace: str, record_id: str) -> Record | None:
+    def for_update(self, db: Any, namespace: str, record_id: str) -> Record | None:
         row = db.execute(_SELECT + " WHERE r.namespace = %s AND r.id = %s FOR UPDATE",
                          (namespace, record_id)).fetchone()
         return _row_to_record(row) if row else None
 
-    def _rewrite(self, db: Any, namespace: str, record_id: str, sets: dict[str, Any]
+    def rewrite(self, db: Any, namespace: str, record_id: str, sets: dict[str, Any]
                  ) -> Record:
         row = db.execute(f"UPDATE records r SET {', '.join(f'{k} = %s' for k in sets)} "
                          "WHERE r.namespace = %s AND r.id = %s RETURNING "
@@ -194,33 +194,33 @@ class PostgresStore(Bundle):
                          (*sets.values(), namespace, record_id)).fetchone()
         return _row_to_record(row)
 
-    def _stream(self, db: Any, where: str, params: Sequence[Any]) -> list[str]:
+    def stream(self, db: Any, where: str, params: Sequence[Any]) -> list[str]:
         return [r[0] for r in db.execute(
             f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id", params)]
 
-    def _serialise_events(self, db: Any) -> None:
+    def serialise_events(self, db: Any) -> None:
         db.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK,))
 
-    def _events_copied(self, db: Any) -> None:
+    def events_copied(self, db: Any) -> None:
         db.execute("SELECT setval(pg_get_serial_sequence('events', 'seq'), "
                    "(SELECT max(seq) FROM events))")
 
-    def _ensure_vector_index(self, dims: Collection[int]) -> None:
+    def ensure_vector_index(self, dims: Collection[int]) -> None:
         """Make the HNSW index for each new dimension (once, under the advisory lock)."""
         for dim in set(dims) - self._indexed_dims:
-            with self._conn(write=True) as cur:
+            with self.conn(write=True) as cur:
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
                 cur.execute(vector_index_sql(int(dim)))
             self._indexed_dims.add(dim)
 
     # --- writes ------------------------------------------------------------------------------
 
-    def _before_insert(self, records: Sequence[Record], ann: bool) -> None:
+    def before_insert(self, records: Sequence[Record], ann: bool) -> None:
         if ann:
-            self._ensure_vector_index({len(_vec(r.embedding)) for r in records
+            self.ensure_vector_index({len(_vec(r.embedding)) for r in records
                                        if r.embedding is not None})
 
-    def _repeats(self, db: Any, records: Sequence[Record]) -> Callable[[Record], list[Record]]:
+    def repeats(self, db: Any, records: Sequence[Record]) -> Callable[[Record], list[Record]]:
         # one writer at a time per namespace checks for repeats, so two adds of the same text
         # at once make one record
         for ns in sorted({r.namespace for r in records}):
@@ -230,7 +230,7 @@ class PostgresStore(Bundle):
             "AND r.step IS NULL AND r.invalidated_at IS NULL AND r.text = %s",
             (r.namespace, r.text, r.text)).fetchall()]
 
-    def _insert_rows(self, db: Any, records: Sequence[Record], *, event: str,
+    def insert_rows(self, db: Any, records: Sequence[Record], *, event: str,
                      model: str | None, rate: Collection[str], history: bool) -> None:
         rows = [[*_record_row(r),
                  None if r.embedding is None else _vec(r.embedding),
@@ -240,11 +240,11 @@ class PostgresStore(Bundle):
                        "needs_embedding, needs_rating) VALUES "
                        f"({', '.join(['%s'] * (len(COLUMNS) + 4))})", rows)
         if history:
-            self._records._write_history(db, [(r.namespace, r.id, event, r.created_at, None,
+            self._records.write_history(db, [(r.namespace, r.id, event, r.created_at, None,
                                                r.to_dict()) for r in records])
 
     def reset(self) -> None:
-        with self._conn(write=True) as cur:
+        with self.conn(write=True) as cur:
             cur.execute("TRUNCATE records, history, embedding_cache, events, entities, "
                         "entity_mentions, entity_relations")
             cur.execute("DELETE FROM meta WHERE key <> 'schema_version'")
@@ -252,25 +252,25 @@ class PostgresStore(Bundle):
 
     # --- reads -------------------------------------------------------------------------------
 
-    _record = staticmethod(_row_to_record)
+    record = staticmethod(_row_to_record)
 
-    def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
+    def selected(self, head: str, sel: Selection, limit: int | None, offset: int,
                   order: str) -> list[Any]:
         where, params = selection_sql(sel)
-        with self._conn(write=False) as cur:
+        with self.conn(write=False) as cur:
             return list(cur.execute(f"{head} WHERE {where} ORDER BY {order_sql(order)} "
                                     "LIMIT %s OFFSET %s", (*params, limit, offset)).fetchall())
 
-    def _cached(self, key: tuple[str, str], compute: Any) -> int:
+    def cached(self, key: tuple[str, str], compute: Any) -> int:
         """A namespace size or term frequency, reused for ``STATS_TTL`` seconds (zero is never
         kept: a term nobody used may appear with the next record)."""
         now = time.monotonic()
-        with self._lock:
+        with self.lock:
             hit = self._stats.get(key)
         if hit is not None and now - hit[0] < STATS_TTL:
             return hit[1]
         value = int(compute())
-        with self._lock:
+        with self.lock:
             if len(self._stats) > 10_000:
                 self._stats.clear()
             if value:
@@ -278,7 +278,7 @@ class PostgresStore(Bundle):
         return value
 
     def stats(self, namespace: str) -> StoreStats:
-        with self._conn(write=False) as cur:
+        with self.conn(write=False) as cur:
             row = cur.execute(
                 "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
                 "count(embedding), min(created_at), max(created_at) FROM records "
@@ -290,7 +290,7 @@ class PostgresStore(Bundle):
         return StoreStats(total, valid, embedded, kinds, oldest, newest)
 
     def namespaces(self) -> list[str]:
-        with self._conn(write=False) as cur:
+        with self.conn(write=False) as cur:
             return [r[0] for r in cur.execute(
                 "SELECT DISTINCT namespace FROM records ORDER BY namespace").fetchall()]
 

@@ -53,27 +53,29 @@ class AnnIndex:
     """An HNSW graph over (rowid, unit vector) pairs; ``last_seq`` is the change-log position
     it reflects."""
 
-    def __init__(self, dim: int, capacity: int) -> None:
+    def __init__(self, dim: int, capacity: int, *, loaded: Any = None, last_seq: int = 0,
+                 built_seq: int = 0, dirty: bool = False) -> None:
+        """A new graph for ``capacity`` vectors, or the graph ``loaded`` from a file."""
         import hnswlib
 
         self.dim = dim
-        self.last_seq = 0
+        self.last_seq = last_seq
         #: the change-log position of the vectors it was built or saved from
-        self.built_seq = 0
-        self.dirty = False
-        self._index: Any = hnswlib.Index(space="ip", dim=dim)
-        self._index.init_index(max_elements=max(capacity, 1024), ef_construction=EF_CONSTRUCTION,
-                               M=M)
+        self.built_seq = built_seq
+        self.dirty = dirty
+        if loaded is None:
+            loaded = hnswlib.Index(space="ip", dim=dim)
+            loaded.init_index(max_elements=max(capacity, 1024), ef_construction=EF_CONSTRUCTION,
+                              M=M)
+        self._index: Any = loaded
         self._index.set_ef(EF_SEARCH)
 
     @classmethod
     def build(cls, dim: int, rids: np.ndarray, mat: np.ndarray, last_seq: int) -> AnnIndex:
-        ann = cls(dim, int(len(rids) * 1.25))
-        if len(rids):
-            ann._index.add_items(mat, rids.astype(np.int64), num_threads=os.cpu_count() or 1)
-        ann.last_seq, ann.dirty = last_seq, True
-        ann.built_seq = last_seq
-        return ann
+        graph = cls(dim, int(len(rids) * 1.25), last_seq=last_seq, built_seq=last_seq,
+                    dirty=True)
+        graph.upsert(rids, mat)  # on every core (hnswlib's default)
+        return graph
 
     @classmethod
     def load(cls, path: Path, dim: int, namespace: str) -> AnnIndex | None:
@@ -85,13 +87,10 @@ class AnnIndex:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             if meta.get("namespace") != namespace or meta.get("dim") != dim:
                 return None
-            ann = cls.__new__(cls)
-            ann.dim, ann.last_seq, ann.dirty = dim, int(meta["last_seq"]), False
-            ann.built_seq = int(meta.get("built_seq", 0))
-            ann._index = hnswlib.Index(space="ip", dim=dim)
-            ann._index.load_index(str(path), max_elements=int(meta["capacity"]))
-            ann._index.set_ef(EF_SEARCH)
-            return ann
+            loaded = hnswlib.Index(space="ip", dim=dim)
+            loaded.load_index(str(path), max_elements=int(meta["capacity"]))
+            return cls(dim, 0, loaded=loaded, last_seq=int(meta["last_seq"]),
+                       built_seq=int(meta.get("built_seq", 0)))
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             if path.exists() or meta_path.exists():
                 log.warning("ignoring the saved vector index %s (%s); rebuilding it", path, exc)

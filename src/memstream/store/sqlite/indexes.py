@@ -25,6 +25,8 @@ __all__ = ["SQLiteIndexes"]
 class SQLiteIndexes(Indexes):
     """FTS5 statistics and BM25 scores, numpy or HNSW vector search, stored vectors."""
 
+    _s: SQLiteStore
+
     def __init__(self, store: SQLiteStore) -> None:
         super().__init__(store)
         self._keywords = SQLiteKeywords(store)
@@ -49,7 +51,7 @@ class SQLiteIndexes(Indexes):
         """Run ``sql`` (with ``{q}`` for the key placeholders) over chunks of keys and collect
         (key, float32 blob) rows."""
         out: dict[str, np.ndarray] = {}
-        with self._s._read() as db:
+        with self._s.read() as db:
             for chunk in _chunks(list(keys)):
                 for key, blob in db.execute(sql.format(q=",".join("?" * len(chunk))),
                                             (first, *chunk)):
@@ -58,7 +60,7 @@ class SQLiteIndexes(Indexes):
 
     def selection_vectors(self, sel: Selection) -> tuple[list[str], np.ndarray]:
         where, params = selection_sql(sel)
-        with self._s._read() as db:
+        with self._s.read() as db:
             rows = db.execute(f"SELECT r.id, r.embedding FROM records r WHERE {where} "
                               "AND r.embedding IS NOT NULL ORDER BY r.rowid", params).fetchall()
         if not rows:
@@ -79,7 +81,7 @@ class SQLiteIndexes(Indexes):
                        model: str) -> None:
         if not items:
             return
-        with self._s._write() as db:
+        with self._s.write() as db:
             db.executemany(
                 "UPDATE records SET embedding = ?, embed_model = ?, needs_embedding = 0 "
                 "WHERE +namespace = ? AND id = ?",

@@ -96,7 +96,7 @@ class SQLiteKeywords:
                     continue
                 if whole:  # the count of the whole index, which keyword_scores reads again
                     self._counts.setdefault(("", quoted), (
-                        stored, (self._s._generation, self._snap.version), time.monotonic()))
+                        stored, (self._s.generation, self._snap.version), time.monotonic()))
                 if whole or packed:
                     matches[term] = stored
                     continue
@@ -167,7 +167,7 @@ class SQLiteKeywords:
         """One read snapshot, with the selection's test of the text space dropped when its
         namespace holds no record of a named space: the test then excludes nothing, and costs
         a read of the last column of every record a keyword matches."""
-        with self._s._read() as db:
+        with self._s.read() as db:
             own = not db.in_transaction
             if own:
                 db.execute("BEGIN")
@@ -192,7 +192,7 @@ class SQLiteKeywords:
         commits (``PRAGMA data_version``)."""
         version: tuple[int, int] = self._snap.version
         hit = self._spans.get((namespace, space))
-        if hit is not None and hit[2:] == (self._s._grown, version):
+        if hit is not None and hit[2:] == (self._s.grown, version):
             return hit[0], hit[1]
         where = "namespace = ?" + ("" if space is None else " AND space = ?")
         lo, hi = db.execute(f"SELECT min(rowid), max(rowid) FROM records WHERE {where}",
@@ -200,7 +200,7 @@ class SQLiteKeywords:
         span = (1, 0) if lo is None else (int(lo), int(hi))
         if len(self._spans) > 10_000:
             self._spans.clear()
-        self._spans[(namespace, space)] = (*span, self._s._grown, version)
+        self._spans[(namespace, space)] = (*span, self._s.grown, version)
         return span
 
     def _count(self, key: tuple[str, str], compute: Any) -> int:
@@ -208,7 +208,7 @@ class SQLiteKeywords:
         through ``PRAGMA data_version``, by another) when it is small (cheap), reused for up to
         a minute when it is large (it then barely moves)."""
         now = time.monotonic()
-        stamp = (self._s._generation, self._snap.version)
+        stamp = (self._s.generation, self._snap.version)
         hit = self._counts.get(key)
         if hit is not None and (hit[1] == stamp
                                 or (hit[0] > LARGE_COUNT and now - hit[2] < COUNT_TTL)):

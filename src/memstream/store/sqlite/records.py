@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ...filters import Selection
-from ..parts.records import Records
+from ..parts.records import Records, count_sql
 from ..protocol import SCRUB_PENDING
 from .checkpoint import truncate_log
 from .rows import SELECT as _SELECT
@@ -35,28 +35,28 @@ class SQLiteRecords(Records):
             return super().count(sel)
         where, params = selection_sql(sel)
         key = (where, tuple(params))
-        with self._s._read() as db:
+        with self._s.read() as db:
             # taken before the count: a write committed meanwhile changes one of them. The
             # number is the connection's own (the reading one, or the writing one in a write)
             version = (id(db), db.execute("PRAGMA data_version").fetchall()[0][0])
-            generation = self._s._generation
-            hit = self._s._capped.get(key)
+            generation = self._s.generation
+            hit = self._s.capped.get(key)
             if hit is not None and hit[2:] == (generation, version):
                 value, asked = hit[0], hit[1]
                 if value <= asked:  # the exact count
                     return min(value, limit + 1)
                 if limit <= asked:  # more than asked, so more than limit
                     return limit + 1
-            value = int(db.execute(self._count_sql(where, True), (*params, limit + 1)
+            value = int(db.execute(count_sql(self._s.PLACEHOLDER, where, True), (*params, limit + 1)
                                    ).fetchone()[0])
-        if len(self._s._capped) > 1000:
-            self._s._capped.clear()
-        self._s._capped[key] = (value, limit, generation, version)
+        if len(self._s.capped) > 1000:
+            self._s.capped.clear()
+        self._s.capped[key] = (value, limit, generation, version)
         return value
 
     def delete(self, namespace: str, ids: Sequence[str], *, at: float) -> int:
         removed = 0
-        with self._s._write() as db:
+        with self._s.write() as db:
             for chunk in _chunks(list(ids)):
                 q = ",".join("?" * len(chunk))
                 rows = db.execute(_SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
@@ -64,10 +64,10 @@ class SQLiteRecords(Records):
                 if not rows:
                     continue
                 gone = [_row_to_record(row) for row in rows]
-                self._write_history(db, [(namespace, r.id, "delete", at, r.to_dict(), None)
+                self.write_history(db, [(namespace, r.id, "delete", at, r.to_dict(), None)
                                          for r in gone])
-                self._s._events.log(db, self._s._events.change_rows("delete", gone))
-                self._s._graph.unlink(db, namespace, chunk)
+                self._s.event_log.log(db, self._s.event_log.change_rows("delete", gone))
+                self._s.entity_graph.unlink(db, namespace, chunk)
                 removed += db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                       (namespace, *chunk)).rowcount
         return removed
@@ -76,11 +76,11 @@ class SQLiteRecords(Records):
               cache_keys: Sequence[str] = ()) -> int:
         erased = 0
         spaces = {""}
-        with self._s._lock:
-            self._s._check_open()
-            self._s._db.execute("PRAGMA secure_delete = ON")  # freed bytes are zeroed
+        with self._s.lock:
+            self._s.check_open()
+            self._s.db.execute("PRAGMA secure_delete = ON")  # freed bytes are zeroed
             try:
-                with self._s._write() as db:
+                with self._s.write() as db:
                     for chunk in _chunks(list(dict.fromkeys(ids))):
                         q = ",".join("?" * len(chunk))
                         known = {r[0] for r in db.execute(
@@ -91,9 +91,9 @@ class SQLiteRecords(Records):
                             _SELECT + f" WHERE +r.namespace = ? AND r.id IN ({q})",
                             (namespace, *chunk))]
                         spaces.update(r.space for r in gone)
-                        self._s._events.log(db, self._s._events.change_rows("erase", gone))
-                        self._s._events.scrub(db, namespace, sorted(known))
-                        self._s._graph.unlink(db, namespace, chunk)
+                        self._s.event_log.log(db, self._s.event_log.change_rows("erase", gone))
+                        self._s.event_log.scrub(db, namespace, sorted(known))
+                        self._s.entity_graph.unlink(db, namespace, chunk)
                         db.execute(f"DELETE FROM records WHERE +namespace = ? AND id IN ({q})",
                                    (namespace, *chunk))
                         db.execute(f"DELETE FROM history WHERE namespace = ? AND record_id IN "
@@ -113,18 +113,18 @@ class SQLiteRecords(Records):
                                    f"({','.join('?' * len(chunk))})", chunk)
                     # the keyword index keeps deleted entries until its segments merge
                     db.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
-                    if self._s._checkpointer is not None:  # until the log is truncated
+                    if self._s.checkpointer is not None:  # until the log is truncated
                         db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                                    (SCRUB_PENDING, json.dumps({"since": at})))
-                if self._s._checkpointer is not None:  # the log's copies of the old pages go too
-                    if truncate_log(self._s._db, restore_ms=self._s.busy_ms):
-                        with self._s._write() as db:
+                if self._s.checkpointer is not None:  # the log's copies of the old pages go too
+                    if truncate_log(self._s.db, restore_ms=self._s.busy_ms):
+                        with self._s.write() as db:
                             db.execute("DELETE FROM meta WHERE key = ?", (SCRUB_PENDING,))
                     else:  # a reader needs the log: the checkpoint thread finishes it
-                        self._s._checkpointer.scrub_later()
+                        self._s.checkpointer.scrub_later()
             finally:
-                self._s._db.execute("PRAGMA secure_delete = OFF")
-        self._s._indexes.vectors.drop_ann(namespace, sorted(spaces))
+                self._s.db.execute("PRAGMA secure_delete = OFF")
+        self._s.index_part.vectors.drop_ann(namespace, sorted(spaces))
         return erased
 
     def history_ids(self, namespace: str, scope: Mapping[str, str]) -> list[str]:
@@ -132,7 +132,7 @@ class SQLiteRecords(Records):
             return []
         where = " AND ".join(f"coalesce(json_extract(old, '$.{k}'), json_extract(new, '$.{k}'))"
                              " = ?" for k in scope)
-        with self._s._read() as db:
+        with self._s.read() as db:
             return [r[0] for r in db.execute(
                 f"SELECT DISTINCT record_id FROM history WHERE namespace = ? AND {where}",
                 (namespace, *scope.values()))]
@@ -144,7 +144,7 @@ class SQLiteRecords(Records):
         applies it."""
         if not ids:
             return
-        lock = self._s._lock
+        lock = self._s.lock
         if not lock.held():
             self._s.touches.append((namespace, list(ids), at))
             if lock.try_enter():  # nobody writes: applied now, on leaving
@@ -153,17 +153,17 @@ class SQLiteRecords(Records):
         self.touch_now(namespace, ids, at=at)
 
     def touch_now(self, namespace: str, ids: Sequence[str], *, at: float) -> None:
-        with self._s._write() as db:
+        with self._s.write() as db:
             for chunk in _chunks(list(ids)):
                 db.execute(
                     "UPDATE records SET last_accessed_at = max(last_accessed_at, ?), "
                     f"access_count = access_count + 1 WHERE +namespace = ? AND id IN "
                     f"({','.join('?' * len(chunk))})", (at, namespace, *chunk))
-            self._s._events.log(db, self._s._events.touch_rows(namespace, ids))
+            self._s.event_log.log(db, self._s.event_log.touch_rows(namespace, ids))
 
     def taken(self, ids: Sequence[str]) -> set[str]:
         out: set[str] = set()
-        with self._s._read() as db:
+        with self._s.read() as db:
             for chunk in _chunks(list(dict.fromkeys(ids))):
                 q = ",".join("?" * len(chunk))
                 out.update(r[0] for r in db.execute(f"SELECT id FROM records WHERE id IN ({q})",

@@ -73,27 +73,27 @@ _dumps = _json.dumps
 class SQLiteStore(Bundle):
     """See ``memstream.store.protocol.Store`` for the contract of each method."""
 
-    _ALL = _SELECT
-    _NS_BY_ID = "+namespace"
+    ALL = _SELECT
+    NS_BY_ID = "+namespace"
     PLACEHOLDER = "?"
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
                  synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
         self.path = str(path)
         self.busy_ms = int(busy_timeout * 1000)
-        self._events = EventLog(self)
+        self.event_log = EventLog(self)
         self._kv = KeyValues(self)
-        self._graph = Graph(self)
+        self.entity_graph = Graph(self)
         self._queues = SQLiteQueues(self)
         self._transfer = SQLiteTransfer(self)
         #: the API keys (not part of ``Store``: the server reaches them through ``keys_of``)
         self.keys = SQLiteKeys(self)
         self.ann_threshold = ann_threshold
         self.exact_selection = EXACT_SELECTION
-        self._generation = 0  # bumped by every write of this process
-        self._grown = 0  # bumped by every insert of this process (see _sqlite_keywords._span)
+        self.generation = 0  # bumped by every write of this process
+        self.grown = 0  # bumped by every insert of this process (see _sqlite_keywords._span)
         #: capped counts of selections, valid while neither this process nor another writes
-        self._capped: dict[tuple[str, tuple[Any, ...]],
+        self.capped: dict[tuple[str, tuple[Any, ...]],
                            tuple[int, int, int, tuple[int, int]]] = {}
         self.url = "sqlite:///" + self.path if self.path != ":memory:" else ":memory:"
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
@@ -109,27 +109,27 @@ class SQLiteStore(Bundle):
         #: applied by the writer as it lets the lock go
         self.touches: list[tuple[str, list[str], float]] = []
         #: the writes (and the writing connection)
-        self._lock = OwnedLock(self._touch_later, lambda: bool(self.touches))
+        self.lock = OwnedLock(self._touch_later, lambda: bool(self.touches))
         self._readers: ReadPool | None = None  # the connections that read (none in memory)
-        self._indexes: SQLiteIndexes = SQLiteIndexes(self)
+        self.index_part: SQLiteIndexes = SQLiteIndexes(self)
         self._records = self._own_records = SQLiteRecords(self)
         self._closed = False
         try:
-            self._db = self._connect(busy_timeout)
+            self.db = self._connect(busy_timeout)
             self._open(busy_timeout)
-            self._db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            self.db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             # the log is copied back by a thread of its own, not inside a commit
-            self._checkpointer = None if self.path == ":memory:" else Checkpointer(self.path)
-            if self._checkpointer is not None:
-                self._db.execute("PRAGMA wal_autocheckpoint = 0")
+            self.checkpointer = None if self.path == ":memory:" else Checkpointer(self.path)
+            if self.checkpointer is not None:
+                self.db.execute("PRAGMA wal_autocheckpoint = 0")
                 # a rewound log's file is cut back, so its size tells how long the log is
-                self._db.execute(f"PRAGMA journal_size_limit = {SOFT_BYTES}")
+                self.db.execute(f"PRAGMA journal_size_limit = {SOFT_BYTES}")
                 # the connections reads take beside a long write (``query_only``: none writes)
                 self._readers = ReadPool(lambda: self._connect(busy_timeout, "query_only = 1"))
                 if self._kv.get_meta(SCRUB_PENDING):  # an erase whose log a reader kept: finish it
-                    self._checkpointer.scrub_later()
+                    self.checkpointer.scrub_later()
         except sqlite3.DatabaseError as exc:
-            self._db.close() if hasattr(self, "_db") else None
+            self.db.close() if hasattr(self, "_db") else None
             raise self._map(exc) from exc
 
     # --- plumbing ----------------------------------------------------------------------------
@@ -159,7 +159,7 @@ class SQLiteStore(Bundle):
         deadline = time.monotonic() + busy_timeout
         while True:
             try:
-                mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = self.db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if self.path != ":memory:" and str(mode).lower() != "wal":
                     raise BackendUnavailable(f"cannot switch {self.path} to WAL mode ({mode})")
                 self._migrate()
@@ -188,40 +188,40 @@ class SQLiteStore(Bundle):
         return BackendUnavailable(f"SQLite error on {self.path}: {msg}")
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._check_open()
-            self._generation += 1
+    def write(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.check_open()
+            self.generation += 1
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                self.db.execute("BEGIN IMMEDIATE")
                 try:
-                    yield self._db
+                    yield self.db
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    self.db.execute("ROLLBACK")
                     raise
-                self._db.execute("COMMIT")
-                if self._checkpointer is not None:
-                    self._checkpointer.after_commit(self._db)
+                self.db.execute("COMMIT")
+                if self.checkpointer is not None:
+                    self.checkpointer.after_commit(self.db)
             except sqlite3.Error as exc:
                 raise self._map(exc) from exc
             finally:
                 # again once it is over: a count a read took during the write (of the state
                 # before it, or of the write's own rows) is stamped with the number before
-                self._generation += 1
+                self.generation += 1
 
-    def _session(self, write: bool) -> AbstractContextManager[sqlite3.Connection]:
-        return self._write() if write else self._read()
+    def session(self, write: bool) -> AbstractContextManager[sqlite3.Connection]:
+        return self.write() if write else self.read()
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def read(self) -> Iterator[sqlite3.Connection]:
         """The writing connection when this thread writes (it sees the write's own changes),
         for an in-memory store, and when it is free within ``READ_WAIT_S`` (its cache is
         warm); beside a longer write, a reading connection, which sees the last commit."""
         readers = self._readers
-        if readers is None or self._lock.held():
-            self._lock.__enter__()
-        elif readers.held() or not self._lock.try_enter(READ_WAIT_S):
-            self._check_open()
+        if readers is None or self.lock.held():
+            self.lock.__enter__()
+        elif readers.held() or not self.lock.try_enter(READ_WAIT_S):
+            self.check_open()
             with readers.lend() as db:
                 try:
                     yield db
@@ -229,13 +229,13 @@ class SQLiteStore(Bundle):
                     raise self._map(exc) from exc
             return
         try:  # the lock is held once here, whichever way it was taken
-            self._check_open()
+            self.check_open()
             try:
-                yield self._db
+                yield self.db
             except sqlite3.Error as exc:
                 raise self._map(exc) from exc
         finally:
-            self._lock.__exit__()
+            self.lock.__exit__()
 
     def _touch_later(self) -> None:
         """Apply the touches searches left while this thread was writing (it holds the lock
@@ -247,36 +247,36 @@ class SQLiteStore(Bundle):
             except Exception:  # recency is best effort: a failed touch never fails the write
                 log.exception("deferred touch of %d records failed", len(ids))
 
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
         if self._closed:
             raise BackendUnavailable("this store is closed; open a new Memory")
 
-    def _before_insert(self, records: Sequence[Record], ann: bool) -> None:
+    def before_insert(self, records: Sequence[Record], ann: bool) -> None:
         """Nothing to prepare: SQLite's vector indexes follow the log (``sqlite.vector``)."""
 
-    def _serialise_events(self, db: Any) -> None:
+    def serialise_events(self, db: Any) -> None:
         """Events are numbered in commit order already: one writer at a time."""
 
-    def _events_copied(self, db: Any) -> None:
+    def events_copied(self, db: Any) -> None:
         """AUTOINCREMENT numbers the next event above the copied ones by itself."""
 
     # --- the dialect of the records part (``parts.records.Records``) ------------------------------
 
-    def _json(self, value: Any) -> str | None:
+    def to_json(self, value: Any) -> str | None:
         return None if value is None else _dumps(value)
 
-    def _unjson(self, value: Any) -> Any:
+    def from_json(self, value: Any) -> Any:
         return json.loads(value) if value else None
 
-    def _field(self, name: str, value: Any) -> Any:
+    def field(self, name: str, value: Any) -> Any:
         if name == "provenance":
             return _dumps(list(value))
         return _dumps(value) if name in ("data", "metadata") else value
 
-    def _where(self, sel: Selection) -> tuple[str, list[Any]]:
+    def where(self, sel: Selection) -> tuple[str, list[Any]]:
         return selection_sql(sel)
 
-    def _by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
+    def by_id(self, db: Any, head: str, namespace: str, ids: Sequence[str]) -> list[Any]:
         rows: list[Any] = []
         for chunk in _chunks(list(dict.fromkeys(ids))):
             rows.extend(db.execute(f"{head} WHERE +r.namespace = ? AND r.id IN "
@@ -284,26 +284,26 @@ class SQLiteStore(Bundle):
                                    (namespace, *chunk)).fetchall())
         return rows
 
-    def _for_update(self, db: Any, namespace: str, record_id: str) -> Record | None:
+    def for_update(self, db: Any, namespace: str, record_id: str) -> Record | None:
         # one writer at a time: the transaction's IMMEDIATE lock is the row lock
-        rows = self._by_id(db, _SELECT, namespace, [record_id])
+        rows = self.by_id(db, _SELECT, namespace, [record_id])
         return _row_to_record(rows[0]) if rows else None
 
-    def _rewrite(self, db: Any, namespace: str, record_id: str, sets: dict[str, Any]
+    def rewrite(self, db: Any, namespace: str, record_id: str, sets: dict[str, Any]
                  ) -> Record:
         db.execute(f"UPDATE records SET {', '.join(f'{k} = ?' for k in sets)} WHERE rowid = "
                    "(SELECT rowid FROM records WHERE +namespace = ? AND id = ?)",
                    (*sets.values(), namespace, record_id))
-        return _row_to_record(self._by_id(db, _SELECT, namespace, [record_id])[0])
+        return _row_to_record(self.by_id(db, _SELECT, namespace, [record_id])[0])
 
-    def _stream(self, db: Any, where: str, params: Sequence[Any]) -> list[str]:
+    def stream(self, db: Any, where: str, params: Sequence[Any]) -> list[str]:
         # sorted here: an ORDER BY would lead SQLite to walk the namespace in time order (an
         # index that needs no sort) instead of the selection's own index
         return [r[1] for r in sorted(db.execute(
             f"SELECT r.created_at, r.id FROM records r WHERE {where}", params))]
 
     def _migrate(self) -> None:
-        db = self._db
+        db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute("CREATE TABLE IF NOT EXISTS meta "
@@ -326,7 +326,7 @@ class SQLiteStore(Bundle):
                 for statement in _split_sql(MIGRATIONS[version]):
                     db.execute(statement)
                 if version == GRAPH_VERSION:  # link the records written before the graph
-                    self._graph.backfill(db, _SELECT, _row_to_record)
+                    self.entity_graph.backfill(db, _SELECT, _row_to_record)
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                            (str(version),))
             db.execute("COMMIT")
@@ -336,7 +336,7 @@ class SQLiteStore(Bundle):
 
     # --- writes ------------------------------------------------------------------------------
 
-    def _repeats(self, db: Any, records: Sequence[Record]) -> Callable[[Record], list[Record]]:
+    def repeats(self, db: Any, records: Sequence[Record]) -> Callable[[Record], list[Record]]:
         # one writer at a time: the IMMEDIATE transaction already holds the write lock
         return lambda r: [_row_to_record(row) for row in db.execute(
             # "+r.text": a plain comparison would keep SQLite off the head index
@@ -344,9 +344,9 @@ class SQLiteStore(Bundle):
             "AND r.step IS NULL AND r.invalidated_at IS NULL AND +r.text = ?",
             (r.namespace, r.text[:64], r.text))]
 
-    def _insert_rows(self, db: Any, records: Sequence[Record], *, event: str,
+    def insert_rows(self, db: Any, records: Sequence[Record], *, event: str,
                      model: str | None, rate: Collection[str], history: bool) -> None:
-        self._grown += 1
+        self.grown += 1
         for part in _chunks(records, _INSERT_ROWS):
             # one multi-row statement per part: far cheaper per row than executemany, above
             # all for the full-text index its trigger feeds
@@ -363,26 +363,26 @@ class SQLiteStore(Bundle):
                                                       r.created_at, _dumps(r.to_dict()))])
 
     def reset(self) -> None:
-        with self._write() as db:
+        with self.write() as db:
             for table in ("records", "history", "vector_log", "embedding_cache", "events",
                           "entities", "entity_mentions", "entity_relations"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
-        self._indexes.vectors.clear()
+        self.index_part.vectors.clear()
 
     # --- reads -------------------------------------------------------------------------------
 
-    _record = staticmethod(_row_to_record)
+    record = staticmethod(_row_to_record)
 
-    def _selected(self, head: str, sel: Selection, limit: int | None, offset: int,
+    def selected(self, head: str, sel: Selection, limit: int | None, offset: int,
                   order: str) -> list[Any]:
         where, params = selection_sql(sel)
         sql = f"{head} WHERE {where} ORDER BY {order_sql(order)} LIMIT ? OFFSET ?"
-        with self._read() as db:
+        with self.read() as db:
             return db.execute(sql, (*params, -1 if limit is None else limit, offset)).fetchall()
 
     def stats(self, namespace: str) -> StoreStats:
-        with self._read() as db:
+        with self.read() as db:
             total, valid, embedded, oldest, newest = db.execute(
                 "SELECT count(*), count(*) FILTER (WHERE invalidated_at IS NULL), "
                 "count(embedding), min(created_at), max(created_at) FROM records "
@@ -392,21 +392,21 @@ class SQLiteStore(Bundle):
         return StoreStats(total, valid, embedded, kinds, oldest, newest)
 
     def namespaces(self) -> list[str]:
-        with self._read() as db:
+        with self.read() as db:
             return [r[0] for r in db.execute(
                 "SELECT DISTINCT namespace FROM records ORDER BY namespace")]
 
     def close(self) -> None:
-        with self._lock:
+        with self.lock:
             if self._closed:
                 return
             self._touch_later()
-            self._indexes.vectors.save_indexes()
+            self.index_part.vectors.save_indexes()
             self._closed = True
-            if self._checkpointer is not None:
-                self._checkpointer.close()
-            self._db.close()
-            self._indexes.vectors.clear()
+            if self.checkpointer is not None:
+                self.checkpointer.close()
+            self.db.close()
+            self.index_part.vectors.clear()
         if self._readers is not None:  # after the reads in hand (never under the write lock)
             self._readers.close()
 

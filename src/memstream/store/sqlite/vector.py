@@ -95,7 +95,7 @@ class SQLiteVectors:
             index.upsert(db.execute(
                 f"SELECT rowid, embedding, invalidated_at IS NULL FROM records WHERE rowid IN "
                 f"({','.join('?' * len(chunk))}) AND embedding IS NOT NULL", chunk))
-        gone = set(live) - set(index._pos)
+        gone = [rid for rid in live if rid not in index]
         index.remove(gone)
         return index
 
@@ -106,7 +106,7 @@ class SQLiteVectors:
             return []
         space = sel.space or ""  # vectors are compared within one space
         key = vector_key(sel.namespace, space)
-        with self._s._read() as db, self._mutex:
+        with self._s.read() as db, self._mutex:
             index = self._index(db, key, query.shape[0])
             include_invalid = sel.include_invalid or sel.as_of is not None
             plain = Selection(sel.namespace, include_invalid=sel.include_invalid, space=space)
@@ -285,8 +285,8 @@ class SQLiteVectors:
     def save_indexes(self) -> None:
         """Save every approximate index that changed since it was saved (also on close);
         one built before an erase is dropped instead (it holds the erased vectors)."""
-        with self._s._lock, self._mutex:
-            with self._s._read() as db:
+        with self._s.lock, self._mutex:
+            with self._s.read() as db:
                 stale = [key for key, ann in self._ann.items()
                          if ann.built_seq < self._erased_at(db, key)]
             for key in stale:
