@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memstream import Config, InvalidInput, Memory, NotFound
-from memstream._entities import extract, key_of
+from memstream.core.names import extract, key_of
 from memstream.retrieval.entities import placed
 
 

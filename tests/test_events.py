@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from memstream import Config, InvalidInput, Memory
+from memstream.engine.subscribers import prune
 from memstream.episodes import EpisodeMemory
 from memstream.events import ChangeEvent
 from memstream.learning import Learner
-from memstream.subscribers import prune
 from memstream.tiers import TierConfig, TieredMemory
 
 

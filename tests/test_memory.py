@@ -191,7 +191,7 @@ def test_context_fits_the_budget(kw_memory: Memory):
     ctx = kw_memory.context("moon landing crew", budget=60)
     assert 0 < ctx.tokens <= 60
     assert ctx.text.count("\n") == len(ctx.hits) - 1
-    from memstream.tokens import cl100k
+    from memstream.core.tokens import cl100k
 
     assert cl100k().count(ctx.text) == ctx.tokens
 
@@ -255,7 +255,7 @@ def test_embedder_change_is_refused(db_path: Path, e5):
 
 
 def test_ids_sort_in_creation_order_and_carry_their_time():
-    from memstream._ids import id_time, new_id, new_ids
+    from memstream.core.ids import id_time, new_id, new_ids
 
     batch = new_ids(1000, 1_700_000_000.5)
     more = [*new_ids(3, 1700000000.5), new_id(1700000000.5)]
@@ -274,7 +274,7 @@ def test_ids_sort_in_creation_order_and_carry_their_time():
 def test_a_run_of_ids_is_encoded_as_each_one_alone():
     """Large batches are encoded with numpy: the same text as one id at a time, also when
     the counter carries across its halves or wraps around."""
-    from memstream._ids import _encode, _encode_run
+    from memstream.core.ids import _encode, _encode_run
 
     mask = (1 << 80) - 1
     for first in (0, (1 << 40) - 3, (1 << 80) - 2, 0x1234_5678_9ABC_DEF0_1234):

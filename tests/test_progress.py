@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from memstream import Memory, transfer
-from memstream.progress import wait_embedded
+from memstream import Memory
+from memstream.engine import transfer
+from memstream.engine.progress import wait_embedded
 
 
 def test_export_and_import_report_progress(tmp_path: Path):

@@ -5,7 +5,7 @@ import doctest
 from pathlib import Path
 
 import memstream
-import memstream.memory
+import memstream.engine.memory
 
 PKG = Path(memstream.__file__).parent
 
@@ -45,8 +45,8 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_imports_point_down_the_layers():
-    upper = ("memstream.memory", "memstream.cli", "memstream.transfer", "memstream.bench",
-             "memstream.demo", "memstream.engine")
+    upper = ("memstream.engine.memory", "memstream.cli", "memstream.engine.transfer",
+             "memstream.bench", "memstream.cli.demo", "memstream.engine")
     lower = [*PKG.joinpath("store").rglob("*.py"), *PKG.joinpath("retrieval").rglob("*.py"),
              *PKG.joinpath("embed").rglob("*.py"), *PKG.joinpath("cognition").rglob("*.py"),
              PKG / "filters.py", PKG / "_types.py", PKG / "errors.py", PKG / "clock.py"]

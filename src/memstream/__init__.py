@@ -24,9 +24,11 @@ from ._types import (
     Record,
 )
 from .client import Client
-from .clock import Clock, FixedClock, SimulationClock, WallClock
 from .config import Config
+from .core.clock import Clock, FixedClock, SimulationClock, WallClock
 from .embed import Embedder, KeywordOnlyWarning
+from .engine.memory import Context, Memory
+from .engine.memory_async import AsyncMemory
 from .errors import (
     BackendUnavailable,
     Conflict,
@@ -45,8 +47,6 @@ from .errors import (
     UnsupportedMediaType,
 )
 from .events import ChangeEvent, Webhook
-from .memory import Context, Memory
-from .memory_async import AsyncMemory
 from .retrieval.scoring import PROFILES, Weights
 from .scope import Query, Scope
 

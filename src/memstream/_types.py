@@ -13,7 +13,7 @@ from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
-from ._json import clip
+from .core.jsonio import clip
 
 __all__ = ["KINDS", "ORDERS", "Context", "Entity", "EntityProfile", "Explanation",
            "Finding", "HistoryEntry", "Hit", "MemoryChange", "Order", "Record", "Relation",

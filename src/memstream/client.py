@@ -4,7 +4,7 @@
     >>> # client.add("Alice prefers green tea", user_id="alice")
 
 Every call goes through one function (``Client._send``) that places its fields in the route's
-path, query string or body as ``memstream._routes.ROUTES`` declares the route.
+path, query string or body as ``memstream.core.routes.ROUTES`` declares the route.
 Methods take the same arguments as ``Memory`` and return the same types (``Record``, ``Hit``,
 ``Context``, ``HistoryEntry``, ``MemoryChange``). Server errors come back as the same exception
 classes (``NotFound``, ``InvalidInput``, ``ScopeViolation``...), chosen by the error body's type.
@@ -19,8 +19,6 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from . import errors as _errors
-from ._aliases import renamed
-from ._routes import request
 from ._types import (
     Entity,
     EntityProfile,
@@ -32,10 +30,12 @@ from ._types import (
     Record,
     Relation,
 )
-from .clock import TimeLike, epoch_times
 from .config import CONTEXT_MIN_RELEVANCE
+from .core.aliases import renamed
+from .core.clock import TimeLike, epoch_times
+from .core.routes import request
+from .engine.memory import Context
 from .errors import BackendUnavailable, InvalidInput, MemstreamError, MissingDependency
-from .memory import Context
 from .scope import Query, Scope, resolve
 
 __all__ = ["Client"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from ._validate import namespace as _namespace
+from .core.validate import namespace as _namespace
 from .errors import InvalidInput
 
 __all__ = ["DEFAULTS", "Config", "ResolvedConfig"]

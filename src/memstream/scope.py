@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from . import _validate as v
-from .clock import TimeLike, to_timestamp
+from .core import validate as v
+from .core.clock import TimeLike, to_timestamp
 from .errors import InvalidInput
 from .filters import Selection, parse_filter
 

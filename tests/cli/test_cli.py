@@ -141,8 +141,8 @@ def test_import_a_users_own_lines(run, tmp_path: Path):
     seat, deadline, milk = (listed[t] for t in ("Ana likes the window seat",
                                                 "Deadline moved to Friday", "Bought oat milk"))
     assert deadline["importance"] == 0.9 and deadline["kind"] == "fact"
-    from memstream.clock import to_timestamp
     from memstream.cognition.importance import heuristic_importance
+    from memstream.core.clock import to_timestamp
     assert to_timestamp(deadline["created_at"]) == to_timestamp("2024-05-08T13:56:00Z")
     assert to_timestamp(milk["created_at"]) == 1700000000
     import time
@@ -314,7 +314,7 @@ def test_import_names_every_bad_line_once_in_the_users_terms(run, tmp_path: Path
     """Every bad line is reported at once, each with all its problems, then a count of the rest
     past the cap; a line that is not JSON says where it breaks and what was expected, and
     "line N" means one thing: the line of the file."""
-    from memstream.transfer import MAX_BAD_LINES
+    from memstream.engine.transfer import MAX_BAD_LINES
 
     bad = tmp_path / "bad.jsonl"
     rows = [json.dumps({"text": "fine"}), '{"text": "no closing brace"',

@@ -144,7 +144,7 @@ def test_context_sections_order_and_limits():
 
 
 def test_context_token_budget_is_exact():
-    from memstream.tokens import cl100k
+    from memstream.core.tokens import cl100k
 
     m = new_memory()
     for i in range(6):

@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 
 from memstream import Explanation, Hit, InvalidInput, Record
+from memstream.core.tokens import cl100k
 from memstream.retrieval.keywords import MAX_DF_FLOOR, MIN_IDF, idf, query_terms, weigh
 from memstream.retrieval.packing import pack
 from memstream.store.protocol import TermStats
-from memstream.tokens import cl100k
 
 
 def test_query_terms_drop_function_words_and_possessives():

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from memstream import Memory
-from memstream.clock import FixedClock
+from memstream.core.clock import FixedClock
 from memstream.episodes import EpisodeMemory
 from memstream.learning import Learner
 from memstream.tiers import TieredMemory

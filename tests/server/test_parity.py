@@ -14,12 +14,12 @@ import pytest
 
 from memstream import Memory
 from memstream.cli import cli
+from memstream.engine.subscribers import ChangeEvents
+from memstream.engine.webhooks import Webhooks
 from memstream.episodes import EpisodeMemory
 from memstream.learning import Learner
 from memstream.server.catalog import OPERATIONS, Operation
-from memstream.subscribers import ChangeEvents
 from memstream.tiers import TieredMemory
-from memstream.webhooks import Webhooks
 
 #: the Python call of each operation; a capability's instance is made for a scope (its
 #: ``of``: namespace, and the agent of the episode operations), so those fields are its

@@ -321,7 +321,7 @@ def test_times_are_iso_8601_utc_in_answers_and_both_forms_are_read(server: Serve
     own JSON is never rewritten; the Python client gets seconds back."""
     import re
 
-    from memstream.clock import to_timestamp
+    from memstream.core.clock import to_timestamp
 
     with server.client("admin") as http:
         a = http.post("/v1/memories", json={"content": "the boiler was serviced", "at":

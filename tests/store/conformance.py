@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from memstream import Conflict, InvalidInput, NotFound, Record
-from memstream._ids import new_id
+from memstream.core.ids import new_id
 from memstream.filters import Selection, matches, parse_filter
 from memstream.retrieval.keywords import SELECTION_STATS, cap, keyword_search
 from memstream.store import Patch

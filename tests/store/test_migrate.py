@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from memstream import FixedClock, Memory
 from memstream.cli import cli
+from memstream.engine.migrate import copy_store, verify
 from memstream.filters import Selection
-from memstream.migrate import copy_store, verify
 from memstream.server.auth import create_key
 from memstream.store import open_store
 
@@ -247,7 +247,7 @@ def test_every_table_of_a_store_is_carried_or_rebuilt(tmp_path: Path) -> None:
     """A table a later change adds must be carried by migrate or named as rebuilt."""
     import sqlite3
 
-    from memstream.migrate import CHECKPOINT_TABLES, DERIVED, OUTBOX_TABLES
+    from memstream.engine.migrate import CHECKPOINT_TABLES, DERIVED, OUTBOX_TABLES
 
     src = tmp_path / "all.db"
     seed_everything(src)
@@ -264,9 +264,9 @@ def test_an_unfinished_target_is_refused_by_every_way_of_opening_it(tmp_path: Pa
     (as a memory already did)."""
     import sqlite3
 
+    from memstream.engine.migrate import MARK
     from memstream.errors import Conflict
     from memstream.integrations.langgraph import MemstreamSaver
-    from memstream.migrate import MARK
 
     src, partial, third = tmp_path / "src.db", tmp_path / "partial.db", tmp_path / "third.db"
     with Memory(src, embedder="none") as mem:
@@ -293,7 +293,7 @@ def test_entities_keep_their_names_and_kinds_on_every_path(tmp_path: Path, pg_ur
                                                            ) -> None:
     """Export then import, and migrate SQLite -> SQLite and SQLite -> PostgreSQL, list the same
     entities, each with its name as written (accents kept) and its kind."""
-    from memstream.transfer import export_jsonl, import_jsonl
+    from memstream.engine.transfer import export_jsonl, import_jsonl
 
     texts = ["Lunch with Andrés Pérez at Café Kranich.", "Called Dr. Weber about the results.",
              "Dad's birthday: a gift from Oskar Lindqvist.", "Visited the Universidad de Sevilla.",

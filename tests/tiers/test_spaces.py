@@ -13,7 +13,7 @@ import numpy as np
 import psycopg
 
 from memstream import Memory
-from memstream.records import records_of
+from memstream.engine.records import records_of
 from memstream.store.postgres.schema import COLUMNS as PG_COLUMNS
 from memstream.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 from memstream.store.sqlite.schema import COLUMNS, MIGRATIONS

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memstream import InvalidInput
-from memstream._validate import json_object
+from memstream.core.validate import json_object
 from memstream.tiers import state_vector
 from memstream.tiers.features import leaves, long_term, unit_rows
 from memstream.tiers.vectors import StateBatch, plain_leaves, search_text

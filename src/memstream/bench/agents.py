@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..memory import Memory
+from ..engine.memory import Memory
 from ..tiers import TierConfig, TieredMemory
 from ..tiers.similarity import distances, flatten, scales
 from .metrics import percentile

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
-from ..memory import Memory
 from ..retrieval.keywords import keyword_search, query_terms
 from .metrics import KS, accumulate, profile_report
 

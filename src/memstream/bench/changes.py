@@ -40,9 +40,9 @@ import numpy as np
 from ..cognition import changes as model
 from ..config import Config
 from ..engine import changes as engine
+from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
-from ..memory import Memory
 from ..retrieval.null import Null
 from ..scope import Query
 from .metrics import held_out_threshold, reliability, render_reliability

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .._entities import extract, key_of
 from ..config import Config
+from ..core.names import extract, key_of
+from ..engine.memory import Memory
 from ..errors import InvalidInput
-from ..memory import Memory
 from ..store.parts.graph import Graph
 
 __all__ = ["SAMPLE", "cost", "dev_set", "matches", "quality"]

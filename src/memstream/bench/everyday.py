@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
-from ..memory import Memory
 from ..retrieval.keywords import keyword_search, query_terms
 from .metrics import held_out_threshold, percentile, reliability, render_reliability
 

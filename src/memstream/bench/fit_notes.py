@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from ..config import Config
+from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
-from ..memory import Memory
 from ..retrieval.notes import FEATURES, Weights
 from .everyday import load
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..config import Config
+from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
-from ..memory import Memory
 from ..retrieval.rerank import FEATURES, Model
 from .locomo import load
 

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._routes import ROUTES, request
+from ..core.routes import ROUTES, request
 from .metrics import percentile
 
 #: namespaces the clients are spread over

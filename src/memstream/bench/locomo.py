@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from ..config import Config
+from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
-from ..memory import Memory
 from .metrics import KS, accumulate, percentile, profile_report
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

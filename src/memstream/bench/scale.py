@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
-from ..memory import Memory
 from .metrics import percentile
 
 DIM = 384

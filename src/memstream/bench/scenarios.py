@@ -194,9 +194,9 @@ def run(embedder: Any, *, weights: str | None = None) -> list[Outcome]:
     """Each case in a fresh in-memory store (the distractors plus its memories, vectors from
     ``embedder``, embedded once), searched at ``NOW`` without touching; whether the expected
     memory comes first."""
-    from ..clock import FixedClock
     from ..config import Config
-    from ..memory import Memory
+    from ..core.clock import FixedClock
+    from ..engine.memory import Memory
 
     texts = sorted({t for t, _, _ in DISTRACTORS} | {t for c in CASES for t, _, _ in c.memories})
     vectors = dict(zip(texts, embedder.embed_documents(texts), strict=True))

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..delivery import Deliverer
+from ..core.delivery import Deliverer
+from ..engine.memory import Memory
 from ..events import SIGNATURE_HEADER, verify_signature
-from ..memory import Memory
 from .metrics import percentile
 
 

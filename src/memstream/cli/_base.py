@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 
 import click
 
-from ..clock import iso_times
 from ..config import Config
+from ..core.clock import iso_times
+from ..engine.memory import Memory
 from ..errors import (
     BackendUnavailable,
     Conflict,
@@ -25,7 +26,6 @@ from ..errors import (
     NotFound,
     ScopeViolation,
 )
-from ..memory import Memory
 
 #: The one table from error class to exit code (most specific class first).
 EXIT_CODES: list[tuple[type[MemstreamError], int]] = [

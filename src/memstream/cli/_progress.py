@@ -12,8 +12,8 @@ from typing import Any
 import click
 from tqdm import tqdm
 
-from ..memory import Memory
-from ..progress import wait_embedded
+from ..engine.memory import Memory
+from ..engine.progress import wait_embedded
 
 #: seconds between two plain progress lines
 EVERY = 2.0
@@ -29,7 +29,7 @@ def _unicode(stream: Any) -> bool:
 
 
 class Progress:
-    """``memstream.progress``'s callback for one command (``verb`` starts its lines)."""
+    """``memstream.engine.progress``'s callback for one command (``verb`` starts its lines)."""
 
     def __init__(self, verb: str, quiet: bool = False) -> None:
         self.verb, self.quiet = verb, quiet

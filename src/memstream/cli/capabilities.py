@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..memory import Memory
+from ..engine.memory import Memory
 from ._base import (
     _emit,
     _json_arg,

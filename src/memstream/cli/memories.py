@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from .. import transfer
 from .._types import ORDERS, Hit, Record
+from ..engine import transfer
 from ..errors import (
     BackendUnavailable,
     CorruptStore,
@@ -261,7 +261,7 @@ def delete(st: _State, memory_id: str, erase: bool) -> None:
 def check(st: _State) -> None:
     """Scan a SQLite store page by page (PRAGMA integrity_check) without changing it; exit
     code 7 when it is damaged, 4 when it is the target of a migrate that did not finish."""
-    from ..migrate import refuse_unfinished_at
+    from ..engine.migrate import refuse_unfinished_at
     from ..store import sqlite_path
     from ..store.sqlite.check import check_file
 
@@ -420,7 +420,7 @@ def consolidate(st: _State, threshold: float | None) -> None:
 @click.pass_obj
 def demo(st: _State) -> None:
     """Run a short scripted agent session and show what its memory retrieves."""
-    from ..demo import run_demo
+    from .demo import run_demo
 
     run_demo(st.db if st.db != "memstream.db" else None, echo=click.echo)
 

@@ -6,7 +6,8 @@ import logging
 
 import click
 
-from .. import __version__, tracing
+from .. import __version__
+from ..core import tracing
 from ..errors import (
     MissingDependency,
 )
@@ -36,7 +37,7 @@ def migrate(st: _State, source: str, target: str, batch: int, sample: int) -> No
     letters and LangGraph checkpoints; the counts of each and a sample of records are compared,
     and the command fails if anything differs. Until then TARGET is marked unfinished and no
     memory opens it."""
-    from .. import migrate as mig
+    from ..engine import migrate as mig
     from ..store import open_store
 
     src = open_store(source)

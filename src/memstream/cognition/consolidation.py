@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .._groups import join
 from .._types import Record
+from ..core.groups import join
 from ..embed.protocol import calibrated_similarity
 from ..errors import BackendUnavailable, LLMError
 from ..llm import ChatClient

@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from ..engine.memory import Memory
+from ..engine.records import records_of
 from ..errors import BackendUnavailable, InvalidInput, MemstreamError
-from ..memory import Memory
-from ..records import records_of
 from ..tiers import MEMORY_TYPES, TierConfig, TierDegradedWarning, TieredMemory
 from ..tiers.hooks import install_memory_hooks, with_memory
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..engine.memory import Memory
 from ..errors import (
     BackendUnavailable,
     EmbeddingError,
@@ -37,7 +38,6 @@ from ..learning import (
     Outcome,
     UserPreference,
 )
-from ..memory import Memory
 from .learning_storage import MemoryStorage, SQLiteStorage
 
 __all__ = ["ALMAError", "AntiPattern", "ConfigurationError", "DomainKnowledge", "EmbeddingError",

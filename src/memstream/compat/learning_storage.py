@@ -35,7 +35,7 @@ from ..learning.models import Model
 
 if TYPE_CHECKING:
     from .._types import Record
-    from ..memory import Memory
+    from ..engine.memory import Memory
 
 __all__ = ["MemoryStorage", "SQLiteStorage"]
 
@@ -267,7 +267,7 @@ class SQLiteStorage(MemoryStorage):
 
     def __init__(self, db_path: str | Path, embedding_dim: int | None = None,
                  auto_migrate: bool = True, **memory_options: Any) -> None:
-        from ..memory import Memory
+        from ..engine.memory import Memory
 
         path = Path(db_path)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -28,8 +28,8 @@ from typing import Any, TypedDict
 
 from .._types import HistoryEntry, MemoryChange, Record
 from ..config import Config
+from ..engine.memory import Memory as _Memory
 from ..errors import InvalidFilter, InvalidInput, NotFound
-from ..memory import Memory as _Memory
 
 __all__ = ["AsyncMemory", "Memory"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._http import RemoteRefused, post_json
+from ..core.http import RemoteRefused, post_json
 from ..errors import BackendUnavailable, EmbeddingError, InvalidInput
 from .protocol import unit_rows
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import _validate as v
-from .._aliases import unalias
-from .._ids import new_id
 from .._types import Record
-from ..clock import SimulationClock, TimeLike, to_timestamp
 from ..cognition.importance import heuristic_importance
+from ..core import validate as v
+from ..core.aliases import unalias
+from ..core.clock import SimulationClock, TimeLike, to_timestamp
+from ..core.ids import new_id
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from .memory import Memory
 
 __all__ = ["build_record"]
 

@@ -46,7 +46,7 @@ from ..store.protocol import Patch
 from .nulls import null_rows
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from .memory import Memory
 
 log = logging.getLogger("memstream.changes")
 

@@ -21,8 +21,8 @@ from ..errors import BackendUnavailable, LLMError
 from ..events import caused
 
 if TYPE_CHECKING:
-    from ..memory import Memory
-    from ..progress import ProgressFn
+    from .memory import Memory
+    from .progress import ProgressFn
 
 log = logging.getLogger("memstream.cognition")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from .._entities import key_of
 from .._types import Entity, EntityProfile
+from ..core.names import key_of
 from ..errors import InvalidInput, NotFound
 from ..filters import Selection
 from .reads import EntityReads

@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .._entities import extract
 from .._types import Hit, Signals
+from ..core.names import extract
+from ..core.tracing import span
 from ..filters import Selection, admits
 from ..retrieval.anchors import event_share, windows
 from ..retrieval.context import smooth
@@ -49,7 +50,6 @@ from ..retrieval.rerank import MIN_POOL, POOL, Pool, features, load_model, speak
 from ..retrieval.scoring import PAST_RECENCY, asks_about_now, convex_fusion, rrf_fusion
 from ..retrieval.shown import shown
 from ..retrieval.standing import STANDING_KINDS
-from ..tracing import span
 from .nulls import null_rows
 from .reads import SearchReads
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import tracing
+from ..core import tracing
 from ..embed.cache import embed_documents_cached
 from ..embed.protocol import Embedder
 from ..errors import BackendUnavailable, MemstreamError

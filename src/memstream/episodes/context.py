@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.tokens import Tokenizer, cl100k
 from ..errors import InvalidInput
-from ..tokens import Tokenizer, cl100k
 
 __all__ = ["HEADER", "build_memory_context"]
 

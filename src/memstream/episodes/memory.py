@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .._aliases import renamed
 from .._types import Hit, Record
+from ..core.aliases import renamed
 from ..errors import InvalidInput
 from ..events import caused
 from ..llm import ChatClient, chat_client_from_config
@@ -35,7 +35,7 @@ from .state import (
 )
 
 if TYPE_CHECKING:  # the facade sits above this layer: used, never imported at run time
-    from ..memory import Memory
+    from ..engine.memory import Memory
 
 __all__ = ["EpisodeMemory"]
 

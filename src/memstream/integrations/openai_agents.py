@@ -30,8 +30,8 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra onl
         "the OpenAI Agents integration needs: pip install 'memstream[openai-agents]'") from exc
 
 from .._types import Record
+from ..engine.memory import Memory
 from ..errors import InvalidInput
-from ..memory import Memory
 
 __all__ = ["MemstreamSession"]
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._aliases import renamed
 from .._types import Record
+from ..core.aliases import renamed
 from ..embed.protocol import calibrated_similarity
 from ..errors import InvalidInput, ScopeViolation
 from .models import (
@@ -47,7 +47,7 @@ from .retrieve import LearnedContext, retrieve
 from .similarity import errors_similar, infer_task_type, same_order, words_overlap
 
 if TYPE_CHECKING:  # the facade sits above this layer: used, never imported at run time
-    from ..memory import Memory
+    from ..engine.memory import Memory
 
 __all__ = ["Learner"]
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .._http import RemoteRefused, post_json
 from ..config import ResolvedConfig
+from ..core.http import RemoteRefused, post_json
+from ..core.tracing import span
 from ..errors import InvalidInput, LLMError
-from ..tracing import span
 
 __all__ = ["CallRecord", "ChatClient", "LLMBudgetExceeded", "Usage", "chat_client_from_config",
            "parse_json_answer"]
@@ -92,7 +92,7 @@ class ChatClient:
     def _check_budget(self, messages: list[dict[str, str]], max_tokens: int | None) -> None:
         if self.max_tokens_per_call is None and self.daily_token_budget is None:
             return
-        from ..tokens import cl100k
+        from ..core.tokens import cl100k
 
         prompt = sum(cl100k().count(m.get("content", "")) + 4 for m in messages)
         planned = prompt + (max_tokens or 0)

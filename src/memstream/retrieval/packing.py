@@ -1,4 +1,4 @@
-"""Packing hits into a token budget, counted with a real tokenizer (``memstream.tokens``:
+"""Packing hits into a token budget, counted with a real tokenizer (``memstream.core.tokens``:
 cl100k_base by default; any object with ``count(text) -> int`` can replace it)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .._types import Hit, Record
+from ..core.tokens import Tokenizer, cl100k
 from ..errors import InvalidInput
-from ..tokens import Tokenizer, cl100k
 
 __all__ = ["pack", "render_record"]
 

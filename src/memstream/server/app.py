@@ -31,10 +31,12 @@ from prometheus_client import (
 )
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import __version__, tracing
-from .._routes import PREFIX
-from ..clock import iso_times
-from ..delivery import Deliverer
+from .. import __version__
+from ..core import tracing
+from ..core.clock import iso_times
+from ..core.delivery import Deliverer
+from ..core.routes import PREFIX
+from ..engine.memory import Memory
 from ..errors import (
     InvalidInput,
     MemstreamError,
@@ -42,7 +44,6 @@ from ..errors import (
     ScopeViolation,
     Unauthenticated,
 )
-from ..memory import Memory
 from .apidocs import install_api_docs
 from .auth import OPEN, authenticate
 from .errors import error_body, status_for
@@ -81,7 +82,7 @@ class ServerSettings:
     allowed_hosts: tuple[str, ...] | None = None
     #: None: keys are required when one exists (see ``security.KeyPolicy``)
     require_keys: bool | None = None
-    #: deliver the webhooks' events from this process (``memstream.delivery.Deliverer``)
+    #: deliver the webhooks' events from this process (``memstream.core.delivery.Deliverer``)
     deliver_webhooks: bool = True
     #: open event streams (``GET /v1/events``) one key (or, keyless, one address) may hold,
     #: and the server in all: one more is answered 429

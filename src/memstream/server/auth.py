@@ -14,7 +14,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from .. import _validate as v
+from ..core import validate as v
 from ..errors import InvalidInput, NotFound, ScopeViolation, Unauthenticated
 from ..store import ApiKey, Store, keys_of
 

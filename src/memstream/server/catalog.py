@@ -5,7 +5,7 @@ which an LLM reads: id, text, score, kind, dates as ISO strings).
 
 The MCP tools are made from this catalog (``mcp.py``); the REST routes call each operation's
 ``run`` (``routes.py``), declared with ``route``: every route's method and path is in
-``memstream._routes.ROUTES`` (an operation's under its name), which ``Client`` sends through
+``memstream.core.routes.ROUTES`` (an operation's under its name), which ``Client`` sends through
 as well. ``tests/server/test_catalog.py`` fails when an operation or one of its parameters is
 missing from REST, MCP or ``Client``; ``tests/server/test_parity.py`` when one is missing from
 Python or the command line.
@@ -22,12 +22,12 @@ from typing import Any, TypeVar
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from .._routes import PREFIX, ROUTES
 from .._types import Entity, EntityProfile, Finding, HistoryEntry, Hit, MemoryChange, Record
+from ..core.routes import PREFIX, ROUTES
+from ..engine.memory import Context, Memory
 from ..episodes import EpisodeMemory
 from ..events import ChangeEvent, Webhook
 from ..learning import Learner
-from ..memory import Context, Memory
 from ..scope import Scope
 from ..tiers import TieredMemory
 from . import models as m

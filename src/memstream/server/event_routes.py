@@ -18,7 +18,7 @@ import anyio
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
-from .._routes import PREFIX
+from ..core.routes import PREFIX
 from ..errors import MemstreamError
 from .auth import authenticate, keys_enabled
 from .catalog import route

@@ -17,13 +17,13 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
-from .._routes import PREFIX
 from .._types import Record
+from ..core.routes import PREFIX
 from ..engine.changes import findings
+from ..engine.memory import Memory
+from ..engine.records import records_of
 from ..errors import InvalidInput, NotFound
 from ..filters import Selection
-from ..memory import Memory
-from ..records import records_of
 from ..scope import selection
 from ..tiers import TieredMemory
 from ..tiers.tiered import SPACE

@@ -21,9 +21,9 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError, Unexpected
 from pydantic import AliasChoices, Field, ValidationError
 
 from .. import __version__
-from .._aliases import unalias
+from ..core.aliases import unalias
+from ..engine.memory import Memory
 from ..errors import InvalidInput, MemstreamError
-from ..memory import Memory
 from .auth import Principal, authenticate
 from .catalog import OPERATIONS, Call, Operation
 from .errors import status_for

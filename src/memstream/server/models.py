@@ -23,8 +23,8 @@ from pydantic import (
 )
 
 from .._types import Order
-from ..clock import iso
 from ..config import CONTEXT_MIN_RELEVANCE
+from ..core.clock import iso
 from ..scope import Query, Scope
 
 # strict: a JSON true is not the number 1, and an integer is kept whole for the engine to check

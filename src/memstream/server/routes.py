@@ -12,13 +12,13 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ValidationError
 
-from .. import transfer
-from .._aliases import unalias
-from .._routes import PREFIX
 from .._types import Record
+from ..core.aliases import unalias
+from ..core.routes import PREFIX
+from ..engine import transfer
+from ..engine.memory import Memory
 from ..episodes import EpisodeMemory
 from ..errors import InvalidInput
-from ..memory import Memory
 from ..tiers import TieredMemory
 from .auth import Principal
 from .catalog import Call, by_name, route

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
-from .._routes import ROUTES
+from ..core.routes import ROUTES
 from ..errors import InvalidInput, ScopeViolation, UnsupportedMediaType
 from ..store import Store
 from .auth import keys_enabled

@@ -372,7 +372,7 @@ class KeyValue(Protocol):
 
 @runtime_checkable
 class Transfer(Protocol):
-    """Paging through a whole store, to copy it into another (``memstream.migrate``;
+    """Paging through a whole store, to copy it into another (``memstream.engine.migrate``;
     conformance: ``TransferConformance``)."""
 
     def records_page(self, namespace: str, after: str | None, limit: int

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .. import _json
+from ..core import jsonio as _json
 from ..errors import BackendUnavailable, MissingDependency
 from .features import DIM
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _validate as v
+from ..core import validate as v
 from ..errors import InvalidInput
 from .features import DIM
 from .similarity import distances, flatten, form, scales, similarity

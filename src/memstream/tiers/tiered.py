@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _validate as v
-from .._aliases import renamed
-from .._ids import new_ids
 from .._types import Record
+from ..core import validate as v
+from ..core.aliases import renamed
+from ..core.ids import new_ids
+from ..engine.records import records_of
 from ..errors import BackendUnavailable, InvalidInput
 from ..filters import Selection, parse_filter
-from ..records import records_of
 from ..retrieval.keywords import query_terms
 from . import nearest
 from .backends import InProcessTier, RedisTier, TierBackend
@@ -53,7 +53,7 @@ from .vectors import pack as _pack
 from .vectors import pack_rows as _pack_rows
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..engine.memory import Memory
 
 __all__ = ["MEMORY_TYPES", "TierConfig", "TierDegradedWarning", "TieredMemory"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _validate as v
+from ..core import validate as v
 from ..errors import InvalidInput
 from .features import (
     ABSTRACT_CHARS,

@@ -30,11 +30,11 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ...engine.memory import Memory
+from ...engine.migrate import refuse_unfinished_at
+from ...engine.records import Tables, records_of
+from ...engine.records import checkpoint_tables as open_tables
 from ...errors import InvalidInput
-from ...memory import Memory
-from ...migrate import refuse_unfinished_at
-from ...records import Tables, records_of
-from ...records import checkpoint_tables as open_tables
 
 __all__ = ["MemstreamSaver"]
 

@@ -41,9 +41,9 @@ from langgraph.store.base import (
 )
 
 from ..._types import Record
+from ...engine.memory import Memory
+from ...engine.records import records_of
 from ...errors import InvalidInput
-from ...memory import Memory
-from ...records import records_of
 
 __all__ = ["MemstreamSearchItem", "MemstreamStore"]
 

@@ -16,8 +16,8 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..._entities import extract, key_of
 from ..._types import Entity, Record, Relation
+from ...core.names import extract, key_of
 from .backend import Backend
 
 __all__ = ["MAX_PER_RECORD", "MAX_PER_WRITE", "READ_CHARS", "Graph"]

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import _json
 from ..._types import HistoryEntry, Record
+from ...core import jsonio as _json
 from ..parts.common import Keys
 from ..parts.queues import Queues
 from ..parts.transfer import Copying

@@ -7,8 +7,8 @@ import operator
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ... import _json
 from ..._types import Record
+from ...core import jsonio as _json
 from .schema import COLUMNS
 
 _dumps = _json.dumps

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import _json
 from ..._types import Record
+from ...core import jsonio as _json
 from ...errors import BackendUnavailable, Conflict, CorruptStore, InvalidInput
 from ...filters import Selection
 from ..parts.bundle import Bundle

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ... import _json
+from ...core import jsonio as _json
 from ...filters import Selection
 from ..parts.vectors import OP_REMOVED, VectorIndex, top_order
 from . import ann as _ann

@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from .errors import Conflict, InvalidInput
+from ..errors import Conflict, InvalidInput
+from ..store import Store, keys_of
+from ..store.parts.events import OUTBOX_TABLES
+from ..store.parts.lg_tables import TABLES as CHECKPOINT_TABLES
+from ..store.parts.lg_tables import Tables, existing_tables
+from ..store.protocol import SCRUB_PENDING
 from .progress import ProgressFn
-from .store import Store, keys_of
-from .store.parts.events import OUTBOX_TABLES
-from .store.parts.lg_tables import TABLES as CHECKPOINT_TABLES
-from .store.parts.lg_tables import Tables, existing_tables
-from .store.protocol import SCRUB_PENDING
 
 BATCH = 1000
 SAMPLE = 200
@@ -128,7 +128,7 @@ def unfinished_at(url: str) -> str | None:
     path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url
     if path == ":memory:" or not Path(path).exists() or Path(path).stat().st_size == 0:
         return None
-    from .store.sqlite.check import connect_read_only
+    from ..store.sqlite.check import connect_read_only
 
     lite = connect_read_only(path)
     try:
@@ -228,7 +228,7 @@ def _clear(tables: Tables) -> None:
 def copy_store(source: Store, target: Store, *, batch: int = BATCH,
                progress: ProgressFn | None = None) -> None:
     """Copy everything from ``source`` into ``target`` (empty, or an unfinished migrate's
-    target, wiped first). ``progress(stage, done, total)`` (see memstream.progress) hears of
+    target, wiped first). ``progress(stage, done, total)`` (see memstream.engine.progress) hears of
     the records, history entries and rows copied. The target stays marked until ``finish``."""
     tick = progress or (lambda stage, done, total: None)
     _prepare(source, target, tick)
@@ -268,7 +268,7 @@ def _copy_checkpoints(source: Store, target: Store, batch: int, tick: ProgressFn
     theirs = existing_tables(source.url)
     if theirs is None:
         return
-    from .store.parts.lg_tables import open_tables
+    from ..store.parts.lg_tables import open_tables
 
     ours = open_tables(target.url)
     try:

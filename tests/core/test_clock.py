@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from memstream import FixedClock, InvalidInput, Memory, SimulationClock, WallClock
-from memstream.clock import to_timestamp
+from memstream.core.clock import to_timestamp
 
 
 def test_to_timestamp_forms():

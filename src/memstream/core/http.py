@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from .errors import BackendUnavailable, MemstreamError
+from ..errors import BackendUnavailable, MemstreamError
 
 
 class RemoteRefused(MemstreamError):

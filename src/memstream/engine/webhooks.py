@@ -1,6 +1,6 @@
 """Webhooks: a memory's registrations of URLs that receive a namespace's change events
 (``mem.webhooks``: add, list, remove, dead letters, redeliver). Delivery itself, with its
-signatures, retries, leases and the checks of a webhook's URL, is ``memstream.delivery``'s
+signatures, retries, leases and the checks of a webhook's URL, is ``memstream.core.delivery``'s
 ``Deliverer`` (``memstream serve`` runs one; ``Webhooks.deliver`` runs one in the foreground).
 """
 
@@ -12,14 +12,14 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ._aliases import renamed
-from .delivery import Deliverer, check_url
-from .errors import InvalidInput, NotFound
-from .events import EVENT_TYPES, Webhook
+from ..core.aliases import renamed
+from ..core.delivery import Deliverer, check_url
+from ..errors import InvalidInput, NotFound
+from ..events import EVENT_TYPES, Webhook
 
 if TYPE_CHECKING:
+    from ..store.protocol import Store
     from .memory import Memory
-    from .store.protocol import Store
 
 __all__ = ["Deliverer", "Webhooks", "webhooks_of"]
 

@@ -16,11 +16,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from . import _validate as v
-from . import tracing
-from ._aliases import renamed
-from ._shared import Shared
-from ._types import (
+from .._types import (
     Context,
     Entity,
     EntityProfile,
@@ -30,31 +26,35 @@ from ._types import (
     MemoryChange,
     Record,
 )
-from .clock import Clock, TimeLike, WallClock, to_timestamp
-from .cognition.extraction import check_messages
-from .config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
-from .embed import Embedder, configured_embedder
-from .embed.cache import embed_documents_cached
-from .engine import changes
-from .engine import cognitive as cog
-from .engine.building import build_record, build_records
-from .engine.deletions import Deletions
-from .engine.entities import entity_list, entity_profile
-from .engine.queries import QueryVectors
-from .engine.search import run_search
-from .engine.worker import EnrichmentWorker
-from .errors import Conflict, InvalidInput, NotFound
-from .filters import Selection
-from .llm import ChatClient, chat_client_from_config
+from ..cognition.extraction import check_messages
+from ..config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
+from ..core import tracing
+from ..core import validate as v
+from ..core.aliases import renamed
+from ..core.clock import Clock, TimeLike, WallClock, to_timestamp
+from ..core.tokens import Tokenizer
+from ..embed import Embedder, configured_embedder
+from ..embed.cache import embed_documents_cached
+from ..errors import Conflict, InvalidInput, NotFound
+from ..filters import Selection
+from ..llm import ChatClient, chat_client_from_config
+from ..retrieval.packing import pack
+from ..retrieval.pipeline import SearchParams
+from ..retrieval.scoring import Weights, resolve_weights
+from ..scope import Query, Scope, resolve, selection, split
+from ..store import Patch, Store, open_store
+from . import changes
+from . import cognitive as cog
+from .building import build_record, build_records
+from .deletions import Deletions
+from .entities import entity_list, entity_profile
 from .migrate import refuse_unfinished
 from .progress import ProgressFn
-from .retrieval.packing import pack
-from .retrieval.pipeline import SearchParams
-from .retrieval.scoring import Weights, resolve_weights
-from .scope import Query, Scope, resolve, selection, split
-from .store import Patch, Store, open_store
+from .queries import QueryVectors
+from .search import run_search
+from .shared import Shared
 from .subscribers import ChangeEvents, maybe_prune
-from .tokens import Tokenizer
+from .worker import EnrichmentWorker
 
 __all__ = ["Context", "Memory"]
 
@@ -558,7 +558,7 @@ class Memory(ChangeEvents):
     def consolidate(self, *, namespace: str | None = None, threshold: float | None = None,
                     progress: ProgressFn | None = None) -> list[MemoryChange]:
         """Merge near-duplicate memories into one each, keeping provenance. ``progress``
-        hears ("merge", groups merged, groups found): see memstream.progress."""
+        hears ("merge", groups merged, groups found): see memstream.engine.progress."""
         return cog.consolidate(self, namespace=namespace, threshold=threshold,
                                progress=progress)
 

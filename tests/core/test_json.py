@@ -1,4 +1,4 @@
-"""memstream._json: orjson where it is exact, the standard library where it is not."""
+"""memstream.core.jsonio: orjson where it is exact, the standard library where it is not."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memstream._json import dumps, loads
+from memstream.core.jsonio import dumps, loads
 
 
 def test_round_trips_what_the_standard_library_would():

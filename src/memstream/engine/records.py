@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ._types import Record
-from .filters import Selection
-from .retrieval.keywords import keyword_search
-from .store.parts.lg_tables import Tables, open_tables
+from .._types import Record
+from ..filters import Selection
+from ..retrieval.keywords import keyword_search
+from ..store.parts.lg_tables import Tables, open_tables
 
 #: LangGraph's checkpoint tables in a memory's own database, for its checkpointer
 #: (``open_tables(records_of(memory).url)``)

@@ -9,10 +9,10 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from .clock import Clock
-from .config import Config
-from .embed.protocol import Embedder
-from .events import ChangeEvent
+from ..config import Config
+from ..core.clock import Clock
+from ..embed.protocol import Embedder
+from ..events import ChangeEvent
 from .memory import Memory
 from .subscribers import Subscription
 from .webhooks import Webhooks

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from ._json import MAX_DEPTH
-from ._json import depth as json_depth
-from ._json import dumps as json_dumps
-from .errors import InvalidInput
+from ..errors import InvalidInput
+from .jsonio import MAX_DEPTH
+from .jsonio import depth as json_depth
+from .jsonio import dumps as json_dumps
 
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@\-]{0,127}\Z")
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")

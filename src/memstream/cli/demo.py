@@ -7,10 +7,10 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from ._types import Hit
-from .clock import FixedClock
-from .memory import Memory
-from .retrieval.scoring import PROFILES
+from .._types import Hit
+from ..core.clock import FixedClock
+from ..engine.memory import Memory
+from ..retrieval.scoring import PROFILES
 
 _DAY = [
     (8.0, "Woke up in the apartment; the kitchen tap is still dripping.", None),

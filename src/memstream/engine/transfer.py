@@ -16,12 +16,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
-from . import _validate as v
-from ._ids import _ALPHABET, new_id
-from ._types import Record
-from .clock import iso_times, to_timestamp
-from .engine.building import build_record
-from .errors import Conflict, InvalidInput
+from .._types import Record
+from ..core import validate as v
+from ..core.clock import iso_times, to_timestamp
+from ..core.ids import _ALPHABET, new_id
+from ..errors import Conflict, InvalidInput
+from .building import build_record
 from .memory import Memory
 from .progress import ProgressFn
 
@@ -51,7 +51,7 @@ def iter_export(mem: Memory, *, namespace: str | None = None,
 def export_jsonl(mem: Memory, fp: IO[str], *, namespace: str | None = None,
                  with_embeddings: bool = False, progress: ProgressFn | None = None) -> int:
     """Write records as JSON Lines; returns how many. ``progress("export", done, total)``
-    is called every ``_BATCH`` records (see memstream.progress)."""
+    is called every ``_BATCH`` records (see memstream.engine.progress)."""
     total = None
     if progress is not None:
         spaces = [namespace] if namespace is not None else mem.namespaces()
@@ -293,7 +293,7 @@ def import_jsonl(mem: Memory, fp: Iterable[str], *, on_conflict: str = "error",
     under a new id, as if that id were free: an import never tells whether a record exists
     elsewhere (a server shared by tenants goes further: ``own_ids``). ``records``: lines
     already read with ``parse_lines``. ``progress`` hears of
-    the lines read and of the records stored (``memstream.progress``; the vectors are made
+    the lines read and of the records stored (``memstream.engine.progress``; the vectors are made
     afterwards in the background: ``wait_embedded``).
     """
     if on_conflict not in ("error", "skip"):

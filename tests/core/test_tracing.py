@@ -18,7 +18,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from memstream import Config, Memory, tracing
+from memstream import Config, Memory
+from memstream.core import tracing
 from memstream.llm.chat import ChatClient
 from memstream.store.sqlite import SQLiteStore
 

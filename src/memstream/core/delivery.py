@@ -62,16 +62,16 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from .errors import InvalidInput
-from .events import SIGNATURE_HEADER, Webhook, sign
+from ..errors import InvalidInput
+from ..events import SIGNATURE_HEADER, Webhook, sign
 
 if TYPE_CHECKING:
-    from .store.protocol import EventStore
+    from ..store.protocol import EventStore
 
 __all__ = ["METADATA_ADDRESSES", "METADATA_HOSTS", "Deliverer", "address_refused", "check_url",
            "resolve_target"]
 
-log = logging.getLogger("memstream.webhooks")
+log = logging.getLogger("memstream.engine.webhooks")
 
 
 #: host names of cloud metadata services: never a webhook's target

@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
-from .errors import MissingDependency
+from ..errors import MissingDependency
 
 __all__ = ["enable", "enabled", "flush", "setup_from_env", "span", "traced", "wrap"]
 

@@ -15,14 +15,14 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .errors import InvalidInput
-from .events import EVENT_TYPES, ChangeEvent
+from ..errors import InvalidInput
+from ..events import EVENT_TYPES, ChangeEvent
 from .webhooks import Webhooks, webhooks_of
 
 if TYPE_CHECKING:
-    from .config import ResolvedConfig
+    from ..config import ResolvedConfig
+    from ..store.protocol import Store
     from .memory import Memory
-    from .store.protocol import Store
 
 __all__ = ["ChangeEvents", "Dispatcher", "Subscription", "dispatcher_of", "maybe_prune"]
 
@@ -208,5 +208,5 @@ class ChangeEvents:
 
     @property
     def webhooks(self) -> Webhooks:
-        """Register, list and remove webhooks; their dead letters (memstream.webhooks)."""
+        """Register, list and remove webhooks; their dead letters (memstream.engine.webhooks)."""
         return webhooks_of(self)  # type: ignore[arg-type]

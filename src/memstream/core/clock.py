@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
-from .errors import InvalidInput
+from ..errors import InvalidInput
 
 __all__ = ["Clock", "FixedClock", "SimulationClock", "WallClock", "iso", "iso_times",
            "to_timestamp"]

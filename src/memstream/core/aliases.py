@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from .errors import InvalidInput
+from ..errors import InvalidInput
 
 __all__ = ["renamed", "unalias"]
 

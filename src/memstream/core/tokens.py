@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from .errors import MissingDependency
+from ..errors import MissingDependency
 
 __all__ = ["Tokenizer", "cl100k"]
 
