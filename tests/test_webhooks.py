@@ -17,7 +17,7 @@ import pytest
 from memstream import Config, InvalidInput, Memory, NotFound
 from memstream.bench import webhooks as outage
 from memstream.bench.webhooks import Receiver
-from memstream.core.delivery import Deliverer
+from memstream.engine.delivery import Deliverer
 from memstream.events import sign, verify_signature
 
 

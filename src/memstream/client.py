@@ -16,7 +16,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Unpack
 
 from . import errors as _errors
 from ._types import (
@@ -36,7 +36,7 @@ from .core.clock import TimeLike, epoch_times
 from .core.routes import request
 from .engine.memory import Context
 from .errors import BackendUnavailable, InvalidInput, MemstreamError, MissingDependency
-from .scope import Query, Scope, resolve
+from .scope import AddArgs, Query, Scope, SearchArgs, SelectArgs, resolve
 
 __all__ = ["Client"]
 
@@ -85,7 +85,7 @@ def _wire(scope: Scope, query: Query | None = None) -> dict[str, Any]:
 def _search_body(query: str | Query, scope: Scope | None, flat: Mapping[str, Any],
                  ranking: Mapping[str, Any]) -> dict[str, Any]:
     """A search's or a context's body: its scope, its query and how it ranks."""
-    whose = resolve(Scope, scope, **{k: flat[k] for k in SCOPE})
+    whose = resolve(Scope, scope, **{k: flat[k] for k in SCOPE if k in flat})
     which = resolve(Query, query if isinstance(query, Query) else Query(text=query),
                     **{k: v for k, v in flat.items() if k not in SCOPE})
     if which.text is None:
@@ -150,21 +150,23 @@ class Client:
     # --- the Memory API ------------------------------------------------------------------------
 
     @renamed(content="text")
-    def add(self, text: str | Sequence[Mapping[str, str]], *, namespace: str | None = None,
-            user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-            kind: str = "observation", data: Mapping[str, Any] | None = None,
-            importance: float | None = None, step: int | None = None, at: Time | None = None,
-            metadata: Mapping[str, Any] | None = None, provenance: Sequence[str] | None = None,
-            infer: bool = False, scope: Scope | None = None) -> Any:
-        whose = _wire(resolve(Scope, scope, namespace=namespace, user_id=user_id,
-                              agent_id=agent_id, run_id=run_id))
+    def add(self, text: str | Sequence[Mapping[str, str]], **args: Unpack[AddArgs]) -> Any:
+        """``Memory.add`` over REST (the keywords are ``scope.AddArgs``; ``embedding`` and
+        ``duplicates`` are the server's own)."""
+        given: dict[str, Any] = dict(args)
+        scope, infer = given.pop("scope", None), given.pop("infer", False)
+        whose = _wire(resolve(Scope, scope, **{k: given.pop(k) for k in SCOPE if k in given}))
+        unsent = {"embedding", "duplicates"} & set(given)
+        if unsent:
+            raise InvalidInput(f"{', '.join(sorted(unsent))}: not sent over REST; the server "
+                               "embeds and de-duplicates with its own settings")
         if isinstance(text, list | tuple):
             body = _clean({**whose, "messages": list(text), "infer": infer})
             return [MemoryChange(c["event"], _record(c["record"]))
                     for c in self._send("add_messages", **body)]
+        at, provenance = _time(given.pop("at", None)), given.pop("provenance", None)
         return _record(self._send(
-            "add_memory", **whose, text=text, kind=kind, data=data,
-            importance=importance, step=step, at=_time(at), metadata=metadata,
+            "add_memory", **whose, text=text, **given, at=at,
             provenance=list(provenance) if provenance is not None else None))
 
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
@@ -180,21 +182,16 @@ class Client:
     def get(self, memory_id: str, *, namespace: str | None = None) -> Record:
         return _record(self._send("get_memory", memory_id=memory_id, namespace=namespace))
 
-    def get_all(self, *, namespace: str | None = None, user_id: str | None = None,
-                agent_id: str | None = None, run_id: str | None = None,
-                kinds: str | Iterable[str] | None = None,
-                filters: Mapping[str, Any] | None = None, since: Time | None = None,
-                until: Time | None = None, step_range: tuple[int, int] | None = None,
-                include_invalid: bool = False, limit: int = 100, offset: int = 0,
-                order: str = "created", as_of: Time | None = None,
-                scope: Scope | None = None, query: Query | None = None) -> list[Record]:
-        which = resolve(Query, query, kinds=kinds, filters=filters, since=since, until=until,
-                        step_range=step_range, include_invalid=include_invalid, as_of=as_of)
+    def get_all(self, *, limit: int = 100, offset: int = 0, order: str = "created",
+                scope: Scope | None = None, query: Query | None = None,
+                **where: Unpack[SelectArgs]) -> list[Record]:
+        flat: dict[str, Any] = dict(where)
+        which = resolve(Query, query, **{k: x for k, x in flat.items() if k not in SCOPE})
         if which.text is not None:
             raise InvalidInput("a query's text ranks a search: give it to search() or "
                                "context(); get_all selects by the other fields only")
-        body = _clean({**_wire(resolve(Scope, scope, namespace=namespace, user_id=user_id,
-                                       agent_id=agent_id, run_id=run_id), which),
+        body = _clean({**_wire(resolve(Scope, scope, **{k: x for k, x in flat.items()
+                                                        if k in SCOPE}), which),
                        "include_invalid": which.include_invalid, "limit": limit,
                        "offset": offset, "order": order})
         return [_record(r) for r in self._send("list_memories", **body)]
@@ -262,38 +259,25 @@ class Client:
                              [(_entity(e), list(e["record_ids"])) for e in p["related"]],
                              [Relation(**r) for r in p["relations"]])
 
-    def search(self, query: str | Query, *, k: int = 10, namespace: str | None = None,
-               user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, kinds: str | Iterable[str] | None = None,
-               filters: Mapping[str, Any] | None = None, since: Time | None = None,
-               until: Time | None = None, now: Time | None = None,
+    def search(self, query: str | Query, *, k: int = 10, now: Time | None = None,
                weights: str | Mapping[str, float] | Sequence[float] | None = None,
-               touch: bool = True, step_range: tuple[int, int] | None = None,
-               fusion: str | None = None, as_of: Time | None = None,
-               min_relevance: float | None = None, scope: Scope | None = None) -> list[Hit]:
-        body = _search_body(query, scope, dict(
-            namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
-            kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
-            as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion,
-                               min_relevance=min_relevance))
+               touch: bool = True, fusion: str | None = None,
+               min_relevance: float | None = None, scope: Scope | None = None,
+               **where: Unpack[SearchArgs]) -> list[Hit]:
+        body = _search_body(query, scope, where, dict(
+            k=k, now=now, weights=weights, touch=touch, fusion=fusion,
+            min_relevance=min_relevance))
         return [_hit(h) for h in self._send("search_memories", **body)]
 
     def context(self, query: str | Query, *, budget: int = 512, k: int = 50,
-                namespace: str | None = None, user_id: str | None = None,
-                agent_id: str | None = None, run_id: str | None = None,
-                kinds: str | Iterable[str] | None = None,
-                filters: Mapping[str, Any] | None = None, since: Time | None = None,
-                until: Time | None = None, now: Time | None = None,
+                now: Time | None = None,
                 weights: str | Mapping[str, float] | Sequence[float] | None = None,
-                touch: bool = True, step_range: tuple[int, int] | None = None,
-                fusion: str | None = None, as_of: Time | None = None,
+                touch: bool = True, fusion: str | None = None,
                 min_relevance: float | None = CONTEXT_MIN_RELEVANCE,
-                scope: Scope | None = None) -> Context:
-        body = _search_body(query, scope, dict(
-            namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
-            kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
-            as_of=as_of), dict(k=k, now=now, weights=weights, touch=touch, fusion=fusion,
-                               min_relevance=min_relevance or 0.0))
+                scope: Scope | None = None, **where: Unpack[SearchArgs]) -> Context:
+        body = _search_body(query, scope, where, dict(
+            k=k, now=now, weights=weights, touch=touch, fusion=fusion,
+            min_relevance=min_relevance or 0.0))
         out = self._send("memory_context", **body, budget=budget)
         return Context(text=out["text"], hits=[_hit(h) for h in out["hits"]],
                        tokens=out["tokens"])

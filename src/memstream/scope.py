@@ -21,16 +21,17 @@ The REST API, the MCP tools and the CLI take the same fields flat, with the same
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from .core import validate as v
 from .core.clock import TimeLike, to_timestamp
 from .errors import InvalidInput
 from .filters import Selection, parse_filter
 
-__all__ = ["Query", "Scope", "resolve", "selection", "split"]
+__all__ = ["AddArgs", "Query", "RecordArgs", "Scope", "ScopeArgs", "SearchArgs", "SelectArgs",
+           "resolve", "selection", "split"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,60 @@ class Query:
     step_range: tuple[int, int] | None = None
     include_invalid: bool = False
     as_of: TimeLike | None = None
+
+
+class ScopeArgs(TypedDict, total=False):
+    """``Scope``'s fields as keyword arguments (Mem0's style): ``add(text, user_id="u1")``."""
+
+    namespace: str | None
+    user_id: str | None
+    agent_id: str | None
+    run_id: str | None
+
+
+class SearchArgs(ScopeArgs, total=False):
+    """``Scope``'s and ``Query``'s fields (the text aside) as a search takes them as keyword
+    arguments: ``search("...", user_id="u1", since="2026-01-01")``."""
+
+    kinds: str | Iterable[str] | None
+    filters: Mapping[str, Any] | None
+    since: TimeLike | None
+    until: TimeLike | None
+    step_range: tuple[int, int] | None
+    as_of: TimeLike | None
+
+
+class SelectArgs(SearchArgs, total=False):
+    """A listing's keyword arguments (``get_all``, ``count``): a search's, and
+    ``include_invalid``."""
+
+    include_invalid: bool
+
+
+class RecordArgs(ScopeArgs, total=False):
+    """What a new memory may be given besides its text (``add``'s keywords, an item of
+    ``add_many``): its ``kind`` (default "observation"), structured ``data``, ``importance``
+    (0 to 1; default: rated), ``step``, the time it happened (``at``), ``metadata``, the ids
+    it was made from (``provenance``) and its ``embedding``."""
+
+    kind: str
+    data: Mapping[str, Any] | None
+    importance: float | None
+    step: int | None
+    at: TimeLike | None
+    metadata: Mapping[str, Any] | None
+    provenance: Sequence[str] | None
+    embedding: Any
+
+
+class AddArgs(RecordArgs, total=False):
+    """``add``'s keywords: a new memory's fields (``RecordArgs``), ``scope`` in place of the
+    scope's keywords, ``infer`` (messages: extract and reconcile facts with an LLM) and
+    ``duplicates`` ("refresh" or "keep", for this call)."""
+
+    scope: Scope | None
+    infer: bool
+    duplicates: str | None
 
 
 T = TypeVar("T", Scope, Query)

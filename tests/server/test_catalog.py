@@ -4,7 +4,6 @@ take the search and selection parameters; an MCP session uses the new tools' par
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from memstream.server.event_routes import router as event_router
 from memstream.server.mcp import build_mcp
 from memstream.server.routes import router
 
+from ..signatures import parameter_names
 from .conftest import Server
 from .test_mcp import _http, _result
 
@@ -90,7 +90,7 @@ def test_client_has_every_operation_with_its_parameters():
     for op in OPERATIONS:
         method = getattr(Client, CLIENT.get(op.name, op.name), None)
         assert method is not None, f"Client has no method for {op.name}"
-        params = set(inspect.signature(method).parameters) - {"self"}
+        params = parameter_names(method)
         wanted = {RENAMED.get(f, f) for f in _fields(op)}
         if op.name == "add_memory":
             wanted.discard("content")

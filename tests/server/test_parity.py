@@ -5,7 +5,6 @@ parameter added to an operation and forgotten in one interface fails here."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +19,8 @@ from memstream.episodes import EpisodeMemory
 from memstream.learning import Learner
 from memstream.server.catalog import OPERATIONS, Operation
 from memstream.tiers import TieredMemory
+
+from ..signatures import parameter_names
 
 #: the Python call of each operation; a capability's instance is made for a scope (its
 #: ``of``: namespace, and the agent of the episode operations), so those fields are its
@@ -90,7 +91,7 @@ def _fields(op: Operation) -> set[str]:
 
 
 def _python_params(fn: Callable[..., Any]) -> set[str]:
-    params = set(inspect.signature(fn).parameters) - {"self"}
+    params = parameter_names(fn)
     if fn is Memory.context:  # its other arguments are the search's
         params |= _python_params(Memory.search)
     return params

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..core.delivery import Deliverer
+from ..engine.delivery import Deliverer
 from ..engine.memory import Memory
 from ..events import SIGNATURE_HEADER, verify_signature
 from .metrics import percentile

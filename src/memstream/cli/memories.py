@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
@@ -49,17 +49,14 @@ from ._progress import Progress
 @click.option("--provenance", multiple=True,
               help="The id of a record it derives from (repeatable).")
 @click.pass_obj
-def add(st: _State, text: str | None, lines: bool, user_id: str | None,
-        agent_id: str | None, run_id: str | None, kind: str, data: str | None,
-        metadata: str | None, importance: float | None, step: int | None,
-        at: str | None, provenance: tuple[str, ...]) -> None:
+def add(st: _State, /, text: str | None, lines: bool, step: int | None, **fields: Any) -> None:
     """Store a memory and print its id. TEXT '-' or left out reads standard input;
     with --lines, each line is a memory (stored together: all or none)."""
     if text in (None, "-"):
         text = _stdin_text("text", "add")
-    common = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id, "kind": kind,
-              "data": _json_arg(data, "data"), "metadata": _json_arg(metadata, "metadata"),
-              "importance": importance, "at": at, "provenance": list(provenance) or None}
+    common = {**fields, "data": _json_arg(fields["data"], "data"),
+              "metadata": _json_arg(fields["metadata"], "metadata"),
+              "provenance": list(fields["provenance"]) or None}
     if lines:
         items = [{"text": line, **common} for line in text.splitlines() if line.strip()]
         if not items:
@@ -75,6 +72,13 @@ def add(st: _State, text: str | None, lines: bool, user_id: str | None,
         rec = mem.add(text.strip("\n"), step=step, **common)
         mem.flush()
     _emit(rec.to_dict()) if st.as_json else click.echo(rec.id)
+
+
+def _which(where: Mapping[str, Any]) -> dict[str, Any]:
+    """The scope and selection options (``_scope_options``, ``_time_options``) as ``Memory``'s
+    keywords: no --kind is every kind, --filter is parsed from JSON."""
+    return {**where, "kinds": tuple(where.get("kinds") or ()) or None,
+            "filters": _json_arg(where.get("filters"), "filter")}
 
 
 def _hit_rows(hits: Sequence[Hit]) -> list[list[Any]]:
@@ -116,19 +120,15 @@ def _read_options(fn: F) -> F:
 @click.option("--min-relevance", type=float,
               help="Leave out hits whose relevance is below this (0-1).")
 @click.pass_obj
-def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | None,
-           run_id: str | None, kinds: tuple[str, ...], filters: str | None, since: str | None,
-           until: str | None, as_of: str | None, weights: str | None, now: str | None,
-           touch: bool, min_relevance: float | None) -> None:
+def search(st: _State, /, query: str, k: int, weights: str | None, now: str | None,
+           touch: bool, min_relevance: float | None, **where: Any) -> None:
     """Search memories; shows each hit's score and its recency, importance, relevance.
     QUERY '-' reads it from standard input."""
     if query == "-":
         query = _stdin_text("query", "search").strip()
     with st.memory() as mem:
-        hits = mem.search(query, k=k, user_id=user_id, agent_id=agent_id, run_id=run_id,
-                          kinds=kinds or None, filters=_json_arg(filters, "filter"),
-                          since=since, until=until, as_of=as_of, weights=weights, now=now,
-                          touch=touch, min_relevance=min_relevance)
+        hits = mem.search(query, k=k, weights=weights, now=now, touch=touch,
+                          min_relevance=min_relevance, **_which(where))
     if st.as_json:
         _emit([h.to_dict() for h in hits])
     elif not hits:
@@ -148,11 +148,8 @@ def search(st: _State, query: str, k: int, user_id: str | None, agent_id: str | 
               help="Leave out memories whose relevance is below this (0-1; default: "
                    "unrelated memories are left out).")
 @click.pass_obj
-def context(st: _State, query: str, budget: int, k: int, user_id: str | None,
-            agent_id: str | None, run_id: str | None, kinds: tuple[str, ...],
-            filters: str | None, since: str | None, until: str | None, as_of: str | None,
-            weights: str | None, now: str | None, touch: bool,
-            min_relevance: float | None) -> None:
+def context(st: _State, /, query: str, budget: int, k: int, weights: str | None,
+            now: str | None, touch: bool, min_relevance: float | None, **where: Any) -> None:
     """Print the best memories for QUERY that fit a token budget, one per line: a block to
     put in a prompt. QUERY '-' reads it from standard input."""
     if query == "-":
@@ -160,10 +157,8 @@ def context(st: _State, query: str, budget: int, k: int, user_id: str | None,
     relevance: dict[str, Any] = {} if min_relevance is None else {
         "min_relevance": min_relevance}
     with st.memory() as mem:
-        ctx = mem.context(query, budget=budget, k=k, user_id=user_id, agent_id=agent_id,
-                          run_id=run_id, kinds=kinds or None,
-                          filters=_json_arg(filters, "filter"), since=since, until=until,
-                          as_of=as_of, weights=weights, now=now, touch=touch, **relevance)
+        ctx = mem.context(query, budget=budget, k=k, weights=weights, now=now, touch=touch,
+                          **relevance, **_which(where))
     if st.as_json:
         _emit({"text": ctx.text, "tokens": ctx.tokens, "hits": [h.to_dict() for h in ctx.hits]})
     else:
@@ -199,17 +194,12 @@ def get(st: _State, memory_id: str) -> None:
 @click.option("--newest-first", is_flag=True, help="The same as --order -created.")
 @click.option("--all", "include_invalid", is_flag=True, help="Include invalidated records.")
 @click.pass_obj
-def list_(st: _State, user_id: str | None, agent_id: str | None, run_id: str | None,
-          kinds: tuple[str, ...], filters: str | None, since: str | None, until: str | None,
-          as_of: str | None, limit: int, offset: int, order: str, newest_first: bool,
-          include_invalid: bool) -> None:
+def list_(st: _State, /, limit: int, offset: int, order: str, newest_first: bool,
+          **where: Any) -> None:
     """List records, oldest first (see --order)."""
     with st.memory() as mem:
-        recs = mem.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id,
-                           kinds=kinds or None, filters=_json_arg(filters, "filter"),
-                           since=since, until=until, as_of=as_of, limit=limit,
-                           offset=offset, order="-created" if newest_first else order,
-                           include_invalid=include_invalid)
+        recs = mem.get_all(limit=limit, offset=offset,
+                           order="-created" if newest_first else order, **_which(where))
     if st.as_json:
         _emit([r.to_dict() for r in recs])
     else:

@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Unpack
 
 from .._types import Record
 from ..cognition.importance import heuristic_importance
 from ..core import validate as v
 from ..core.aliases import unalias
-from ..core.clock import SimulationClock, TimeLike, to_timestamp
+from ..core.clock import SimulationClock, to_timestamp
 from ..core.ids import new_id
 from ..errors import InvalidInput
+from ..scope import RecordArgs
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -20,14 +21,17 @@ if TYPE_CHECKING:
 __all__ = ["build_record"]
 
 
-def build_record(mem: Memory, text: str | bytes, *, namespace: str | None,
-             user_id: str | None, agent_id: str | None, run_id: str | None, kind: str,
-             data: Mapping[str, Any] | None, importance: float | None, step: int | None,
-             at: TimeLike | None, metadata: Mapping[str, Any] | None,
-             provenance: Sequence[str] | None, embedding: Any) -> Record:
+def build_record(mem: Memory, text: str | bytes, **args: Unpack[RecordArgs]) -> Record:
+    """The record of ``text`` and ``add``'s keywords (``RecordArgs``); a keyword it does not
+    know is a TypeError, as for any call."""
+    unknown = set(args) - RecordArgs.__optional_keys__
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s) {', '.join(sorted(unknown))}")
     text = v.text(text, max_bytes=mem.config.max_text_bytes)
-    kind = v.kind(kind)
-    step = v.step(step)
+    kind = v.kind(args.get("kind", "observation"))
+    step = v.step(args.get("step"))
+    at, importance = args.get("at"), args.get("importance")
+    provenance, embedding = args.get("provenance"), args.get("embedding")
     if at is not None:
         created = to_timestamp(at)
     elif step is not None and isinstance(mem.clock, SimulationClock):
@@ -37,14 +41,15 @@ def build_record(mem: Memory, text: str | bytes, *, namespace: str | None,
     imp = v.importance(importance)
     limit = mem.config.max_text_bytes
     record = Record(
-        id=new_id(created), namespace=mem.config.namespace_of(namespace), text=text, kind=kind,
-        data=v.json_object(data, "data", max_bytes=limit),
-        user_id=v.scope_id(user_id, "user_id"), agent_id=v.scope_id(agent_id, "agent_id"),
-        run_id=v.scope_id(run_id, "run_id"),
+        id=new_id(created), namespace=mem.config.namespace_of(args.get("namespace")),
+        text=text, kind=kind, data=v.json_object(args.get("data"), "data", max_bytes=limit),
+        user_id=v.scope_id(args.get("user_id"), "user_id"),
+        agent_id=v.scope_id(args.get("agent_id"), "agent_id"),
+        run_id=v.scope_id(args.get("run_id"), "run_id"),
         step=step, importance=imp if imp is not None else heuristic_importance(text, kind),
         created_at=created, last_accessed_at=created,
         provenance=v.ids(provenance),
-        metadata=v.json_object(metadata, "metadata", max_bytes=limit) or {})
+        metadata=v.json_object(args.get("metadata"), "metadata", max_bytes=limit) or {})
     if embedding is not None:
         dim = mem.embedder.dim if mem.embedder is not None else None
         record.embedding = v.vector(embedding, dim)
@@ -66,9 +71,6 @@ def build_records(mem: Memory, items: Iterable[str | Mapping[str, Any]],
         for key, value in scope.items():
             if args.get(key) is None:
                 args[key] = value
-        args.setdefault("kind", "observation")
-        for key in ("data", "importance", "step", "at", "metadata", "provenance", "embedding"):
-            args.setdefault(key, None)
         try:
             records.append(build_record(mem, args.pop("text"), **args))
         except TypeError as exc:

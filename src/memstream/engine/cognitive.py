@@ -104,8 +104,9 @@ def infer(mem: Memory, messages: Any, **scope: Any) -> list[MemoryChange]:
 
 def _reconcile(mem: Memory, fact: str, scope: dict[str, Any]) -> MemoryChange:
     assert mem.llm is not None
-    read_scope = {k: scope.get(k) for k in ("namespace", "user_id", "agent_id")}
-    hits = mem.search(fact, k=5, kinds=("fact",), weights="recall", touch=False, **read_scope)
+    hits = mem.search(fact, k=5, kinds=("fact",), weights="recall", touch=False,
+                      namespace=scope.get("namespace"), user_id=scope.get("user_id"),
+                      agent_id=scope.get("agent_id"))
     for hit in hits:
         sim = None if hit.explain.cosine is None else calibrated_similarity(hit.explain.cosine,
                                                                             mem.embedder)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..embed.cache import content_hash, passage
+from ..filters import Selection
 from ..store.protocol import SCRUB_PENDING, KeyValue, RecordStore
 
 __all__ = ["Deletions", "Listener"]
@@ -67,6 +68,21 @@ class Deletions:
             except Exception:  # a cache's failure never undoes a committed delete
                 log.exception("a delete listener failed")
         return removed
+
+    def remove_selected(self, sel: Selection, *, at: float, erase: bool, whole_scope: bool
+                        ) -> int:
+        """Delete (or ``erase``) every record ``sel`` selects; how many it selected. Erasing a
+        ``whole_scope`` (a user, agent or run, nothing narrower) erases the history of its
+        records deleted earlier too."""
+        ids = self._records.select_ids(sel)
+        count = len(ids)
+        if erase and whole_scope:
+            of = {k: val for k, val in (("user_id", sel.user_id), ("agent_id", sel.agent_id),
+                                        ("run_id", sel.run_id)) if val is not None}
+            known = set(ids)
+            ids += [i for i in self._records.history_ids(sel.namespace, of) if i not in known]
+        removed = self.remove(sel.namespace, ids, at=at, erase=erase)
+        return count if erase else removed
 
     def scrub_pending(self) -> str | None:
         """None when every erase so far is finished on disk; else what holds the scrub back.

@@ -9,10 +9,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Unpack, overload
 
 import numpy as np
 
@@ -26,7 +25,6 @@ from .._types import (
     MemoryChange,
     Record,
 )
-from ..cognition.extraction import check_messages
 from ..config import CONTEXT_MIN_RELEVANCE, Config, ResolvedConfig
 from ..core import tracing
 from ..core import validate as v
@@ -34,18 +32,25 @@ from ..core.aliases import renamed
 from ..core.clock import Clock, TimeLike, WallClock, to_timestamp
 from ..core.tokens import Tokenizer
 from ..embed import Embedder, configured_embedder
-from ..embed.cache import embed_documents_cached
 from ..errors import Conflict, InvalidInput, NotFound
 from ..filters import Selection
 from ..llm import ChatClient, chat_client_from_config
 from ..retrieval.packing import pack
 from ..retrieval.pipeline import SearchParams
 from ..retrieval.scoring import Weights, resolve_weights
-from ..scope import Query, Scope, resolve, selection, split
+from ..scope import (
+    AddArgs,
+    Query,
+    Scope,
+    SearchArgs,
+    SelectArgs,
+    resolve,
+    selection,
+    split,
+)
 from ..store import Patch, Store, open_store
 from . import changes
 from . import cognitive as cog
-from .building import build_record, build_records
 from .deletions import Deletions
 from .entities import entity_list, entity_profile
 from .migrate import refuse_unfinished
@@ -53,8 +58,9 @@ from .progress import ProgressFn
 from .queries import QueryVectors
 from .search import run_search
 from .shared import Shared
-from .subscribers import ChangeEvents, maybe_prune
+from .subscribers import ChangeEvents
 from .worker import EnrichmentWorker
+from .writes import Writes
 
 __all__ = ["Context", "Memory"]
 
@@ -97,13 +103,13 @@ class Memory(ChangeEvents):
             raise
         #: the query's vector and the background sentences' (engine.queries)
         self.vectors = QueryVectors(self.embedder, self.store.kv)
-        self._lock = threading.Lock()
         self.llm: ChatClient | None = chat_client_from_config(self.config) if llm is _AUTO \
             else llm
-        self._touched: set[str] = set()
         self.capabilities = Shared()  # one tiered memory, learner, ... per scope (_shared.py)
         background = self.embedder if self.config.embed_mode == "background" else None
         self._worker: EnrichmentWorker | None = None
+        #: every write goes through here (``engine.writes``)
+        self.writes = Writes(self, lambda: self._worker)
         if background is not None or self.llm is not None:
             self._worker = EnrichmentWorker(
                 self.store.queues, self.store.indexes, self.store.kv, background,
@@ -141,7 +147,7 @@ class Memory(ChangeEvents):
         count = self.store.queues.clear_embeddings()
         self.store.kv.set_meta("embedder", json.dumps({"name": self.embedder.name,
                                                        "dim": self.embedder.dim}))
-        self._kick()
+        self.writes.kick()
         return count
 
     # --- helpers -----------------------------------------------------------------------------
@@ -152,16 +158,11 @@ class Memory(ChangeEvents):
     def _now(self, now: TimeLike | None) -> float:
         return self.clock.now() if now is None else to_timestamp(now)
 
-    def _kick(self) -> None:
-        if self._worker is not None:
-            self._worker.notify()
-
     def _rate(self, text: str, kind: str) -> float:
         return cog.rate(self, text, kind)
 
     def _after_enrichment(self) -> None:
-        with self._lock:
-            touched, self._touched = sorted(self._touched), set()
+        touched = self.writes.take_touched()
         if self._worker is not None and self.config.find_changes:
             changes.compare(self, self._worker.take_embedded(),
                             background=self.vectors.background())
@@ -184,61 +185,20 @@ class Memory(ChangeEvents):
         importance the LLM should rate in the background. With ``refresh`` a repeat of a stored
         memory refreshes it instead (Store.insert). Returns what each record became, in
         order."""
-        refused = changes.screen(self, records) if event == "add" else set()
-        kept = [r for r in records if r.id not in refused]
-        sync = self.config.embed_mode == "sync" and self.embedder is not None
-        if sync and self.embedder and (todo := [r for r in kept if r.embedding is None]):
-            vectors = embed_documents_cached(self.store.kv, self.embedder, [r.text for r in todo])
-            for rec, vec in zip(todo, vectors, strict=True):
-                rec.embedding = vec
-        model = self.embedder.name if self.embedder is not None else "caller"
-        to_rate = set(rate) if self.llm is not None else set()
-        found = self.store.records.insert(kept, event=event, model=model, rate=to_rate,
-                                          refresh=refresh) if kept else {}
-        new = [r for r in kept if r.id not in found]
-        if self.config.relations and event == "add":  # one LLM call for the batch
-            cog.relate(self, new)
-        with self._lock:
-            self._touched.update(r.namespace for r in new)
-        if to_rate or any(r.embedding is None for r in kept) or self._worker is not None:
-            self._kick()
-        for r in kept:
-            r.event = "add"
-        maybe_prune(self)
-        return [found.get(r.id, r) for r in records]
+        return self.writes.records(records, event=event, rate=rate, refresh=refresh)
 
     # --- writes ------------------------------------------------------------------------------
 
     @overload
-    def add(self, text: str | bytes, *, namespace: str | None = None,
-            user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-            kind: str = "observation", data: Mapping[str, Any] | None = None,
-            importance: float | None = None, step: int | None = None,
-            at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
-            provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False, duplicates: str | None = None,
-            scope: Scope | None = None) -> Record: ...
+    def add(self, text: str | bytes, **args: Unpack[AddArgs]) -> Record: ...
 
     @overload
-    def add(self, text: Messages, *, namespace: str | None = None,
-            user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-            kind: str = "observation", data: Mapping[str, Any] | None = None,
-            importance: float | None = None, step: int | None = None,
-            at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
-            provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False, duplicates: str | None = None,
-            scope: Scope | None = None) -> list[MemoryChange]: ...
+    def add(self, text: Messages, **args: Unpack[AddArgs]) -> list[MemoryChange]: ...
 
     @tracing.traced("memstream.add")
     @renamed(content="text")
-    def add(self, text: str | bytes | Messages, *, namespace: str | None = None,
-            user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-            kind: str = "observation", data: Mapping[str, Any] | None = None,
-            importance: float | None = None, step: int | None = None,
-            at: TimeLike | None = None, metadata: Mapping[str, Any] | None = None,
-            provenance: Sequence[str] | None = None, embedding: Any = None,
-            infer: bool = False, duplicates: str | None = None,
-            scope: Scope | None = None) -> Record | list[MemoryChange]:
+    def add(self, text: str | bytes | Messages, **args: Unpack[AddArgs]
+            ) -> Record | list[MemoryChange]:
         """Store one memory (``text``; old name ``content``); durable and keyword-searchable
         when this returns.
 
@@ -259,24 +219,11 @@ class Memory(ChangeEvents):
         update, supersede or no-op; see cognition.extraction) and a list of MemoryChange is
         returned; without an LLM the messages are stored as they are.
 
-        ``scope`` (a ``Scope``) may stand for namespace, user_id, agent_id and run_id.
+        ``scope`` (a ``Scope``) may stand for namespace, user_id, agent_id and run_id. The
+        keywords are ``scope.AddArgs``: a new memory's fields (``RecordArgs``), ``scope``,
+        ``infer`` and ``duplicates``.
         """
-        whose = dataclasses.asdict(resolve(Scope, scope, namespace=namespace, user_id=user_id,
-                                           agent_id=agent_id, run_id=run_id))
-        if isinstance(text, list | tuple):
-            if infer:
-                return cog.infer(self, text, **whose)
-            msgs = check_messages(text)
-            return [MemoryChange("noop" if r.event == "refresh" else "add", r)
-                    for r in self.add_many(
-                        [{"text": m["content"], "kind": "message",
-                          "data": {"role": m["role"]}, **whose} for m in msgs],
-                        duplicates=duplicates)]
-        record = build_record(self, text, **whose, kind=kind, data=data,  # type: ignore[arg-type]
-                             importance=importance, step=step, at=at, metadata=metadata,
-                             provenance=provenance, embedding=embedding)
-        return self.write_records([record], rate=[record.id] if importance is None else [],
-                                   refresh=self._refresh(duplicates))[0]
+        return self.writes.add(text, args)
 
     @tracing.traced("memstream.add_many")
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
@@ -286,15 +233,7 @@ class Memory(ChangeEvents):
         ``add``'s arguments (``text`` plus any keyword). A repeat of a stored memory, or of
         an earlier item, refreshes it as in ``add``. ``namespace`` or ``scope`` give the
         scope of items that name none of their own."""
-        records, rate = build_records(self, items, dataclasses.asdict(
-            resolve(Scope, scope, namespace=namespace)))
-        return self.write_records(records, rate=rate, refresh=self._refresh(duplicates))
-
-    def _refresh(self, duplicates: str | None) -> bool:
-        mode = self.config.duplicates if duplicates is None else duplicates
-        if mode not in ("refresh", "keep"):
-            raise InvalidInput(f"duplicates must be 'refresh' or 'keep', not {mode!r}")
-        return mode == "refresh"
+        return self.writes.many(items, resolve(Scope, scope, namespace=namespace), duplicates)
 
     @renamed(record_id="memory_id")
     def update(self, memory_id: str, *, text: str | None = None,
@@ -303,16 +242,9 @@ class Memory(ChangeEvents):
                provenance: Sequence[str] | None = None, namespace: str | None = None,
                at: TimeLike | None = None) -> Record:
         """Change a record; the old values go to its history. A new text is embedded again."""
-        patch = Patch(
-            text=None if text is None else v.text(text, max_bytes=self.config.max_text_bytes),
-            data=v.json_object(data, "data", max_bytes=self.config.max_text_bytes),
-            importance=v.importance(importance),
-            metadata=v.json_object(metadata, "metadata", max_bytes=self.config.max_text_bytes),
-            provenance=None if provenance is None else v.ids(provenance))
-        record = self.store.records.update(self._ns(namespace), memory_id, patch, at=self._now(at))
-        if text is not None:
-            self._kick()
-        return record
+        return self.writes.update(self._ns(namespace), memory_id, {
+            "text": text, "data": data, "importance": importance, "metadata": metadata,
+            "provenance": provenance}, at)
 
     @renamed(record_id="memory_id")
     def invalidate(self, memory_id: str, *, superseded_by: str | None = None,
@@ -374,15 +306,8 @@ class Memory(ChangeEvents):
         # every vector space: erasing an agent's data takes its tier records too
         sel = dataclasses.replace(
             self._selection(whose, dataclasses.replace(which, include_invalid=True)), space=None)
-        ids = self.store.records.select_ids(sel)
-        count = len(ids)
-        if erase and which == Query():
-            of = {k: val for k, val in (("user_id", sel.user_id), ("agent_id", sel.agent_id),
-                                        ("run_id", sel.run_id)) if val is not None}
-            ids += [i for i in self.store.records.history_ids(sel.namespace, of)
-                    if i not in set(ids)]
-        removed = self.deletions.remove(sel.namespace, ids, at=self.clock.now(), erase=erase)
-        return count if erase else removed
+        return self.deletions.remove_selected(sel, at=self.clock.now(), erase=erase,
+                                              whole_scope=which == Query())
 
     def on_delete(self, listener: Callable[[str, list[str]], None]) -> None:
         """Call ``listener(namespace, ids)`` after records are deleted or erased through this
@@ -409,37 +334,21 @@ class Memory(ChangeEvents):
             raise NotFound(f"no record {memory_id!r} in namespace {ns!r}")
         return found[0]
 
-    def get_all(self, *, namespace: str | None = None, user_id: str | None = None,
-                agent_id: str | None = None, run_id: str | None = None,
-                kinds: str | Iterable[str] | None = None,
-                filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
-                until: TimeLike | None = None, step_range: tuple[int, int] | None = None,
-                include_invalid: bool = False, limit: int | None = 100, offset: int = 0,
-                order: str = "created", as_of: TimeLike | None = None,
-                scope: Scope | None = None, query: Query | None = None) -> list[Record]:
+    def get_all(self, *, limit: int | None = 100, offset: int = 0, order: str = "created",
+                scope: Scope | None = None, query: Query | None = None,
+                **where: Unpack[SelectArgs]) -> list[Record]:
         """Records matching the arguments (or ``scope`` and ``query``), oldest first
         (``order``: created, -created, step, -step). ``as_of``: the records that were valid at
         that time, even if invalidated since."""
-        sel = self._selection(*split(
-            scope, query, namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
-            kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
-            include_invalid=include_invalid, as_of=as_of))
+        sel = self._selection(*split(scope, query, **where))
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise InvalidInput("limit must be a whole number >= 0 or None")
         return self.store.records.select(sel, limit=limit, offset=offset, order=order)
 
-    def count(self, *, namespace: str | None = None, user_id: str | None = None,
-              agent_id: str | None = None, run_id: str | None = None,
-              kinds: str | Iterable[str] | None = None,
-              filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
-              until: TimeLike | None = None, step_range: tuple[int, int] | None = None,
-              include_invalid: bool = False, as_of: TimeLike | None = None,
-              scope: Scope | None = None, query: Query | None = None) -> int:
+    def count(self, *, scope: Scope | None = None, query: Query | None = None,
+              **where: Unpack[SelectArgs]) -> int:
         """How many records ``get_all`` with the same arguments would see without a limit."""
-        return self.store.records.count(self._selection(*split(
-            scope, query, namespace=namespace, user_id=user_id, agent_id=agent_id, run_id=run_id,
-            kinds=kinds, filters=filters, since=since, until=until, step_range=step_range,
-            include_invalid=include_invalid, as_of=as_of)))
+        return self.store.records.count(self._selection(*split(scope, query, **where)))
 
     @renamed(record_id="memory_id")
     def history(self, memory_id: str, *, namespace: str | None = None) -> list[HistoryEntry]:
@@ -450,15 +359,10 @@ class Memory(ChangeEvents):
         return entries
 
     @tracing.traced("memstream.search")
-    def search(self, query: str | Query, *, k: int = 10, namespace: str | None = None,
-               user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, kinds: str | Iterable[str] | None = None,
-               filters: Mapping[str, Any] | None = None, since: TimeLike | None = None,
-               until: TimeLike | None = None, now: TimeLike | None = None,
-               weights: WeightsLike = None, touch: bool = True,
-               step_range: tuple[int, int] | None = None, vector: Any = None,
-               fusion: str | None = None, as_of: TimeLike | None = None,
-               min_relevance: float | None = None, scope: Scope | None = None) -> list[Hit]:
+    def search(self, query: str | Query, *, k: int = 10, now: TimeLike | None = None,
+               weights: WeightsLike = None, touch: bool = True, vector: Any = None,
+               fusion: str | None = None, min_relevance: float | None = None,
+               scope: Scope | None = None, **where: Unpack[SearchArgs]) -> list[Hit]:
         """The ``k`` memories that best fit the query, best first.
 
         Score = weighted sum of min-max normalised recency (decay ** hours since last access),
@@ -473,10 +377,8 @@ class Memory(ChangeEvents):
         answers can come back empty.
         """
         floor = v.fraction(min_relevance, "min_relevance") if min_relevance is not None else None
-        whose, which = split(
-            scope, query if isinstance(query, Query) else Query(text=query), namespace=namespace,
-            user_id=user_id, agent_id=agent_id, run_id=run_id, kinds=kinds, filters=filters,
-            since=since, until=until, step_range=step_range, as_of=as_of)
+        whose, which = split(scope, query if isinstance(query, Query) else Query(text=query),
+                             **where)
         if which.text is None:
             raise InvalidInput("a search needs the text to look for: search(\"...\") or "
                                "search(Query(\"...\", ...))")

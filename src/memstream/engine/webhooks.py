@@ -1,6 +1,6 @@
 """Webhooks: a memory's registrations of URLs that receive a namespace's change events
 (``mem.webhooks``: add, list, remove, dead letters, redeliver). Delivery itself, with its
-signatures, retries, leases and the checks of a webhook's URL, is ``memstream.core.delivery``'s
+signatures, retries, leases and the checks of a webhook's URL, is ``memstream.engine.delivery``'s
 ``Deliverer`` (``memstream serve`` runs one; ``Webhooks.deliver`` runs one in the foreground).
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.aliases import renamed
-from ..core.delivery import Deliverer, check_url
 from ..errors import InvalidInput, NotFound
 from ..events import EVENT_TYPES, Webhook
+from .delivery import Deliverer, check_url
 
 if TYPE_CHECKING:
     from ..store.protocol import Store

@@ -34,8 +34,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .. import __version__
 from ..core import tracing
 from ..core.clock import iso_times
-from ..core.delivery import Deliverer
 from ..core.routes import PREFIX
+from ..engine.delivery import Deliverer
 from ..engine.memory import Memory
 from ..errors import (
     InvalidInput,
@@ -82,7 +82,7 @@ class ServerSettings:
     allowed_hosts: tuple[str, ...] | None = None
     #: None: keys are required when one exists (see ``security.KeyPolicy``)
     require_keys: bool | None = None
-    #: deliver the webhooks' events from this process (``memstream.core.delivery.Deliverer``)
+    #: deliver the webhooks' events from this process (``memstream.engine.delivery.Deliverer``)
     deliver_webhooks: bool = True
     #: open event streams (``GET /v1/events``) one key (or, keyless, one address) may hold,
     #: and the server in all: one more is answered 429

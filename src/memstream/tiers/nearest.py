@@ -16,6 +16,7 @@ import numpy as np
 
 from ..core import validate as v
 from ..errors import InvalidInput
+from .entries import of_record, shown
 from .features import DIM
 from .similarity import distances, flatten, form, scales, similarity
 
@@ -95,7 +96,7 @@ def _by_state(tm: TieredMemory, agent_id: str, query: Mapping[str, Any], k: int,
         hits: list[_Hit] = sorted(
             ((float(d), -float(e["step_number"]), -float(e["timestamp"])), e["memory_id"], e)
             for d, e in zip(dist, entries, strict=True))[: k * 2]
-        ranked.append(tm.still_stored(backend, [(key, rid, tm.shown_entry(e, tier))
+        ranked.append(tm.still_stored(backend, [(key, rid, shown(e, tier))
                                            for key, rid, e in hits]))
     if records:
         dist = distances(form(query, 2), ltm_flats, scale)
@@ -133,7 +134,7 @@ def _by_vector(tm: TieredMemory, agent_id: str, q: np.ndarray, k: int, kind: str
                 if e is None:  # gone since (evicted or expired): a lower tier may hold it
                     held.discard(ids[j])
                 elif kind is None or e["metadata"]["memory_type"] == kind:
-                    chosen.append(((-float(scores[j]), 0.0, 0.0), ids[j], tm.shown_entry(e, tier)))
+                    chosen.append(((-float(scores[j]), 0.0, 0.0), ids[j], shown(e, tier)))
             if len(chosen) >= k * 2:
                 break
         ranked.append(tm.still_stored(backend, sorted(chosen, key=lambda t: (t[0], t[1]))[: k * 2]))
@@ -144,7 +145,7 @@ def _by_vector(tm: TieredMemory, agent_id: str, q: np.ndarray, k: int, kind: str
             top = np.argsort(-scores, kind="stable")[: k * 2]
             recs = {r.id: r for r in tm.records.get(tm.namespace, [ids[i] for i in top])}
             ranked.append([((-float(scores[i]), 0.0, 0.0), ids[i],
-                            tm.ltm_entry(recs[ids[i]], mat[i]))
+                            of_record(recs[ids[i]], mat[i]))
                            for i in top if ids[i] in recs])
     return ranked
 

@@ -34,8 +34,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .._types import Record
 from ..core import validate as v
 from ..core.aliases import renamed
@@ -44,11 +42,11 @@ from ..engine.records import records_of
 from ..errors import BackendUnavailable, InvalidInput
 from ..filters import Selection, parse_filter
 from ..retrieval.keywords import query_terms
-from . import nearest
+from . import nearest, upkeep
 from .backends import InProcessTier, RedisTier, TierBackend
-from .features import DIM, compress, state_vector
+from .entries import of_record, shown
+from .features import DIM, state_vector
 from .vectors import StateBatch, plain_leaves
-from .vectors import floats as _floats
 from .vectors import pack as _pack
 from .vectors import pack_rows as _pack_rows
 
@@ -62,19 +60,12 @@ MEMORY_TYPES = ("state", "action", "interaction")
 MODEL = f"memstream-state-hash-{DIM}"
 #: the vector space of the agents' records (``Record.space``)
 SPACE = "agents"
-LEVEL_OF = {"stm": 0, "im": 1, "ltm": 2}
 
 
 #: a batch of at least this many entries is copied to a Redis STM in the background
 _BACKGROUND = 256
 #: promotion counts kept (per entry read from IM or LTM); past this, the least recently read go
 _READS_KEPT = 100_000
-
-
-def _due(span: tuple[int, int, int] | None, limit: int, max_age: int) -> bool:
-    """Whether a tier holding (count, oldest step, newest step) of an agent has entries to
-    move: more than ``limit``, or some older than ``max_age`` steps."""
-    return span is not None and (span[0] > limit or span[2] - span[1] > max_age)
 
 
 class TierDegradedWarning(UserWarning):
@@ -190,7 +181,7 @@ class TieredMemory:
     def store(self, agent_id: str, kind: str, contents: Mapping[str, Any], step: int,
               priority: float = 1.0) -> dict[str, Any]:
         """Store one entry durably and in STM; returns the entry."""
-        return self.shown_entry(self._write([(agent_id, kind, contents, step, priority)])[0], "stm")
+        return shown(self._write([(agent_id, kind, contents, step, priority)])[0], "stm")
 
     def store_many(self, items: Iterable[tuple[str, str, Mapping[str, Any], int, float]]
                    ) -> list[str]:
@@ -220,7 +211,7 @@ class TieredMemory:
                     n = 0
                 self._pending[e["agent_id"]] = n
         if due:  # every cleanup_interval insertions of an agent
-            self._maintain(due)
+            upkeep.maintain(self, due)
         return entries
 
     def _prepare(self, items: Sequence[tuple[str, str, Mapping[str, Any], int, float]],
@@ -312,37 +303,11 @@ class TieredMemory:
 
     # --- entries in their three forms --------------------------------------------------------
 
-    def shown_entry(self, entry: Mapping[str, Any], tier: str) -> dict[str, Any]:
-        level = LEVEL_OF[tier]
-        meta = dict(entry["metadata"], compression_level=level, tier=tier)
-        contents = entry["contents"] if level == 0 else entry.get("im_contents") \
-            if level == 1 else compress(entry["contents"], 2)
-        vectors: dict[str, list[float]] = {}
-        if "vec" in entry and level == 0:
-            vectors["full_vector"] = _floats(entry["vec"])
-        if "im_vec" in entry and level <= 1:
-            vectors["compressed_vector"] = _floats(entry["im_vec"])
-        return {"memory_id": entry["memory_id"], "agent_id": entry["agent_id"],
-                "step_number": entry["step_number"], "timestamp": entry["timestamp"],
-                "contents": contents, "metadata": meta, "embeddings": vectors}
-
-    def ltm_entry(self, rec: Record, vector: np.ndarray | None) -> dict[str, Any]:
-        """The LTM form of a durable record; ``vector`` is its abstract vector."""
-        data = rec.data or {}
-        return {"memory_id": rec.id, "agent_id": rec.agent_id, "step_number": rec.step,
-                "timestamp": rec.created_at, "contents": compress(data, 2),
-                "metadata": {"creation_time": rec.created_at,
-                             "last_access_time": rec.last_accessed_at,
-                             "compression_level": 2, "importance_score": rec.importance,
-                             "retrieval_count": rec.access_count, "memory_type": rec.kind,
-                             "tier": "ltm"},
-                "embeddings": {} if vector is None else {"abstract_vector": vector.tolist()}}
-
     def ltm_entries(self, records: Sequence[Record]) -> dict[str, dict[str, Any]]:
-        """``ltm_entry`` of each, their vectors read in one call: {id: LTM entry}."""
+        """``entries.of_record`` of each, their vectors read in one call: {id: LTM entry}."""
         vectors = self.records.embeddings(self.namespace, [r.id for r in records]) \
             if records else {}
-        return {r.id: self.ltm_entry(r, vectors.get(r.id)) for r in records}
+        return {r.id: of_record(r, vectors.get(r.id)) for r in records}
 
     def selection(self, agent_id: str, kind: str | None, **extra: Any) -> Selection:
         kinds = None if kind is None else (self._kind(kind),)
@@ -365,7 +330,7 @@ class TieredMemory:
             found = self.tier_call(lambda b=backend, m=missing: b.get(m), {})
             for rid, e in found.items():
                 if kind is None or e["metadata"]["memory_type"] == kind:
-                    out[rid] = self.shown_entry(e, tier)
+                    out[rid] = shown(e, tier)
         return out
 
     def merged(self, agent_id: str, records: Sequence[Record], kind: str | None
@@ -499,69 +464,7 @@ class TieredMemory:
         """Move entries down the tiers now; returns how many moved to IM and left IM."""
         with self._lock:
             agents = [agent_id] if agent_id is not None else sorted(self._pending)
-        return self._maintain(agents)
-
-    def _maintain(self, agents: Sequence[str]) -> dict[str, int]:
-        """``maintain`` for these agents. One call per tier first reads every agent's entry
-        count and step span, so that the agents with nothing to move (the usual case at each
-        ``cleanup_interval``) cost nothing more."""
-        c = self.config
-        moved = dropped = 0
-        spans = self.tier_call(lambda: self.stm.spans(agents), None)
-        for agent in agents:
-            if spans is None or _due(spans.get(agent), c.stm_limit, c.stm_max_age):
-                moved += self.tier_call(lambda a=agent: self._stm_to_im(a), 0)
-        spans = self.tier_call(lambda: self.im.spans(agents), None)
-        for agent in agents:
-            if spans is None or _due(spans.get(agent), c.im_limit, c.im_max_age):
-                dropped += self.tier_call(lambda a=agent: self._drop_im(a), 0)
-        return {"moved_to_im": moved, "left_im": dropped}
-
-    def _choose(self, index: list[tuple[int, str]], limit: int, max_age: int,
-                backend: TierBackend) -> list[dict[str, Any]]:
-        if not index:
-            return []
-        newest = index[-1][0]
-        old = [i for step, i in index if newest - step > max_age]
-        over = max(0, len(index) - limit - len(old))
-        if not old and not over:
-            return []
-        rest = [pair for pair in index if pair[1] not in set(old)]
-        window = rest[: 2 * over]  # the oldest candidates; the least important of them go
-        entries = backend.get(old + [i for _, i in window])
-        c = self.config
-
-        def effective(e: Mapping[str, Any]) -> float:
-            age = newest - int(e["step_number"])
-            decay: float = c.priority_decay ** (age / max(1, c.cleanup_interval))
-            return float(e["metadata"]["importance_score"]) * decay
-
-        candidates = sorted((entries[i] for _, i in window if i in entries),
-                            key=lambda e: (effective(e), e["step_number"], e["memory_id"]))
-        return [entries[i] for i in old if i in entries] + candidates[:over]
-
-    def _stm_to_im(self, agent: str) -> int:
-        c = self.config
-        going = self._choose(self.stm.index(agent), c.stm_limit, c.stm_max_age, self.stm)
-        if going:
-            for e in going:  # the intermediate form and its vector are made on the way down
-                e["metadata"]["compression_level"] = 1
-                e["im_contents"] = compress(e["contents"], 1)
-                e["im_vec"] = _pack(state_vector(e["im_contents"]))
-            self.im.put(going)
-            self.stm.remove(agent, [e["memory_id"] for e in going])
-            self.records.emit(self.namespace, "tier_moved", [e["memory_id"] for e in going],
-                              agent_id=agent, data={"from": "stm", "to": "im"})
-        return len(going)
-
-    def _drop_im(self, agent: str) -> int:
-        c = self.config
-        going = self._choose(self.im.index(agent), c.im_limit, c.im_max_age, self.im)
-        if going:
-            self.im.remove(agent, [e["memory_id"] for e in going])
-            self.records.emit(self.namespace, "tier_moved", [e["memory_id"] for e in going],
-                              agent_id=agent, data={"from": "im", "to": "ltm"})
-        return len(going)
+        return upkeep.maintain(self, agents)
 
     def stats(self, agent_id: str) -> dict[str, Any]:
         sel = self.selection(agent_id, None)
