@@ -262,7 +262,7 @@ def test_the_mixin_rule_can_fail():
 def test_capabilities_and_the_inspector_go_through_the_engine():
     """They read and write through ``records_of(memory)`` (records.py), never ``memory.store``."""
     clients = [p for p in _sources() if p.relative_to(SRC).parts[0] in CAPABILITIES]
-    clients.append(SRC / "server" / "inspect.py")
+    clients.append(SRC / "server" / "inspector.py")
     reach = re.compile(r"(?<!langgraph)\.store\b(?!\()")  # not LangGraph's own package
     found = [f"{p.relative_to(SRC)}:{n}" for p in clients
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)

@@ -284,6 +284,18 @@ class Client:
 
     # --- episodes, learning, agents (the server's capabilities) --------------------------------
 
+    def episode_summary(self, *, agent_id: str = "default",
+                        namespace: str | None = None) -> dict[str, Any]:
+        """``EpisodeMemory.summary`` of an agent: totals, rules per task, top mistake cards,
+        mean scores."""
+        return dict(self._send("episode_summary", agent_id=agent_id, namespace=namespace))
+
+    def agent_range(self, agent_id: str, start: int, end: int, *, kind: str | None = None,
+                    namespace: str | None = None) -> list[dict[str, Any]]:
+        """``TieredMemory.step_range``: the agent's entries with start <= step <= end."""
+        return list(self._send("agent_range", agent_id=agent_id, start=start, end=end,
+                               kind=kind, namespace=namespace))
+
     def record_episode(self, episode: Mapping[str, Any], *, agent_id: str = "default",
                        namespace: str | None = None) -> Record:
         return _record(self._send("record_episode", episode=dict(episode), agent_id=agent_id,
@@ -336,8 +348,8 @@ class Client:
         rows = self._send("consolidate", namespace=namespace)
         return [MemoryChange(c["event"], _record(c["record"])) for c in rows]
 
-    def export(self, *, namespace: str | None = None) -> str:
-        return str(self._send("export", namespace=namespace))
+    def export(self, *, namespace: str | None = None, with_embeddings: bool = False) -> str:
+        return str(self._send("export", namespace=namespace, with_embeddings=with_embeddings))
 
     def import_jsonl(self, text: str, *, skip_existing: bool = False,
                      namespace: str | None = None) -> int:

@@ -584,7 +584,8 @@ def test_a_hit_reached_through_a_name_says_so_in_score_order(browser: Any,
         pg.locator("#q").fill("Where does the person who gave me Dune work?")
         pg.locator("#q").press("Enter")
         hits = pg.locator("#hits li")
-        sync_api.expect(hits.first).to_be_visible()
+        # the first search loads the embedding model in the server: seconds on a busy machine
+        sync_api.expect(hits.first).to_be_visible(timeout=60_000)
         porto = pg.locator("#hits li", has_text="Marta lives in Porto")
         sync_api.expect(porto.locator(".via")).to_have_text("via Marta")
         scores = [float(t) for t in pg.locator("#hits li .hit-head .num").all_inner_texts()]

@@ -1,6 +1,6 @@
 """Every REST route of the server, declared once: its method, its path under ``/v1`` and where
 its fields travel. The server's routes are made from this table (``server/routes.py``,
-``server/event_routes.py``, ``server/inspect.py``; the catalog's operations name theirs) and
+``server/event_routes.py``; the catalog's operations name theirs) and
 ``Client`` sends through it (``request``), so that a path is written in one place.
 
 A field named in the path (``{memory_id}``) fills it; the others of a GET or DELETE go in the

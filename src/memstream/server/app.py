@@ -49,7 +49,6 @@ from .auth import OPEN, authenticate
 from .errors import error_body, status_for
 from .event_routes import router as event_router
 from .heap import TRIM_AFTER, trim
-from .inspect import router as inspect_router
 from .limits import BodyLimit, Limiter, RateLimiter, SharedRateLimiter
 from .mcp import build_mcp
 from .routes import router
@@ -331,7 +330,6 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
 
     app.include_router(router)
     app.include_router(event_router)
-    app.include_router(inspect_router)
     install_api_docs(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.router.routes.extend(mcp_app.routes)  # POST /mcp: MCP over streamable HTTP

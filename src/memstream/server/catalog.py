@@ -14,98 +14,37 @@ Python or the command line.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import io
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from fastapi import APIRouter
 from pydantic import BaseModel
 
-from .._types import Entity, EntityProfile, Finding, HistoryEntry, Hit, MemoryChange, Record
-from ..core.routes import PREFIX, ROUTES
-from ..engine.memory import Context, Memory
+from .._types import Entity, EntityProfile, Finding, HistoryEntry, MemoryChange, Record
+from ..core.routes import PREFIX
+from ..engine import transfer
+from ..engine.memory import Context
 from ..episodes import EpisodeMemory
 from ..events import ChangeEvent, Webhook
 from ..learning import Learner
 from ..scope import Scope
 from ..tiers import TieredMemory
+from . import inspector
 from . import models as m
+from .operation import Call, Operation, compact_hit, compact_record, iso, route, same
 
-__all__ = ["OPERATIONS", "Call", "Operation", "by_name", "compact_hit", "compact_record",
+__all__ = ["OPERATIONS", "Call", "Operation", "Subscription", "by_name", "compact_hit",
+           "compact_record",
            "route"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True)
-class Call:
-    """What one operation runs with: the engine, the namespace the key may use, whether the
-    key may mark hits as accessed, and where the agents' tiers live."""
-
-    memory: Memory
-    namespace: str
-    touch: bool
-    redis_url: str | None = None
-
-
-@dataclass(frozen=True)
-class Operation:
-    name: str  #: the MCP tool's name
-    summary: str
-    request: type[BaseModel]
-    role: str  #: read, write or admin
-    run: Callable[[Call, Any], Any]
-    full: Callable[[Any], Any]  #: the result as REST returns it
-    compact: Callable[[Any], Any]  #: the result as MCP returns it
-    returns: Any = dict[str, Any]  #: the type of the compact result (MCP's output schema)
-
-    @property
-    def method(self) -> str:
-        """The REST route's method (``_routes.ROUTES``, under the operation's name)."""
-        return ROUTES[self.name].method
-
-    @property
-    def path(self) -> str:
-        """The REST route's path under /v1; ``{name}`` segments are request fields."""
-        return ROUTES[self.name].path
-
-
-def route(router: APIRouter, name: str, **settings: Any) -> Callable[[F], F]:
-    """The decorator of the REST route ``name`` (``_routes.ROUTES``): its method and path."""
-    r = ROUTES[name]
-    return router.api_route(r.path, methods=[r.method], **settings)
-
-
-def _iso(t: float | None) -> str | None:
-    return None if t is None else \
-        datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def compact_record(r: Record) -> dict[str, Any]:
-    """A record for an LLM: what it says and the few fields that place it."""
-    out: dict[str, Any] = {"id": r.id, "text": r.text, "kind": r.kind,
-                           "created_at": _iso(r.created_at),
-                           "importance": round(r.importance, 3)}
-    for key in ("user_id", "agent_id", "run_id", "step", "superseded_by", "event"):
-        if getattr(r, key) is not None:
-            out[key] = getattr(r, key)
-    for key in ("updated_at", "invalidated_at"):
-        if getattr(r, key) is not None:
-            out[key] = _iso(getattr(r, key))
-    if r.data:
-        out["data"] = r.to_dict()["data"]
-    if r.metadata:
-        out["metadata"] = r.to_dict()["metadata"]
-    return out
-
-
-def compact_hit(h: Hit) -> dict[str, Any]:
-    return {**compact_record(h.record), "score": round(h.score, 4)}
-
 
 def _records(rs: Sequence[Record]) -> list[dict[str, Any]]:
     return [r.to_dict() for r in rs]
+
+
+def _same_records(rs: Sequence[Record]) -> list[dict[str, Any]]:
+    return [compact_record(r) for r in rs]
 
 
 def _history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
@@ -113,7 +52,7 @@ def _history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
 
 
 def _compact_history(entries: Sequence[HistoryEntry]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in {**e.to_dict(), "at": _iso(e.at)}.items()
+    return [{k: v for k, v in {**e.to_dict(), "at": iso(e.at)}.items()
              if v is not None and k not in ("record_id", "namespace")} for e in entries]
 
 
@@ -133,10 +72,6 @@ def _ranking(c: Call, r: m.SearchRequest) -> dict[str, Any]:
     """How a search ranks and what it touches: its arguments besides the scope and query."""
     return {"k": r.k, "now": r.now, "weights": r.weights, "fusion": r.fusion,
             "touch": r.touch and c.touch, "min_relevance": r.min_relevance}
-
-
-def _same(x: Any) -> Any:
-    return x
 
 
 def _tiers(c: Call) -> TieredMemory:
@@ -169,7 +104,7 @@ def _delete(c: Call, r: m.DeleteMemoryRequest) -> dict[str, Any]:
 
 def _compact_entity(e: Entity) -> dict[str, Any]:
     out = {"name": e.name, "kind": e.kind, "mentions": e.mentions,
-           "first_seen": _iso(e.first_seen), "last_seen": _iso(e.last_seen)}
+           "first_seen": iso(e.first_seen), "last_seen": iso(e.last_seen)}
     return {**out, "user_id": e.owner} if e.owner is not None else out
 
 
@@ -179,7 +114,7 @@ def _compact_profile(p: EntityProfile) -> dict[str, Any]:
             "related": [{"name": e.name, "kind": e.kind, "record_ids": ids}
                         for e, ids in p.related],
             "relations": [{"subject": r.subject, "predicate": r.predicate, "object": r.object,
-                           "since": _iso(r.valid_from)} for r in p.relations]}
+                           "since": iso(r.valid_from)} for r in p.relations]}
 
 
 def _similar(c: Call, r: m.AgentSimilarOp) -> list[dict[str, Any]]:
@@ -232,8 +167,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "delete_memory", "Delete a memory from every index. Its history stays unless erase is "
         "true: then its text, payload and history are removed everywhere.",
-        m.DeleteMemoryRequest, "write", _delete, _same,
-        _same),
+        m.DeleteMemoryRequest, "write", _delete, same,
+        same),
     Operation(
         "memory_history", "A memory's changes, oldest first (add, update, invalidate, "
         "delete, ...), with the old and new values.",
@@ -290,11 +225,11 @@ OPERATIONS: tuple[Operation, ...] = (
         m.EpisodeContextRequest, "read",
         lambda c, r: EpisodeMemory.of(c.memory, r.agent_id, c.namespace).context(
             r.task_id, budget=r.budget),
-        lambda text: {"context": text}, _same, str),
+        lambda text: {"context": text}, same, str),
     Operation(
         "learn_outcome", "Record how an attempt at a task went (outcome true or false) and the "
         "strategy used; repeated outcomes become heuristics and anti-patterns.",
-        m.LearnRequest, "write", _outcome, _same, _same),
+        m.LearnRequest, "write", _outcome, same, same),
     Operation(
         "task_advice", "Advice for a task from learned heuristics, anti-patterns, knowledge and "
         "preferences, as a compact prompt section.",
@@ -305,12 +240,12 @@ OPERATIONS: tuple[Operation, ...] = (
         "simulation step, with a priority in [0, 1].",
         m.AgentEntryRequest, "write",
         lambda c, r: _tiers(c).store(r.agent_id, r.kind, r.contents, r.step,
-                                     r.priority), _same, _same),
+                                     r.priority), same, same),
     Operation(
         "similar_agent_states", "An agent's memories nearest to a state (a dict), field by "
         "field in the state's own units, with their similarity (1.0: identical), across its "
         "short, intermediate and long-term tiers.",
-        m.AgentSimilarOp, "read", _similar, _same, _same,
+        m.AgentSimilarOp, "read", _similar, same, same,
         list[dict[str, Any]]),
 )
 
@@ -331,6 +266,36 @@ def _events(events: Sequence[ChangeEvent]) -> list[dict[str, Any]]:
 
 def _hooks(hooks: Sequence[Webhook]) -> list[dict[str, Any]]:
     return [h.to_dict() for h in hooks]
+
+
+def changes(cs: Sequence[MemoryChange]) -> list[dict[str, Any]]:
+    """Changes as REST returns them (kept here beside the other result forms)."""
+    return [{"event": c.event, "record": c.record.to_dict(),
+             "previous_id": c.previous.id if c.previous else None} for c in cs]
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """What an event stream follows: the namespaces (None: every one, on an open local
+    server), the number it starts after, and the types it keeps (all when empty)."""
+
+    namespaces: list[str] | None
+    start: int
+    types: list[str]
+
+
+def _subscribe(c: Call, r: m.StreamRequest) -> Subscription:
+    who = c.who
+    spaces: list[str] | None = None
+    if r.namespace is not None:
+        spaces = [c.namespace]
+    elif who is not None and who.namespaces is not None:
+        spaces = list(who.namespaces)
+    for ns in spaces or []:
+        if who is not None:
+            who.authorize(ns, "read")
+    start = r.after if r.after is not None else int(c.memory.store.events.last_event_seq())
+    return Subscription(spaces, start, list(r.types or []))
 
 
 #: change events and webhooks (docs/events.md); a key sees those of its namespaces only
@@ -355,31 +320,131 @@ EVENT_OPERATIONS: tuple[Operation, ...] = (
         list[dict[str, Any]]),
     Operation(
         "delete_webhook", "Stop sending events to a webhook and forget it.",
-        m.WebhookRef, "admin", _unhook, _same, _same),
+        m.WebhookRef, "admin", _unhook, same, same),
     Operation(
         "webhook_dead_letters", "The events a webhook gave up on after its retries, with the "
         "last error.",
         m.WebhookRef, "admin",
         lambda c, r: c.memory.webhooks.dead_letters(r.webhook_id, namespace=c.namespace),
-        _same, _same, list[dict[str, Any]]),
+        same, same, list[dict[str, Any]]),
     Operation(
         "redeliver_webhook", "Send a webhook's dead letters again (and the events after them).",
         m.WebhookRef, "admin",
         lambda c, r: {"queued": c.memory.webhooks.redeliver(r.webhook_id,
                                                             namespace=c.namespace)},
-        _same, _same),
+        same, same),
+    Operation(
+        "stream_events", "Server-sent events: every change event of the key's namespaces (or "
+        "of namespace) from now on, or after a number.",
+        m.StreamRequest, "read", _subscribe, same, same, tool=False),
 )
-OPERATIONS = OPERATIONS + EVENT_OPERATIONS
+
+
+def _yield_gil(*_: object) -> None:
+    """Let the other threads run (the event loop's among them) between parts of a long parse:
+    a thread that parses for seconds otherwise holds the interpreter for most of them."""
+    time.sleep(0)
+
+
+def _export(c: Call, r: m.ExportRequest) -> str:
+    out = io.StringIO()
+    transfer.export_jsonl(c.memory, out, namespace=c.namespace,
+                          with_embeddings=r.with_embeddings)
+    return out.getvalue()
+
+
+def _import(c: Call, r: m.ImportRequest) -> dict[str, Any]:
+    """Records exported by memstream, or new memories: all or nothing, with admin of every
+    namespace the records go to. Where keys are required, an exported record whose id its
+    namespace does not hold gets an id of the namespace's own (the answer's ``ids`` maps
+    them)."""
+    rate: list[str] = []
+    records = transfer.parse_lines(r.text.splitlines(), c.memory, namespace=c.namespace,
+                                   rate=rate, progress=_yield_gil)
+    keyed = c.who is not None and c.who.key_id is not None
+    for ns in sorted({rec.namespace for rec in records}):
+        if c.who is not None:
+            c.who.authorize(ns, "admin")
+    ids = transfer.own_ids(c.memory, records, set(rate)) if keyed else {}
+    n = transfer.import_jsonl(c.memory, [], on_conflict="skip" if r.skip_existing else "error",
+                              records=records, rate=rate)
+    return {"imported": n, "ids": ids} if ids else {"imported": n}
+
+
+#: batches, transfer, cognition and the capabilities' other reads: REST's and Client's
+#: (``tool=False``: the MCP tools stay the ones an agent calls)
+MORE_OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "add_memories", "Store many memories in one transaction: all or none.",
+        m.AddManyRequest, "write",
+        lambda c, r: c.memory.add_many([i.model_dump() for i in r.items],
+                                       namespace=c.namespace),
+        _records, _same_records, list[dict[str, Any]], tool=False),
+    Operation(
+        "add_messages", "Store a conversation: facts extracted and reconciled when an LLM is "
+        "configured and infer is true, the messages as they are otherwise.",
+        m.MessagesRequest, "write",
+        lambda c, r: c.memory.add([x.model_dump() for x in r.messages],
+                                  scope=r.scope(c.namespace), infer=r.infer),
+        changes, changes, list[dict[str, Any]], tool=False),
+    Operation(
+        "delete_memories", "Delete every memory a selection matches in one namespace.",
+        m.DeleteAllRequest, "admin",
+        lambda c, r: {"deleted": c.memory.delete_all(
+            scope=r.scope(c.namespace), kinds=r.kinds, filters=r.filters, erase=r.erase)},
+        same, same, tool=False),
+    Operation(
+        "stats", "Counts of the namespace's records by kind, and the store's settings.",
+        m.NamespaceRequest, "read", lambda c, r: c.memory.stats(namespace=c.namespace),
+        same, same, tool=False),
+    Operation(
+        "export", "The namespace's records as JSON Lines (every field).",
+        m.ExportRequest, "read", _export, same, same, str, tool=False),
+    Operation(
+        "import", "Load JSON Lines, all or nothing: records written by export, or new "
+        "memories (a text with any of add's fields).",
+        m.ImportRequest, "admin", _import, same, same, tool=False, raw_body="text"),
+    Operation(
+        "reflect", "Synthesise insights from recent memories now.",
+        m.NamespaceRequest, "admin", lambda c, r: c.memory.reflect(namespace=c.namespace),
+        _records, _same_records, list[dict[str, Any]], tool=False),
+    Operation(
+        "consolidate", "Merge near-duplicate memories into one each.",
+        m.NamespaceRequest, "admin",
+        lambda c, r: c.memory.consolidate(namespace=c.namespace),
+        changes, changes, list[dict[str, Any]], tool=False),
+    Operation(
+        "episode_summary", "Totals, rules per task, top mistake cards and mean scores of an "
+        "agent's episodes.",
+        m.EpisodeSummaryRequest, "read",
+        lambda c, r: EpisodeMemory.of(c.memory, r.agent_id, c.namespace).summary(),
+        same, same, tool=False),
+    Operation(
+        "agent_range", "An agent's entries with start <= step <= end, oldest first, each once.",
+        m.AgentRangeRequest, "read",
+        lambda c, r: _tiers(c).step_range(r.agent_id, r.start, r.end, r.kind),
+        same, same, list[dict[str, Any]], tool=False),
+)
+
+
+#: the memory inspector's views (the page at ``/``: ``inspector``)
+INSPECT_OPERATIONS: tuple[Operation, ...] = (
+    Operation("namespaces", "The namespaces this key may read.", m.NoFields, "read",
+              inspector.namespaces, same, same, tool=False),
+    Operation("inspect_records", "A page of records, newest first, each with its tier.",
+              m.InspectListRequest, "read", inspector.inspect_records, same, same, tool=False),
+    Operation("inspect_record", "One record with its tier, history, evidence, citations, the "
+              "versions it replaces and what audit found about it.",
+              m.InspectRecordRequest, "read", inspector.inspect_record, same, same, tool=False),
+    Operation("inspect_overview", "What the inspector's plots show, over the newest records.",
+              m.OverviewRequest, "read", inspector.overview, same, same, tool=False),
+)
+
+OPERATIONS = OPERATIONS + EVENT_OPERATIONS + MORE_OPERATIONS + INSPECT_OPERATIONS
 
 
 def by_name(name: str) -> Operation:
     return next(op for op in OPERATIONS if op.name == name)
-
-
-def changes(cs: Sequence[MemoryChange]) -> list[dict[str, Any]]:
-    """Changes as REST returns them (kept here beside the other result forms)."""
-    return [{"event": c.event, "record": c.record.to_dict(),
-             "previous_id": c.previous.id if c.previous else None} for c in cs]
 
 
 def _kind(schema: dict[str, Any]) -> str:
@@ -399,9 +464,11 @@ def reference() -> str:
     (a test keeps the file equal to this)."""
     out = ["# Operations", "",
            "Every operation of the server, as the catalog (`memstream/server/catalog.py`) "
-           f"declares it: its REST route (under `{PREFIX}`), its MCP tool (the same name), the "
+           f"declares it: its REST route (under `{PREFIX}`), its MCP tool (the same name; the "
+           "batches, transfer, the event stream and the inspector's views are REST's alone), the "
            "role its key needs, and its parameters with their descriptions. `Client` has a method "
-           "for each (named as `Memory`'s where there is one). REST answers in full (records "
+           "for each but the inspector's (named as `Memory`'s where there is one). REST answers "
+           "in full (records "
            "with every field, times in ISO 8601 UTC); MCP answers compactly for an LLM (id, text, "
            "kind, score, dates in ISO 8601, and only the fields that are set).", "",
            "Generated by `python -c \"from memstream.server.catalog import reference; "
@@ -410,7 +477,9 @@ def reference() -> str:
         schema = op.request.model_json_schema()
         props, required = schema.get("properties", {}), set(schema.get("required", []))
         out += [f"## `{op.name}`", "", op.summary, "",
-                f"REST `{op.method} {PREFIX}{op.path}` · MCP tool `{op.name}` · role `{op.role}`",
+                f"REST `{op.method} {PREFIX}{op.path}` · "
+                + (f"MCP tool `{op.name}`" if op.tool else "no MCP tool") + f" · role `{op.role}`"
+                + (f" · the request's body is `{op.raw_body}`" if op.raw_body else ""),
                 "",
                 "| parameter | type | default | description |", "|---|---|---|---|"]
         for name, field in op.request.model_fields.items():

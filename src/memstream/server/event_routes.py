@@ -21,8 +21,16 @@ from fastapi.responses import StreamingResponse
 from ..core.routes import PREFIX
 from ..errors import MemstreamError
 from .auth import authenticate, keys_enabled
-from .catalog import route
-from .models import MAX_INT, EventsRequest, EventType, NamespaceRequest, WebhookRef, WebhookRequest
+from .catalog import Subscription, route
+from .models import (
+    MAX_INT,
+    EventsRequest,
+    EventType,
+    NamespaceRequest,
+    StreamRequest,
+    WebhookRef,
+    WebhookRequest,
+)
 from .routes import _req, _run
 
 router = APIRouter(prefix=PREFIX)
@@ -84,26 +92,18 @@ async def stream_events(request: Request, namespace: str | None = None,
                         last_event_id: str | None = Header(None)) -> StreamingResponse:
     """Server-sent events: every change event of the key's namespaces (or of ``namespace``)
     from now on, or after ``Last-Event-ID`` / ``after`` when given."""
-    mem, who = request.app.state.memory, request.state.principal
-    if namespace is not None or who.namespaces is not None:
-        spaces: list[str] | None = [who.namespace_for(namespace, mem.config.namespace)] \
-            if namespace is not None else list(who.namespaces)
-        for ns in spaces or []:
-            who.authorize(ns, "read")
-    else:
-        spaces = None  # the open local server: every namespace
     if last_event_id is not None and last_event_id.strip().isdigit():
-        start = int(last_event_id.strip())
-    elif after is not None:
-        start = after
-    else:
-        start = int(await anyio.to_thread.run_sync(mem.store.events.last_event_seq))
+        after = int(last_event_id.strip())
+    body = _req(StreamRequest, namespace=namespace, after=after, types=types)
+    sub: Subscription = await anyio.to_thread.run_sync(
+        lambda: _run(request, "stream_events", body))
+    who = request.state.principal
     header = request.headers.get("authorization") or request.headers.get("x-api-key")
     holder = f"key:{who.key_id}" if who.key_id else \
         f"ip:{request.client.host if request.client else '-'}"
     request.app.state.streams.take(holder)  # 429 beyond the caps (ServerSettings.streams*)
     return StreamingResponse(
-        _stream(request, spaces, start, list(types or []), header, holder),
+        _stream(request, sub.namespaces, sub.start, sub.types, header, holder),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 

@@ -93,7 +93,7 @@ def _old_names(op: Operation) -> dict[str, str]:
     return renamed
 
 
-_OLD_NAMES = {op.name: _old_names(op) for op in OPERATIONS}
+_OLD_NAMES = {op.name: _old_names(op) for op in OPERATIONS if op.tool}
 
 
 def _annotated(tp: Any, *extra: Any) -> Any:
@@ -117,7 +117,7 @@ def _tool(op: Operation, access: Callable[[Context, str | None, str], tuple[str,
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
                                  for e in exc.errors()[:5])
             raise InvalidInput(f"invalid arguments for {op.name}: {problems}") from None
-        where = Call(memory, ns, who.role != "read", redis_url)
+        where = Call(memory, ns, who.role != "read", redis_url, who)
         return op.compact(await call(lambda: op.run(where, request)))
 
     params = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
@@ -173,7 +173,7 @@ def build_mcp(memory: Memory, *, stdio_key: str | None = None,
     async def call(fn: Callable[[], R]) -> R:
         return await anyio.to_thread.run_sync(fn)
 
-    for op in OPERATIONS:  # the catalog's operations, each a tool
+    for op in (op for op in OPERATIONS if op.tool):  # the catalog's tools
         server.add_tool(_tool_errors(_tool(op, access, call, memory, redis_url)), name=op.name,
                         description=op.summary)
 

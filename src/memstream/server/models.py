@@ -423,3 +423,60 @@ class EventsRequest(_Body):
     limit: int = Field(100, ge=1, le=1000, description="At most this many events.")
     types: list[EventType] = Field(default_factory=list, max_length=len(get_args(EventType)),
                                    description=TYPES)
+
+
+class NoFields(_Body):
+    """An operation that takes nothing (the key says whose)."""
+
+
+class ExportRequest(_Body):
+    namespace: str | None = _ns()
+    with_embeddings: bool = Field(False, description="Also each record's vector (larger; an "
+                                  "import into a store with the same embedder skips embedding).")
+
+
+class ImportRequest(_Body):
+    namespace: str | None = _ns()
+    skip_existing: bool = Field(False, description="Skip records whose id is stored (default: "
+                                "an id already stored refuses the whole import).")
+    text: str = Field(..., description="JSON Lines: records written by export (they have an "
+                      "id), or new memories, a text with any of add's fields.")
+
+
+class EpisodeSummaryRequest(_Body):
+    namespace: str | None = _ns()
+    agent_id: str = Field("default", description=AGENT)
+
+
+class AgentRangeRequest(_Body):
+    namespace: str | None = _ns()
+    agent_id: str = Field(..., max_length=256, description="The agent.")
+    start: int = Field(..., ge=0, le=MAX_INT, description="The first step.")
+    end: int = Field(..., ge=0, le=MAX_INT, description="The last step.")
+    kind: str | None = Field(None, description="Only state, action or interaction entries.")
+
+
+class InspectListRequest(ListRequest):
+    tiers: list[str] | None = Field(None, description="Keep records in these tiers "
+                                    "(stm, im, ltm); tiers apply to the agents' records.")
+
+
+class InspectRecordRequest(_Body):
+    namespace: str | None = _ns()
+    record_id: str = Field(..., max_length=128, description="The record's id.")
+
+
+class OverviewRequest(_Body):
+    namespace: str | None = _ns()
+    window: int = Field(20_000, ge=1, le=200_000, description="Over the newest this many "
+                        "records.")
+
+
+class StreamRequest(_Body):
+    namespace: str | None = Field(None, max_length=128, description="Only this namespace's "
+                                  "events (default: every namespace of the key).")
+    after: int | None = Field(None, ge=0, le=MAX_INT, description="Only events numbered above "
+                              "this (default: from now on; Last-Event-ID resumes too).")
+    types: list[EventType] | None = Field(None, max_length=len(get_args(EventType)),
+                                          description=TYPES)
+

@@ -3,8 +3,6 @@ role, makes one engine call and returns its result as JSON."""
 
 from __future__ import annotations
 
-import io
-import time
 from typing import Any, TypeVar
 
 import anyio
@@ -15,20 +13,19 @@ from pydantic import BaseModel, ValidationError
 from .._types import Record
 from ..core.aliases import unalias
 from ..core.routes import PREFIX
-from ..engine import transfer
 from ..engine.memory import Memory
 from ..episodes import EpisodeMemory
 from ..errors import InvalidInput
 from ..tiers import TieredMemory
 from .auth import Principal
 from .catalog import Call, by_name, route
-from .catalog import changes as catalog_changes
 from .models import (
     MAX_INT,
     AddManyRequest,
     AddRequest,
     AdviceRequest,
     AgentEntryRequest,
+    AgentRangeRequest,
     AgentSimilarOp,
     AgentSimilarRequest,
     AuditRequest,
@@ -41,11 +38,19 @@ from .models import (
     EntityRequest,
     EpisodeContextRequest,
     EpisodeRequest,
+    EpisodeSummaryRequest,
+    ExportRequest,
     HitOut,
+    ImportRequest,
+    InspectListRequest,
+    InspectRecordRequest,
     LearnRequest,
     ListRequest,
     MemoryRef,
     MessagesRequest,
+    NamespaceRequest,
+    NoFields,
+    OverviewRequest,
     RecordOut,
     SearchRequest,
     UpdateMemoryRequest,
@@ -77,7 +82,8 @@ def _run(request: Request, name: str, req: BaseModel) -> Any:
     key may use, its result in full."""
     op = by_name(name)
     mem, ns = _ns(request, getattr(req, "namespace", None), op.role)
-    call = Call(mem, ns, _may_touch(request), request.app.state.redis_url)
+    call = Call(mem, ns, _may_touch(request), request.app.state.redis_url,
+                request.state.principal)
     return op.full(op.run(call, req))
 
 
@@ -112,22 +118,18 @@ def add(request: Request, body: AddRequest) -> dict[str, Any]:
 
 
 @route(router, "add_memories", response_model=list[RecordOut], status_code=201,
-             tags=["memories"])
+       tags=["memories"])
 def add_many(request: Request, body: AddManyRequest) -> list[dict[str, Any]]:
     """Store many memories in one transaction: all or none."""
-    mem, ns = _ns(request, body.namespace, "write")
-    return [_rec(r) for r in mem.add_many([i.model_dump() for i in body.items], namespace=ns)]
+    return _run(request, "add_memories", body)  # type: ignore[no-any-return]
 
 
 @route(router, "add_messages", response_model=list[ChangeOut], status_code=201,
-             tags=["memories"])
+       tags=["memories"])
 def add_messages(request: Request, body: MessagesRequest) -> list[dict[str, Any]]:
     """Store a conversation: facts extracted and reconciled when an LLM is configured and
     ``infer`` is true, the messages as they are otherwise."""
-    mem, ns = _ns(request, body.namespace, "write")
-    changes = mem.add([m.model_dump() for m in body.messages], scope=body.scope(ns),
-                      infer=body.infer)
-    return catalog_changes(changes)
+    return _run(request, "add_messages", body)  # type: ignore[no-any-return]
 
 
 @route(router, "list_memories", response_model=list[RecordOut], tags=["memories"])
@@ -165,9 +167,7 @@ def delete(request: Request, memory_id: str, namespace: str | None = None,
 @route(router, "delete_memories", tags=["memories"])
 def delete_all(request: Request, body: DeleteAllRequest) -> dict[str, Any]:
     """Delete every record a selection matches in one namespace (admin)."""
-    mem, ns = _ns(request, body.namespace, "admin")
-    return {"deleted": mem.delete_all(scope=body.scope(ns), kinds=body.kinds,
-                                      filters=body.filters, erase=body.erase)}
+    return _run(request, "delete_memories", body)  # type: ignore[no-any-return]
 
 
 @route(router, "memory_history", tags=["memories"])
@@ -221,8 +221,9 @@ def context(request: Request, body: ContextRequest) -> dict[str, Any]:
 
 @route(router, "stats", tags=["retrieval"])
 def stats(request: Request, namespace: str | None = None) -> dict[str, Any]:
-    mem, ns = _ns(request, namespace, "read")
-    return mem.stats(namespace=ns)
+    """Counts of the namespace's records by kind, and the store's settings."""
+    return _run(request, "stats",  # type: ignore[no-any-return]
+                _req(NamespaceRequest, namespace=namespace))
 
 
 # --- transfer -------------------------------------------------------------------------------
@@ -231,16 +232,9 @@ def stats(request: Request, namespace: str | None = None) -> dict[str, Any]:
 def export(request: Request, namespace: str | None = None,
            with_embeddings: bool = Query(False)) -> PlainTextResponse:
     """The namespace's records as JSON Lines (every field)."""
-    mem, ns = _ns(request, namespace, "read")
-    out = io.StringIO()
-    transfer.export_jsonl(mem, out, namespace=ns, with_embeddings=with_embeddings)
-    return PlainTextResponse(out.getvalue(), media_type="application/x-ndjson")
-
-
-def _yield_gil(*_: object) -> None:
-    """Let the other threads run (the event loop's among them) between parts of a long parse:
-    a thread that parses for seconds otherwise holds the interpreter for most of them."""
-    time.sleep(0)
+    text = _run(request, "export", _req(ExportRequest, namespace=namespace,
+                                        with_embeddings=with_embeddings))
+    return PlainTextResponse(text, media_type="application/x-ndjson")
 
 
 @route(router, "import", tags=["transfer"])
@@ -251,37 +245,27 @@ async def import_records(request: Request, skip_existing: bool = Query(False),
     ``add``'s fields, stored in ``namespace`` (the key's) unless a line names its own. Where
     keys are required, an exported record whose id its namespace does not hold gets an id of
     the namespace's own, derived from the one in the file; the answer's ``ids`` maps them."""
-    mem, who = _ctx(request)
-    default = who.namespace_for(namespace, mem.config.namespace)
     raw = (await request.body()).decode("utf-8", errors="strict")
-
-    def load() -> dict[str, Any]:  # parsing and writing run in a thread, never on the loop
-        rate: list[str] = []
-        records = transfer.parse_lines(raw.splitlines(), mem, namespace=default, rate=rate,
-                                       progress=_yield_gil)
-        for ns in sorted({r.namespace for r in records}):
-            who.authorize(ns, "admin")
-        # with keys, tenants share the server: exported records get ids of their own
-        ids = transfer.own_ids(mem, records, set(rate)) if who.key_id is not None else {}
-        on_conflict = "skip" if skip_existing else "error"
-        n = transfer.import_jsonl(mem, [], on_conflict=on_conflict, records=records, rate=rate)
-        return {"imported": n, "ids": ids} if ids else {"imported": n}
-
-    return await anyio.to_thread.run_sync(load)
+    body = _req(ImportRequest, namespace=namespace, skip_existing=skip_existing, text=raw)
+    # parsing and writing run in a thread, never on the loop
+    return await anyio.to_thread.run_sync(
+        lambda: _run(request, "import", body))
 
 
 # --- cognition, episodes, learning -----------------------------------------------------------
 
 @route(router, "reflect", response_model=list[RecordOut], tags=["cognition"])
 def reflect(request: Request, namespace: str | None = None) -> list[dict[str, Any]]:
-    mem, ns = _ns(request, namespace, "admin")
-    return [_rec(r) for r in mem.reflect(namespace=ns)]
+    """Synthesise insights from recent memories now."""
+    return _run(request, "reflect",  # type: ignore[no-any-return]
+                _req(NamespaceRequest, namespace=namespace))
 
 
 @route(router, "consolidate", response_model=list[ChangeOut], tags=["cognition"])
 def consolidate(request: Request, namespace: str | None = None) -> list[dict[str, Any]]:
-    mem, ns = _ns(request, namespace, "admin")
-    return catalog_changes(mem.consolidate(namespace=ns))
+    """Merge near-duplicate memories into one each."""
+    return _run(request, "consolidate",  # type: ignore[no-any-return]
+                _req(NamespaceRequest, namespace=namespace))
 
 
 def _episodes(request: Request, namespace: str | None, agent_id: str,
@@ -309,7 +293,9 @@ def episode_context(request: Request, agent_id: str = "default", task_id: str | 
 @route(router, "episode_summary", tags=["episodes"])
 def episode_summary(request: Request, agent_id: str = "default",
                     namespace: str | None = None) -> dict[str, Any]:
-    return _episodes(request, namespace, agent_id, "read").summary()
+    """Totals, rules per task, top mistake cards and mean scores."""
+    return _run(request, "episode_summary",  # type: ignore[no-any-return]
+                _req(EpisodeSummaryRequest, agent_id=agent_id, namespace=namespace))
 
 
 @route(router, "learn_outcome", status_code=201, tags=["learning"])
@@ -343,8 +329,9 @@ def agent_range(request: Request, agent_id: str, start: int = Query(..., ge=0, l
                 end: int = Query(..., ge=0, le=MAX_INT), kind: str | None = None,
                 namespace: str | None = None) -> list[dict[str, Any]]:
     """The agent's entries with start <= step <= end, oldest first, each once."""
-    chosen = _named(request, "kind", kind, "memory_type").get("kind")
-    return _tiers(request, namespace, "read").step_range(agent_id, start, end, chosen)
+    return _run(request, "agent_range", _req(  # type: ignore[no-any-return]
+        AgentRangeRequest, agent_id=agent_id, start=start, end=end, namespace=namespace,
+        **_named(request, "kind", kind, "memory_type")))
 
 
 @route(router, "similar_agent_states", tags=["agents"])
@@ -354,3 +341,35 @@ def agent_similar(request: Request, agent_id: str,
     their similarity (1.0: identical; docs/tiers.md, "Similar states")."""
     return _run(request, "similar_agent_states",  # type: ignore[no-any-return]
                 _req(AgentSimilarOp, agent_id=agent_id, **body.model_dump()))
+
+
+# --- the inspector's views ------------------------------------------------------------------
+
+@route(router, "namespaces", tags=["inspect"])
+def namespaces(request: Request) -> dict[str, Any]:
+    """The namespaces this key may read (for an open server: every namespace in the store)."""
+    return _run(request, "namespaces", NoFields())  # type: ignore[no-any-return]
+
+
+@route(router, "inspect_records", tags=["inspect"])
+def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any]:
+    """A page of records, newest first, each with its tier; filter by tier as well."""
+    return _run(request, "inspect_records", body)  # type: ignore[no-any-return]
+
+
+@route(router, "inspect_record", tags=["inspect"])
+def inspect_record(request: Request, record_id: str, namespace: str | None = None
+                   ) -> dict[str, Any]:
+    """One record with its tier, history, the records it rests on (its provenance), the
+    records that cite it, the older versions it replaces and what ``audit`` found about it."""
+    return _run(request, "inspect_record",  # type: ignore[no-any-return]
+                _req(InspectRecordRequest, record_id=record_id, namespace=namespace))
+
+
+@route(router, "inspect_overview", tags=["inspect"])
+def overview(request: Request, namespace: str | None = None,
+             window: int = Query(20_000, ge=1, le=200_000)) -> dict[str, Any]:
+    """What the plots show, over the newest ``window`` records: records over time by kind and
+    by tier, episode scores per task, and the confidence of heuristics over time."""
+    return _run(request, "inspect_overview",  # type: ignore[no-any-return]
+                _req(OverviewRequest, namespace=namespace, window=window))

@@ -1,7 +1,8 @@
-"""The read-only routes behind the memory inspector (the page at ``/``).
+"""The read-only operations behind the memory inspector (the page at ``/``), run by the catalog
+(``catalog.INSPECT_OPERATIONS``).
 
-They live under /v1 like every other route, so the page goes through the same key, role and
-namespace checks as any client: it holds no privilege of its own. Aggregates (the plots) are
+Their routes live under /v1 like every other route, so the page goes through the same key, role
+and namespace checks as any client: it holds no privilege of its own. Aggregates (the plots) are
 computed over the newest ``window`` records of a namespace so that a large memory still answers
 quickly; the answer says how many records it covered.
 """
@@ -14,11 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
-from pydantic import Field
-
 from .._types import Record
-from ..core.routes import PREFIX
 from ..engine.changes import findings
 from ..engine.memory import Memory
 from ..engine.records import records_of
@@ -27,11 +24,8 @@ from ..filters import Selection
 from ..scope import selection
 from ..tiers import TieredMemory
 from ..tiers.tiered import SPACE
-from .catalog import route
-from .models import ListRequest
-from .routes import _ctx, _ns
-
-router = APIRouter(prefix=PREFIX)
+from . import models as m
+from .operation import Call
 
 TIERS = ("stm", "im", "ltm")
 BUCKETS = (1, 10, 60, 600, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)
@@ -39,28 +33,22 @@ MAX_BUCKETS = 60
 HEURISTIC_SERIES = 12
 
 
-class InspectListRequest(ListRequest):
-    tiers: list[str] | None = Field(None, description="Keep records in these tiers "
-                                    "(stm, im, ltm); tiers apply to the agents' records.")
-
-
-@route(router, "namespaces", tags=["inspect"])
-def namespaces(request: Request) -> dict[str, Any]:
+def namespaces(c: Call, _: m.NoFields) -> dict[str, Any]:
     """The namespaces this key may read (for an open server: every namespace in the store)."""
-    mem, who = _ctx(request)
-    if who.namespaces is not None:
+    mem, who = c.memory, c.who
+    if who is not None and who.namespaces is not None:
         return {"namespaces": list(who.namespaces), "default": who.namespaces[0]}
     stored = records_of(mem).namespaces()
     default = mem.config.namespace
     return {"namespaces": sorted(set(stored) | {default}), "default": default}
 
 
-def _tier_sets(request: Request, mem: Memory, ns: str) -> tuple[set[str], set[str]] | None:
+def _tier_sets(c: Call, mem: Memory, ns: str) -> tuple[set[str], set[str]] | None:
     """Ids cached in STM and IM for a namespace with agents' records (None without)."""
     if not records_of(mem).select_ids(Selection(ns, space=SPACE, include_invalid=True),
                                       limit=1):
         return None
-    tm = TieredMemory.of(mem, ns, redis_url=request.app.state.redis_url)
+    tm = TieredMemory.of(mem, ns, redis_url=c.redis_url)
     out: list[set[str]] = []
     for backend in (tm.stm, tm.im):
         ids: set[str] = set()
@@ -81,21 +69,20 @@ def _tier_of(rec: Record, sets: tuple[set[str], set[str]] | None) -> str | None:
     return "ltm"
 
 
-def _selection(mem: Memory, ns: str, body: ListRequest) -> Selection:
+def _selection(mem: Memory, ns: str, body: m.ListRequest) -> Selection:
     """The records an inspector lists: those of every vector space (the agents' too)."""
     return dataclasses.replace(selection(body.scope(ns), body.as_query(),
                                            default_namespace=mem.config.namespace), space=None)
 
 
-@route(router, "inspect_records", tags=["inspect"])
-def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any]:
+def inspect_records(c: Call, body: m.InspectListRequest) -> dict[str, Any]:
     """A page of records, newest first, each with its tier; filter by tier as well."""
-    mem, ns = _ns(request, body.namespace, "read")
+    mem, ns = c.memory, c.namespace
     wanted = set(body.tiers or TIERS)
     if not wanted <= set(TIERS):
         raise InvalidInput(f"tiers must be among {', '.join(TIERS)}")
     sel = _selection(mem, ns, body)
-    sets = _tier_sets(request, mem, ns)
+    sets = _tier_sets(c, mem, ns)
     if sets is None:  # tiers do not apply here: a tier filter keeps everything
         wanted = set(TIERS)
     out: list[dict[str, Any]] = []
@@ -122,14 +109,12 @@ def inspect_records(request: Request, body: InspectListRequest) -> dict[str, Any
     return {"namespace": ns, "total": total, "records": out}
 
 
-@route(router, "inspect_record", tags=["inspect"])
-def inspect_record(request: Request, record_id: str, namespace: str | None = None
-                   ) -> dict[str, Any]:
+def inspect_record(c: Call, r: m.InspectRecordRequest) -> dict[str, Any]:
     """One record with its tier, history, the records it rests on (its provenance), the
     records that cite it, the older versions it replaces and what ``audit`` found about it."""
-    mem, ns = _ns(request, namespace, "read")
+    mem, ns, record_id = c.memory, c.namespace, r.record_id
     rec = mem.get(record_id, namespace=ns)
-    sets = _tier_sets(request, mem, ns)
+    sets = _tier_sets(c, mem, ns)
     evidence = records_of(mem).get(ns, list(rec.provenance))
     missing = [i for i in rec.provenance if i not in {e.id for e in evidence}]
     newest = _newest(mem, ns, 20_000)
@@ -181,14 +166,12 @@ def _timeline(records: Sequence[Record], key: Iterable[str]) -> dict[str, Any]:
             "end": first + n * size, "series": dict(sorted(series.items()))}
 
 
-@route(router, "inspect_overview", tags=["inspect"])
-def overview(request: Request, namespace: str | None = None,
-             window: int = Query(20_000, ge=1, le=200_000)) -> dict[str, Any]:
+def overview(c: Call, body: m.OverviewRequest) -> dict[str, Any]:
     """What the plots show, over the newest ``window`` records: records over time by kind and
     by tier, episode scores per task, and the confidence of heuristics over time."""
-    mem, ns = _ns(request, namespace, "read")
-    records = _newest(mem, ns, window)
-    sets = _tier_sets(request, mem, ns)
+    mem, ns = c.memory, c.namespace
+    records = _newest(mem, ns, body.window)
+    sets = _tier_sets(c, mem, ns)
     tiers = [_tier_of(r, sets) or "ltm" for r in records]
     episodes: dict[str, list[dict[str, float]]] = defaultdict(list)
     for r in reversed(records):
