@@ -143,6 +143,15 @@ class Explanation:
     Under "relevance-first", ``relevance`` is the chance that the hit answers, read from its own
     evidence and its place in the list (retrieval.shown), and ``evidence`` the chance its own
     evidence alone gives (None under "weighted").
+    ``ordering`` is the kind of store the search read, decided once from the store: "notes"
+    (separate short records), "conversation" (turns read in their surroundings), "long records"
+    (whole messages or exchanges) or "keyword" (no vectors); ``stages`` names the stages of the
+    search that ran, in order: "candidates" (both indexes), "context" (smoothing over the
+    stream), "learned" (the conversation's learned stage), "calibrated" (relevance as a
+    chance), "notes" and "names" (a store of notes' ordering, and the memories its names lead
+    to), "lifted" and "follow-ups" (the conversation's and long records' ordering), "current"
+    (current versions in place of what they replace; junk and duplicates last), "standing"
+    (standing instructions for a request) and "weighted" (the paper's weighted sum).
     """
 
     recency: float
@@ -165,11 +174,14 @@ class Explanation:
     adjustments: Mapping[str, float] = field(default_factory=dict)
     via: tuple[str, ...] = ()
     evidence: float | None = None
+    ordering: str = ""
+    stages: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["adjustments"] = dict(self.adjustments)
         out["via"] = list(self.via)
+        out["stages"] = list(self.stages)
         names = ("recency", "importance", "relevance")
         out["weights"] = dict(zip(names, self.weights, strict=True))
         return out

@@ -49,7 +49,8 @@ def _hit(raw: Mapping[str, Any]) -> Hit:
     e = dict(raw["explain"])
     w = e.pop("weights")
     e["weights"] = (w["recency"], w["importance"], w["relevance"])
-    e["updates"] = tuple(e.get("updates", ()))
+    for key in ("updates", "via", "stages"):
+        e[key] = tuple(e.get(key, ()))
     return Hit(_record(raw["record"]), raw["score"], Explanation(**e))
 
 

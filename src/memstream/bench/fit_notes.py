@@ -24,6 +24,7 @@ from ..config import Config
 from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
+from ..retrieval.learned import adam
 from ..retrieval.notes import FEATURES, Weights
 from .everyday import load
 
@@ -92,18 +93,17 @@ def fit(groups: list[Group]) -> Weights:
     if not data:
         raise InvalidInput("no question reached the notes stage with its answer among the "
                            "candidates: nothing to fit on")
-    w = np.zeros(len(FEATURES))
-    m1, m2 = np.zeros_like(w), np.zeros_like(w)
-    for t in range(1, EPOCHS + 1):
+
+    def gradient(w: np.ndarray) -> np.ndarray:  # of the cross-entropy on the answers
         grad = L2 * w
         for g in data:
             s = g.x @ w + g.offset
             p = np.exp(s - s.max())
             p /= p.sum()
             grad = grad + g.x.T @ (p - g.y / g.y.sum()) / len(data)
-        m1 = 0.9 * m1 + 0.1 * grad
-        m2 = 0.999 * m2 + 0.001 * grad**2
-        w -= LEARNING_RATE * (m1 / (1 - 0.9**t)) / (np.sqrt(m2 / (1 - 0.999**t)) + 1e-8)
+        return grad
+
+    w = adam(gradient, len(FEATURES), epochs=EPOCHS, rate=LEARNING_RATE)
     return Weights(tuple(round(float(v), 3) for v in w))
 
 

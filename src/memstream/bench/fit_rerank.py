@@ -22,6 +22,7 @@ from ..config import Config
 from ..engine.memory import Memory
 from ..errors import InvalidInput
 from ..filters import Selection
+from ..retrieval.learned import adam
 from ..retrieval.rerank import FEATURES, Model
 from .locomo import load
 
@@ -89,19 +90,17 @@ def fit(groups: list[tuple[np.ndarray, np.ndarray]]) -> Model:
     mean, std = flat.mean(0), flat.std(0)
     std[std == 0] = 1.0
     xn = np.where(mask[..., None], (x - mean) / std, 0.0)
-    w = np.zeros(f)
-    m1, m2 = np.zeros(f), np.zeros(f)
-    for t in range(1, EPOCHS + 1):
+
+    def gradient(w: np.ndarray) -> np.ndarray:  # of -log(the mass on the evidence)
         s = np.where(mask, xn @ w, -np.inf)
         s -= s.max(1, keepdims=True)
         p = np.exp(s)
         p /= p.sum(1, keepdims=True)
         on = (p * y).sum(1, keepdims=True)
-        grad = np.einsum("qc,qcf->f", (p - p * y / on) / len(groups), xn) + L2 * w
-        m1 = 0.9 * m1 + 0.1 * grad
-        m2 = 0.999 * m2 + 0.001 * grad**2
-        w -= LEARNING_RATE * (m1 / (1 - 0.9**t)) / (np.sqrt(m2 / (1 - 0.999**t)) + 1e-8)
-    return Model(mean, std, w)
+        grad: np.ndarray = np.einsum("qc,qcf->f", (p - p * y / on) / len(groups), xn) + L2 * w
+        return grad
+
+    return Model(mean, std, adam(gradient, f, epochs=EPOCHS, rate=LEARNING_RATE))
 
 
 def any_at(model: Model | None, groups: list[tuple[np.ndarray, np.ndarray]], k: int) -> float:

@@ -125,8 +125,14 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     null = null_rows(store, sel, background) if vector is not None else None
     # (fitting the learned stage, ``observe``, treats the stream as the conversation it is)
     conversation = null is None or null.conversation or observe is not None
-    if p.context > 0 and dense and not long_records and conversation and _small(store, sel):
+    # the kind of store, decided once, says which orderings run (``explain.ordering``); the
+    # stages that ran are named in order (``explain.stages``)
+    kind = ("keyword" if vector is None else "long records" if long_records
+            else "conversation" if conversation else "notes")
+    ran = ["candidates"]
+    if p.context > 0 and dense and kind == "conversation" and _small(store, sel):
         dense_ids, kw_ids, nb = _with_context(store, sel, vector, dense, keyword, cosine, p)
+        ran.append("context")
     ids = list(dict.fromkeys(dense_ids + kw_ids))
     kw_rank = {rid: n for n, rid in enumerate(kw_ids, start=1)}
     vec_rank = {rid: n for n, rid in enumerate(dense_ids, start=1)}
@@ -148,6 +154,7 @@ def run_search(store: SearchReads, sel: Selection, text: str,
             if model is not None:
                 learned = dict(zip(found.ids, (float(v) for v in model.score(x)), strict=True))
                 fused = reorder(fused, found.ids, np.array(list(learned.values())))
+                ran.append("learned")
     # calibrated relevance of the best candidates (the rest rank below them, in fused order):
     # of long records, as many as the two indexes proposed (no learned stage ordered them,
     # and one index alone may hold the evidence)
@@ -156,35 +163,42 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     calibrated, own, evid = _calibrate(store, sel, text, vector, window, texts, cosine,
                                         learned, null)
     if p.weights.rule == "relevance-first":
+        ran.append("calibrated")
         candidates = store.records.signals(sel.namespace, list(calibrated))
         if not asks_about_now(text):  # a question over a long history: recency counts less
             p = dataclasses.replace(p, weights=dataclasses.replace(
                 p.weights, recency=p.weights.recency * PAST_RECENCY))
         kinds = {r.id: r.kind for r in store.records.get(sel.namespace, list(calibrated))}
         # a store of separate notes (not a conversation, short records): the notes stage
-        if vector is not None and null is not None and not conversation and not long_records:
+        if kind == "notes" and null is not None:
             stage = _notes_pool(store, sel, text, now, candidates, calibrated, evid, kw_rank,
                                 kinds, texts, null)
             ranked = notes_order(stage, candidates, calibrated, own, now, p, observe_notes)
+            ran.append("notes")
             if p.entities:  # a store of notes: where following names wins (docs/entities.md)
                 ranked = _via_entities(store, sel, text, vector, now, p, ranked, texts, cosine,
                                        null)
+                ran.append("names")
         else:
             ranked = lifted_order(text, candidates, calibrated, own, kinds, now, p)
+            ran.append("lifted")
             # follow-ups among short records that the learned stage did not order: in a
             # conversation the stage reads each turn's surroundings, and a later turn on the
             # same subject is not an update (LoCoMo dev recall_any@5 0.801 without them, 0.799
             # with)
             if null is not None and not long_records and not learned:
                 ranked = _newest_first(store, sel, ranked, calibrated, null, texts)
+                ran.append("follow-ups")
         ranked = _current_first(store, sel, ranked, demoted)
         top = lift_standing(ranked[: p.k], candidates, calibrated, own, kinds, texts, text,
                              now, p)
+        ran += ["current", "standing"]
     else:
         candidates = store.records.signals(sel.namespace, ids)
         top = _current_first(store, sel, rank(
             candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now, p=p,
             limit=3 * p.k), demoted)[: p.k]
+        ran += ["weighted", "current"]
     if vector is not None:  # exact cosine of keyword-only winners, for the explanation
         missing = [s.item.id for s in top if s.item.id not in cosine]
         for rid, emb in store.indexes.embeddings(sel.namespace, missing).items():
@@ -198,7 +212,8 @@ def run_search(store: SearchReads, sel: Selection, text: str,
             s.explain, cosine=cosine.get(s.item.id), keyword=kw_score.get(s.item.id),
             vector_rank=vec_rank.get(s.item.id), keyword_rank=kw_rank.get(s.item.id),
             relevance=shown(s.explain.relevance, n) if first else s.explain.relevance,
-            evidence=s.explain.relevance if first else None))
+            evidence=s.explain.relevance if first else None, ordering=kind,
+            stages=tuple(ran)))
         for n, (s, score) in enumerate(zip(top, in_order([s.score for s in top]), strict=True))
     ]
 

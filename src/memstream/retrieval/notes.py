@@ -44,16 +44,15 @@ gathers them.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
 from .anchors import Window
+from .learned import read_weights, weights_json
 
 __all__ = ["FEATURES", "LABELS", "Pool", "Weights", "adjustments", "features", "load_weights"]
 
@@ -138,16 +137,15 @@ class Weights:
         return self.values[FEATURES.index(name)]
 
     def to_json(self, **about: object) -> str:
-        return json.dumps({"features": list(FEATURES), "weights": list(self.values), **about},
-                          indent=1)
+        return weights_json(FEATURES, weights=list(self.values), **about)
 
 
 @lru_cache(maxsize=1)
 def load_weights() -> Weights:
-    raw = json.loads(resources.files(__package__).joinpath(WEIGHTS_FILE).read_text("utf-8"))
-    if raw["features"] != list(FEATURES):
-        raise ValueError(f"{WEIGHTS_FILE} was fitted for other features: refit it "
-                         "(memstream bench fit-notes)")
+    raw = read_weights(WEIGHTS_FILE, FEATURES)
+    if raw is None:
+        raise ValueError(f"{WEIGHTS_FILE} is missing or was fitted for other features: refit "
+                         "it (memstream bench fit-notes)")
     return Weights(tuple(float(v) for v in raw["weights"]))
 
 

@@ -20,17 +20,16 @@ or a leading "Name:" in its text.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
 from .keywords import query_terms
+from .learned import read_weights, weights_json
 
 __all__ = ["FEATURES", "MIN_POOL", "POOL", "SESSION_GAP", "Model", "Pool", "features", "load_model",
            "speaker_of"]
@@ -178,19 +177,15 @@ class Model:
         return scores
 
     def to_json(self, **about: object) -> str:
-        return json.dumps({"features": list(FEATURES), "mean": self.mean.tolist(),
-                           "std": self.std.tolist(), "weights": self.weights.tolist(),
-                           **about}, indent=1)
+        return weights_json(FEATURES, mean=self.mean.tolist(), std=self.std.tolist(),
+                            weights=self.weights.tolist(), **about)
 
 
 @lru_cache(maxsize=1)
 def load_model() -> Model | None:
     """The shipped weights, or None when they do not describe ``FEATURES`` (then the stage is
     skipped)."""
-    try:
-        raw = json.loads(resources.files(__package__).joinpath(WEIGHTS_FILE).read_text())
-    except FileNotFoundError:
-        return None
-    if tuple(raw.get("features", ())) != FEATURES:
+    raw = read_weights(WEIGHTS_FILE, FEATURES)
+    if raw is None:
         return None
     return Model(np.array(raw["mean"]), np.array(raw["std"]), np.array(raw["weights"]))
