@@ -247,7 +247,10 @@ class Finding:
     """What the comparison of memories found about ``record`` (``Memory.audit``): ``kind`` is
     "superseded" (``related`` is its successor), "duplicate" (``related`` is the original it
     restates) or "junk"; ``confidence`` in [0, 1]; ``reason`` names the signals that decided
-    it; ``applied`` is False once ``Memory.restore`` undid it."""
+    it; ``applied`` is False once ``Memory.restore`` undid it, and for a ``tentative`` change:
+    one more likely than not but below the confidence to link, which invalidates nothing and
+    only puts its successor first in reads about now (``restore`` ends that too; linking it
+    is ``Memory.invalidate(record, superseded_by=related)``)."""
 
     kind: Literal["superseded", "duplicate", "junk"]
     record: Record
@@ -255,17 +258,20 @@ class Finding:
     confidence: float
     reason: str
     applied: bool
+    tentative: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "record": self.record.to_dict(),
                 "related": self.related.to_dict() if self.related else None,
-                "confidence": self.confidence, "reason": self.reason, "applied": self.applied}
+                "confidence": self.confidence, "reason": self.reason, "applied": self.applied,
+                "tentative": self.tentative}
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Finding:
         return cls(raw["kind"], Record.from_dict(dict(raw["record"])),
                    Record.from_dict(dict(raw["related"])) if raw.get("related") else None,
-                   float(raw["confidence"]), str(raw["reason"]), bool(raw["applied"]))
+                   float(raw["confidence"]), str(raw["reason"]), bool(raw["applied"]),
+                   bool(raw.get("tentative", False)))
 
 
 class Signals(NamedTuple):

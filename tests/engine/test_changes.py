@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memstream import Memory, Query
@@ -192,6 +193,82 @@ def test_an_erase_takes_the_findings_about_its_records(tmp_path: Path):
         mem.delete(ids[-1], erase=True)
         assert ids[-1] not in {f.record.id for f in mem.audit()}
         assert ids[-1] not in mem.store.kv.get_meta("audit:default")
+
+
+SWIM = ["Theo's swimming lessons: Saturdays 9:30 at the leisure centre.",
+        "Swimming is now Thursdays at 17:00 at Dunsby pool; the Saturday slot was too far."]
+
+
+def _unsure_weights() -> model.Weights:
+    """A pair model for which a change of the nearest older record is more likely than not,
+    below the confidence to link it (p 0.62 < ``APPLY``), and nothing is junk or a restatement."""
+    pair = np.zeros((len(model.LABELS), len(model.PAIR_FEATURES)))
+    pair[1, 0], pair[1, model.PAIR_FEATURES.index("nearest")] = -1.0, 1.5
+    pair[2, 0] = -20.0
+    junk = np.zeros(len(model.JUNK_FEATURES))
+    junk[0] = -20.0
+    return model.Weights(pair=pair, junk=junk)
+
+
+def test_a_change_more_likely_than_not_is_tentative_and_a_sure_one_applied():
+    new = model.Item("b", SWIM[1], "event", T0 + 30 * DAY)
+    old = [model.Item("a", SWIM[0], "event", T0)]
+    found = model.decide(new, old, np.array([3.0]), [True], 3.0, 0.0, _unsure_weights())
+    assert [(f.kind, f.record, f.related, f.applied, f.tentative) for f in found] == [
+        ("superseded", "a", "b", False, True)]
+    assert 0.5 < found[0].confidence < model.APPLY["superseded"]
+    sure = _unsure_weights()
+    sure.pair[1, 0] = 2.0
+    found = model.decide(new, old, np.array([3.0]), [True], 3.0, 0.0, sure)
+    assert [(f.applied, f.tentative) for f in found] == [(True, False)]
+    unlikely = _unsure_weights()
+    unlikely.pair[1, 0] = -3.0
+    assert model.decide(new, old, np.array([3.0]), [True], 3.0, 0.0, unlikely) == []
+
+
+@pytest.mark.slow
+def test_a_tentative_change_puts_its_successor_first_about_now_and_links_nothing(
+        tmp_path: Path):
+    """Below the confidence to link, a probable change invalidates nothing: a read about now
+    puts the newer record first and keeps the older one after it; a read as of a time before
+    the newer one was written does not see it; restore ends the ordering."""
+    with model.fitted(_unsure_weights()):
+        mem = Memory(tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None)
+        with mem:
+            old, new = (r.id for r in mem.add_many(
+                [{"text": t, "kind": "event", "at": T0 + n * 30 * DAY, "user_id": "maren"}
+                 for n, t in enumerate(SWIM)]))
+            mem.flush()
+            found = mem.audit()
+            assert [(f.kind, f.record.id, f.related.id if f.related else None, f.applied,
+                     f.tentative) for f in found] == [("superseded", old, new, False, True)]
+            assert mem.get(old).valid and mem.get(old).superseded_by is None
+            question = "When are Theo's swimming lessons?"
+            hits = mem.search(question, user_id="maren", touch=False, now=T0 + 90 * DAY)
+            assert [h.record.id for h in hits] == [new, old]
+            assert hits[0].explain.lifted and hits[0].explain.updates == (old,)
+            assert hits[0].score >= hits[1].score
+            then = mem.search(question, user_id="maren", touch=False, as_of=T0 + 10 * DAY)
+            assert [h.record.id for h in then] == [old]
+            mem.restore(old)
+            assert [(f.applied, f.tentative) for f in mem.audit()] == [(False, False)]
+            hits = mem.search(question, user_id="maren", touch=False, now=T0 + 90 * DAY)
+            assert hits[0].record.id == old
+
+
+def test_a_sure_change_replaces_a_tentative_one_and_an_undone_one_stays():
+    from memstream.engine.changes import _replaces
+
+    tentative = model.Decision("superseded", "a", "b", 0.6, "", applied=False, tentative=True)
+    sure = model.Decision("superseded", "a", "c", 0.9, "")
+    assert _replaces(sure, tentative) and _replaces(sure, None)
+    assert not _replaces(tentative, sure)
+    assert _replaces(model.Decision("superseded", "a", "c", 0.7, "", applied=False,
+                                    tentative=True), tentative)
+    assert not _replaces(model.Decision("superseded", "a", "c", 0.55, "", applied=False,
+                                        tentative=True), tentative)
+    undone = model.Decision("superseded", "a", "b", 0.9, "", applied=False)
+    assert not _replaces(sure, undone)
 
 
 # --- with an LLM (a local server that speaks the chat-completions protocol) ---------------

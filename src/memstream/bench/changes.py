@@ -15,7 +15,9 @@ and store, beside plain vector search over the same records (which knows no link
   duplicate found counts as its original;
 - links: precision and recall of the superseded links (the record's ``superseded_by`` names its
   labelled successor, or a later one of the same chain), of junk and of duplicates (``audit``),
-  and of the junk ``Config(junk="refuse")`` would refuse (found at ``APPLY["refuse"]``);
+  and of the junk ``Config(junk="refuse")`` would refuse (found at ``APPLY["refuse"]``); the
+  precision of the tentative changes (``Finding.tentative``: not linked, they order reads
+  about now);
 - the reliability of the relevance shown (the first ten hits of every question, ``no_answer``
   ones included) and a ``min_relevance`` chosen on the other stores for each store
   (``metrics.reliability``, ``metrics.held_out_threshold``).
@@ -203,6 +205,10 @@ def _evaluate(mem: Memory, suite: dict[str, Any], store: dict[str, Any],
             links["duplicate"][0] += (label[mid]["label"] == "duplicate"
                                       and canonical.get(related or "") == label[mid][
                                           "duplicate_of"])
+    for f in mem.audit(namespace=ns, kinds="superseded", limit=10_000):
+        if f.tentative and f.related is not None:  # orders reads about now, links nothing
+            links["tentative"][1] += 1
+            links["tentative"][0] += ids[f.related.id] in _chain(store, ids[f.record.id])
     for q in store["questions"]:
         groups = ["overall", f"type:{q['type']}", f"lang:{store['lang']}",
                   f"store:{store['user']}"]
@@ -285,6 +291,10 @@ def render(report: dict[str, Any]) -> str:
     lines.append("(current, as_of, unchanged: first; history: in the first three)")
     lines.append("")
     for kind, f in profiles["default"].get("links", {}).items():
+        if kind == "tentative":
+            lines.append(f"tentative changes (not linked: a read about now puts the successor "
+                         f"first): precision {f['precision']} ({f['found']} found)")
+            continue
         lines.append(f"{kind} links: precision {f['precision']}, recall {f['recall']} "
                      f"({f['found']} found, {f['labelled']} labelled)")
     if "reliability" in profiles["default"]:

@@ -19,7 +19,8 @@ from ._base import _emit, _short, _State, _table, cli
 def audit(st: _State, user_id: str | None, agent_id: str | None, kinds: tuple[str, ...],
           limit: int) -> None:
     """List changed facts (superseded, with the successor), restatements (duplicate, with the
-    original) and junk, most confident first; `memstream restore ID` undoes one."""
+    original) and junk, most confident first; `memstream restore ID` undoes one. A tentative
+    change links nothing (it puts the successor first in reads about now)."""
     with st.memory() as mem:
         found = mem.audit(user_id=user_id, agent_id=agent_id, kinds=kinds or None, limit=limit)
     if st.as_json:
@@ -28,7 +29,8 @@ def audit(st: _State, user_id: str | None, agent_id: str | None, kinds: tuple[st
         click.echo(_table(["kind", "id", "text", "related", "confidence", "applied"], [
             [f.kind, f.record.id, _short(f.record.text, 40),
              _short(f.related.text, 40) if f.related else "", f"{f.confidence:.2f}",
-             "yes" if f.applied else "undone"] for f in found]))
+             "yes" if f.applied else "tentative" if f.tentative else "undone"]
+            for f in found]))
 
 
 @cli.command()

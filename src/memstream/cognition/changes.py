@@ -91,7 +91,10 @@ class Decision:
     """A decision about ``record`` (ids only: ``memstream.Finding`` is what ``audit`` shows of
     it, with the records): ``kind`` "superseded" (``related`` is its successor),
     "duplicate" (``related`` is the original it restates) or "junk"; ``confidence`` in [0, 1];
-    ``reason`` names the signals that decided it; ``applied`` says whether it is in effect."""
+    ``reason`` names the signals that decided it; ``applied`` says whether it is in effect.
+    ``tentative``: a change more likely than not, but below the confidence to link
+    (``APPLY``): nothing is invalidated; a read about now puts the successor first, and the
+    old record after it."""
 
     kind: str
     record: str
@@ -99,11 +102,12 @@ class Decision:
     confidence: float
     reason: str
     applied: bool = True
+    tentative: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "record": self.record, "related": self.related,
                 "confidence": round(self.confidence, 3), "reason": self.reason,
-                "applied": self.applied}
+                "applied": self.applied, "tentative": self.tentative}
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +194,9 @@ def decide(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[boo
     """The findings about ``new`` (junk, a duplicate of an older record) and about the older
     records it changes. ``older`` are its nearest older records, most alike first, with their
     likeness ``z`` and whether ``new`` is each one's nearest newer record (``mutual``).
-    Findings below their ``APPLY`` confidence are not returned."""
+    Findings below their ``APPLY`` confidence are not returned, but for a change the pair
+    model finds more likely than either other answer: it comes back ``tentative`` (not
+    applied)."""
     jx = junk_features(new, nearest_z, chatter)
     junk = float(_sigmoid(jx @ w.junk))
     if junk >= APPLY["junk"]:
@@ -206,10 +212,12 @@ def decide(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[boo
         return [Decision("duplicate", new.id, older[best].id, float(p[best, 2]),
                         _reason(PAIR_FEATURES, x[best], w.pair[2]))]
     best = int(np.argmax(p[:, 1]))  # one change per new record: the most likely
-    if p[best, 1] < APPLY["superseded"]:
+    sure = bool(p[best, 1] >= APPLY["superseded"])
+    if not sure and int(np.argmax(p[best])) != 1:
         return []
     return [Decision("superseded", older[best].id, new.id, float(p[best, 1]),
-                     _reason(PAIR_FEATURES, x[best], w.pair[1]))]
+                     _reason(PAIR_FEATURES, x[best], w.pair[1]), applied=sure,
+                     tentative=not sure)]
 
 
 def fit(pairs: np.ndarray, pair_labels: np.ndarray, singles: np.ndarray,

@@ -19,7 +19,8 @@ import logging
 import time
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,8 +51,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memstream.changes")
 
-__all__ = ["audit", "chatter", "compare", "demoted", "findings", "forget", "neighbours", "restore",
-           "screen"]
+__all__ = ["Verdicts", "audit", "chatter", "compare", "findings", "forget", "neighbours",
+           "restore", "screen", "verdicts"]
 
 #: records longer than this (characters) carry their own context and are not compared
 LONG_RECORD = 600
@@ -75,17 +76,27 @@ def findings(mem: Memory, namespace: str) -> dict[str, Decision]:
     return {rid: Decision(**f) for rid, f in json.loads(raw).items()}
 
 
-#: a search reads which records rank below the others from here, for at most this many
-#: seconds (another process's worker may have found more meanwhile)
-DEMOTED_TTL = 30.0
-_demoted: weakref.WeakKeyDictionary[Any, dict[str, tuple[float, frozenset[str]]]] = \
+@dataclass(frozen=True, slots=True)
+class Verdicts:
+    """What a search reads of the findings: ``demoted``, records that rank below real
+    memories (junk and duplicates in effect); ``probable``, each record a tentative change
+    found a successor for, with that successor's id."""
+
+    demoted: frozenset[str] = frozenset()
+    probable: Mapping[str, str] = field(default_factory=dict)
+
+
+#: a search reads the findings from here (``verdicts``), for at most this many seconds
+#: (another process's worker may have found more meanwhile)
+VERDICTS_TTL = 30.0
+_verdicts: weakref.WeakKeyDictionary[Any, dict[str, tuple[float, Verdicts]]] = \
     weakref.WeakKeyDictionary()
 
 
 def _save(mem: Memory, namespace: str, found: dict[str, Decision]) -> None:
     mem.store.kv.set_meta(_key(namespace), json.dumps(
         {rid: f.to_dict() for rid, f in found.items()}, sort_keys=True))
-    _demoted.get(mem.store, {}).pop(namespace, None)
+    _verdicts.get(mem.store, {}).pop(namespace, None)
 
 
 def forget(mem: Memory, namespace: str, ids: Sequence[str]) -> None:
@@ -189,8 +200,12 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
                     chatter(mem, vecs[r.id]), w)]
             at = {r.id: r.created_at for r in chunk}
             for f in decided:
-                if f.record in known or f.confidence < APPLY[f.kind]:
+                if not _replaces(f, known.get(f.record)):
                     continue  # decided before (or restored by the user): kept as is
+                if f.tentative:  # orders reads about now; nothing is invalidated
+                    known[f.record] = f
+                    fresh.append(f)
+                    continue
                 when = at[f.related if f.kind == "superseded" and f.related else f.record]
                 if f.kind == "superseded":
                     old = mem.store.records.get(ns, [f.record])
@@ -205,6 +220,16 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             _save(mem, ns, known)
             out.extend(fresh)
     return out
+
+
+def _replaces(f: Decision, prior: Decision | None) -> bool:
+    """Whether ``f`` is kept: a decision applied at its ``APPLY`` confidence, or a tentative
+    change; over a tentative finding about the same record only when applied or more
+    confident (a decision made before, or undone by the user, stays)."""
+    if not f.tentative and f.confidence < APPLY[f.kind]:
+        return False
+    return prior is None or (prior.tentative and (not f.tentative
+                                                  or f.confidence > prior.confidence))
 
 
 def _ask(mem: Memory, found: Sequence[tuple[Record, tuple[list[Item], np.ndarray, list[bool]]]]
@@ -281,20 +306,24 @@ def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record
     known = findings(mem, namespace)
     rec = mem.store.records.update(namespace, record_id, Patch(restore=True), at=at)
     f = known.get(record_id)
-    if f is not None and f.applied:
+    if f is not None and (f.applied or f.tentative):
         known[record_id] = Decision(f.kind, f.record, f.related, f.confidence, f.reason,
                                    applied=False)
         _save(mem, namespace, known)
     return rec
 
 
-def demoted(mem: Memory, namespace: str) -> frozenset[str]:
-    """Records that rank below real memories: junk and duplicates in effect (read again after
-    this process finds more, or ``DEMOTED_TTL`` seconds)."""
-    seen = _demoted.setdefault(mem.store, {})
-    until, ids = seen.get(namespace, (0.0, frozenset()))
+def verdicts(mem: Memory, namespace: str) -> Verdicts:
+    """The namespace's ``Verdicts`` (read again after this process finds more, or
+    ``VERDICTS_TTL`` seconds)."""
+    seen = _verdicts.setdefault(mem.store, {})
+    until, found = seen.get(namespace, (0.0, Verdicts()))
     if until < time.monotonic():
-        ids = frozenset(rid for rid, f in findings(mem, namespace).items()
-                        if f.applied and f.kind in ("junk", "duplicate"))
-        seen[namespace] = (time.monotonic() + DEMOTED_TTL, ids)
-    return ids
+        known = findings(mem, namespace)
+        found = Verdicts(
+            frozenset(rid for rid, f in known.items()
+                      if f.applied and f.kind in ("junk", "duplicate")),
+            {rid: f.related for rid, f in known.items()
+             if f.tentative and f.kind == "superseded" and f.related is not None})
+        seen[namespace] = (time.monotonic() + VERDICTS_TTL, found)
+    return found

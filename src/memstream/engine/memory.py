@@ -268,11 +268,13 @@ class Memory(ChangeEvents):
               limit: int = 100) -> list[Finding]:
         """What the comparison of new memories with older ones found (docs/retrieval.md, "How
         memstream knows what is current"): changed facts ("superseded"), restatements
-        ("duplicate") and junk, most confident first; undo one with ``restore``."""
+        ("duplicate") and junk, most confident first; undo one with ``restore``. A tentative
+        change (``Finding.tentative``) links nothing: link it with ``invalidate``."""
         wanted = None if kinds is None else ([kinds] if isinstance(kinds, str) else list(kinds))
         if not isinstance(limit, int) or not 1 <= limit <= 10_000:
             raise InvalidInput("limit must be a whole number from 1 to 10000")
-        return [Finding(f.kind, rec, rel, f.confidence, f.reason, f.applied)  # type: ignore[arg-type]
+        return [Finding(f.kind, rec, rel, f.confidence, f.reason,  # type: ignore[arg-type]
+                        f.applied, f.tentative)
                 for f, rec, rel in changes.audit(
                     self, self._ns(namespace), user_id=v.scope_id(user_id, "user_id"),
                     agent_id=v.scope_id(agent_id, "agent_id"), kinds=wanted,
@@ -397,7 +399,7 @@ class Memory(ChangeEvents):
             qvec = self.vectors.soon(text)
         hits = run_search(self.store, sel, text, qvec, when, params,
                           background=self.vectors.background(),
-                          demoted=changes.demoted(self, sel.namespace))
+                          verdicts=changes.verdicts(self, sel.namespace))
         if floor is not None:
             hits = [h for h in hits if h.explain.relevance >= floor]
         if touch and hits:

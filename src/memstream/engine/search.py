@@ -50,6 +50,7 @@ from ..retrieval.rerank import MIN_POOL, POOL, Pool, features, load_model, speak
 from ..retrieval.scoring import PAST_RECENCY, asks_about_now, convex_fusion, rrf_fusion
 from ..retrieval.shown import shown
 from ..retrieval.standing import STANDING_KINDS
+from .changes import Verdicts
 from .nulls import null_rows
 from .reads import SearchReads
 
@@ -95,15 +96,17 @@ def run_search(store: SearchReads, sel: Selection, text: str,
                observe: Callable[[list[str], np.ndarray], object] | None = None,
                observe_notes: Callable[[list[str], np.ndarray, np.ndarray], object] | None
                = None, background: np.ndarray | None = None,
-               demoted: frozenset[str] = frozenset()) -> list[Hit]:
+               verdicts: Verdicts | None = None) -> list[Hit]:
     """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
     scored on their signals alone; only the winners are read in full. ``query_vector`` may be
     a callable that waits for a vector being computed elsewhere: it is called after the
     keyword search. ``observe`` is given the learned stage's candidates and their features
     (to fit its weights: bench.fit_rerank); ``observe_notes`` the notes stage's candidates,
-    features and calibrated logits (bench.fit_notes). ``demoted``: records that rank below
-    real memories (junk and duplicates: engine.changes). Superseded records are candidates
-    too: what they match leads to their current version (``_current_first``)."""
+    features and calibrated logits (bench.fit_notes). ``verdicts``: what the comparison of
+    records found (engine.changes): junk and duplicates rank below real memories, probable
+    successors before what they probably replace. Superseded records are candidates too: what
+    they match leads to their current version (``_current_first``)."""
+    verdicts = verdicts or Verdicts()
     pool = max(p.candidates, p.k)
     # a record superseded since is looked for as well: its successor takes its place
     found_in = sel if sel.include_invalid or sel.as_of is not None else dataclasses.replace(
@@ -189,7 +192,7 @@ def run_search(store: SearchReads, sel: Selection, text: str,
             if null is not None and not long_records and not learned:
                 ranked = _newest_first(store, sel, ranked, calibrated, null, texts)
                 ran.append("follow-ups")
-        ranked = _current_first(store, sel, ranked, demoted)
+        ranked = _current_first(store, sel, ranked, verdicts)
         top = lift_standing(ranked[: p.k], candidates, calibrated, own, kinds, texts, text,
                              now, p)
         ran += ["current", "standing"]
@@ -197,7 +200,7 @@ def run_search(store: SearchReads, sel: Selection, text: str,
         candidates = store.records.signals(sel.namespace, ids)
         top = _current_first(store, sel, rank(
             candidates, relevance=[fused.get(c.id, 0.0) for c in candidates], now=now, p=p,
-            limit=3 * p.k), demoted)[: p.k]
+            limit=3 * p.k), verdicts)[: p.k]
         ran += ["weighted", "current"]
     if vector is not None:  # exact cosine of keyword-only winners, for the explanation
         missing = [s.item.id for s in top if s.item.id not in cosine]
@@ -232,34 +235,42 @@ def in_order(scores: Sequence[float]) -> list[float]:
 CHAIN = 8
 #: why a current version stands where the record it replaces matched (``explain.lifted``)
 CURRENT = "the current version of a matching record"
+#: why a probable newer version stands before a matching record (``explain.lifted``)
+PROBABLE = "a probable newer version of a matching record"
 
 
 def _current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signals]],
-                   demoted: frozenset[str]) -> list[Scored[Signals]]:
+                   verdicts: Verdicts) -> list[Scored[Signals]]:
     """``ranked`` with each superseded record's current version (the end of its chain of
-    ``superseded_by``) in its place, and junk and duplicates (``demoted``) below every other
-    hit. The old version is left out, as every invalidated record is, unless the selection
-    includes them (the past on request): then it follows its current version. ``as_of``
-    selects the versions valid then: nothing is replaced."""
+    ``superseded_by``) in its place, each record a tentative change probably replaced
+    (``verdicts.probable``) after its probable successor, and junk and duplicates
+    (``verdicts.demoted``) below every other hit. The old version is left out, as every
+    invalidated record is, unless the selection includes them (the past on request): then it
+    follows its current version. ``as_of`` selects the versions valid then: nothing is
+    replaced, and a probable successor counts only when it was written by then."""
     ids = [s.item.id for s in ranked]
+    demoted, probable = verdicts.demoted, verdicts.probable
     records = {r.id: r for r in store.records.get(sel.namespace, ids)}
     stale = {i for i, r in records.items() if not r.valid} if sel.as_of is None else set()
-    if not stale and demoted.isdisjoint(ids):
+    maybe = {i for i in ids if i in probable and i not in stale}
+    if not stale and not maybe and demoted.isdisjoint(ids):
         return ranked
     head: dict[str, str] = {}
-    for rid in stale:
+    for rid in stale | maybe:
         cur, seen = records[rid], {rid}
         for _ in range(CHAIN):
-            if cur.superseded_by is None or cur.superseded_by in seen:
+            nxt_id = cur.superseded_by if not cur.valid and sel.as_of is None else \
+                probable.get(cur.id)
+            if nxt_id is None or nxt_id in seen:
                 break
-            nxt = records.get(cur.superseded_by) or next(
-                iter(store.records.get(sel.namespace, [cur.superseded_by])), None)
-            if nxt is None:
+            nxt = records.get(nxt_id) or next(
+                iter(store.records.get(sel.namespace, [nxt_id])), None)
+            if nxt is None or (rid in maybe and not admits(sel, nxt)):
                 break
             records[nxt.id] = nxt
             seen.add(nxt.id)
             cur = nxt
-        if cur.valid and cur.id != rid and admits(sel, cur):
+        if cur.id != rid and admits(sel, cur) and (sel.as_of is not None or cur.valid):
             head[rid] = cur.id
     by_id = {s.item.id: s for s in ranked}
     missing = [h for h in head.values() if h not in by_id]
@@ -270,22 +281,21 @@ def _current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signa
         rid = s.item.id
         if rid in placed:
             continue
-        if rid in stale:
-            h = head.get(rid)
-            if h is None or (h not in by_id and h not in signals):
-                if sel.include_invalid:
-                    out.append(s)
-                    placed.add(rid)
-                continue
-            if h not in placed:
-                mine = by_id.get(h)
-                if mine is None or mine.score < s.score:  # takes the place of what it replaces
-                    mine = Scored(mine.item if mine else signals[h], s.score, dataclasses.replace(
-                        s.explain, lifted=CURRENT, updates=(rid,)))
-                out.append(mine)
-                placed.add(h)
-            if not sel.include_invalid:
-                continue
+        h = head.get(rid)
+        if rid in stale and (h is None or (h not in by_id and h not in signals)):
+            if sel.include_invalid:
+                out.append(s)
+                placed.add(rid)
+            continue
+        if h is not None and h not in placed and (h in by_id or (rid in stale and h in signals)):
+            mine = by_id.get(h)
+            if mine is None or mine.score < s.score:  # takes the place of what it replaces
+                mine = Scored(mine.item if mine else signals[h], s.score, dataclasses.replace(
+                    s.explain, lifted=CURRENT if rid in stale else PROBABLE, updates=(rid,)))
+            out.append(mine)
+            placed.add(h)
+        if rid in stale and not sel.include_invalid:
+            continue
         out.append(s)
         placed.add(rid)
     return [s for s in out if s.item.id not in demoted] + [s for s in out

@@ -126,7 +126,8 @@ def _compact_finding(f: Finding) -> dict[str, Any]:
     return {"kind": f.kind, "id": f.record.id, "text": f.record.text,
             "related_id": f.related.id if f.related else None,
             "related_text": f.related.text if f.related else None,
-            "confidence": round(f.confidence, 3), "reason": f.reason, "applied": f.applied}
+            "confidence": round(f.confidence, 3), "reason": f.reason, "applied": f.applied,
+            "tentative": f.tentative}
 
 
 OPERATIONS: tuple[Operation, ...] = (
