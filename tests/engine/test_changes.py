@@ -256,6 +256,30 @@ def test_a_tentative_change_puts_its_successor_first_about_now_and_links_nothing
             assert hits[0].record.id == old
 
 
+@pytest.mark.slow
+def test_the_past_asked_for_puts_what_a_record_replaced_right_after_it(tmp_path: Path):
+    """With the past on request (``include_invalid``), a record that replaced another (a
+    change tentative or applied) is followed by the one it replaced, above records that match
+    the query better than that one."""
+    pool = "Dunsby pool closes for repairs in August."
+    with model.fitted(_unsure_weights()):
+        mem = Memory(tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None)
+        with mem:
+            _, old, new = (r.id for r in mem.add_many(
+                [{"text": t, "kind": "event", "at": T0 + n * 30 * DAY, "user_id": "maren"}
+                 for n, t in enumerate([pool, *SWIM])]))
+            mem.flush()
+            assert (old, new) in {(f.record.id, f.related.id if f.related else None)
+                                  for f in mem.audit()}
+            hits = mem.search(Query("Swimming at Dunsby pool on Thursdays",
+                                    include_invalid=True), user_id="maren", touch=False)
+            assert [h.record.id for h in hits[:2]] == [new, old]
+            assert hits[1].explain.lifted and hits[1].score <= hits[0].score
+            now = mem.search("Swimming at Dunsby pool on Thursdays", user_id="maren",
+                             touch=False)
+            assert [h.record.id for h in now][:1] == [new] and not now[1].explain.lifted
+
+
 def test_a_sure_change_replaces_a_tentative_one_and_an_undone_one_stays():
     from memstream.engine.changes import _replaces
 

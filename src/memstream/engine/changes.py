@@ -80,10 +80,12 @@ def findings(mem: Memory, namespace: str) -> dict[str, Decision]:
 class Verdicts:
     """What a search reads of the findings: ``demoted``, records that rank below real
     memories (junk and duplicates in effect); ``probable``, each record a tentative change
-    found a successor for, with that successor's id."""
+    found a successor for, with that successor's id; ``earlier``, each successor (of a change
+    applied or tentative) with the records it replaces."""
 
     demoted: frozenset[str] = frozenset()
     probable: Mapping[str, str] = field(default_factory=dict)
+    earlier: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 #: a search reads the findings from here (``verdicts``), for at most this many seconds
@@ -320,10 +322,14 @@ def verdicts(mem: Memory, namespace: str) -> Verdicts:
     until, found = seen.get(namespace, (0.0, Verdicts()))
     if until < time.monotonic():
         known = findings(mem, namespace)
+        earlier: dict[str, tuple[str, ...]] = {}
+        for rid, f in known.items():
+            if f.kind == "superseded" and f.related is not None and (f.applied or f.tentative):
+                earlier[f.related] = (*earlier.get(f.related, ()), rid)
         found = Verdicts(
             frozenset(rid for rid, f in known.items()
                       if f.applied and f.kind in ("junk", "duplicate")),
             {rid: f.related for rid, f in known.items()
-             if f.tentative and f.kind == "superseded" and f.related is not None})
+             if f.tentative and f.kind == "superseded" and f.related is not None}, earlier)
         seen[namespace] = (time.monotonic() + VERDICTS_TTL, found)
     return found

@@ -237,6 +237,8 @@ CHAIN = 8
 CURRENT = "the current version of a matching record"
 #: why a probable newer version stands before a matching record (``explain.lifted``)
 PROBABLE = "a probable newer version of a matching record"
+#: why an earlier version follows a matching record, the past asked for (``explain.lifted``)
+EARLIER = "an earlier version of a matching record"
 
 
 def _current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signals]],
@@ -246,14 +248,16 @@ def _current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signa
     (``verdicts.probable``) after its probable successor, and junk and duplicates
     (``verdicts.demoted``) below every other hit. The old version is left out, as every
     invalidated record is, unless the selection includes them (the past on request): then it
-    follows its current version. ``as_of`` selects the versions valid then: nothing is
-    replaced, and a probable successor counts only when it was written by then."""
+    follows its current version, and the versions a matching record replaced follow it
+    (``verdicts.earlier``). ``as_of`` selects the versions valid then: nothing is replaced,
+    and a probable successor counts only when it was written by then."""
     ids = [s.item.id for s in ranked]
     demoted, probable = verdicts.demoted, verdicts.probable
     records = {r.id: r for r in store.records.get(sel.namespace, ids)}
     stale = {i for i, r in records.items() if not r.valid} if sel.as_of is None else set()
     maybe = {i for i in ids if i in probable and i not in stale}
-    if not stale and not maybe and demoted.isdisjoint(ids):
+    past = _earlier(store, sel, ids, verdicts) if sel.include_invalid else {}
+    if not stale and not maybe and not past and demoted.isdisjoint(ids):
         return ranked
     head: dict[str, str] = {}
     for rid in stale | maybe:
@@ -298,8 +302,29 @@ def _current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signa
             continue
         out.append(s)
         placed.add(rid)
+        for old in past.get(rid, ()):
+            if old.id not in placed:
+                mine = by_id.get(old.id)
+                if mine is None or mine.score < s.score:
+                    mine = Scored(mine.item if mine else old, s.score, dataclasses.replace(
+                        s.explain, lifted=EARLIER, updates=()))
+                out.append(mine)
+                placed.add(old.id)
     return [s for s in out if s.item.id not in demoted] + [s for s in out
                                                            if s.item.id in demoted]
+
+
+def _earlier(store: SearchReads, sel: Selection, ids: Sequence[str], verdicts: Verdicts
+             ) -> dict[str, list[Signals]]:
+    """For each of ``ids`` the selection's records it replaced (a change applied or
+    tentative: ``verdicts.earlier``), by their signals."""
+    wanted = {rid: verdicts.earlier[rid] for rid in ids if rid in verdicts.earlier}
+    if not wanted:
+        return {}
+    olds = {r.id: r for r in store.records.get(sel.namespace, [
+        o for os in wanted.values() for o in os]) if admits(sel, r)}
+    signals = {s.id: s for s in store.records.signals(sel.namespace, list(olds))}
+    return {rid: [signals[o] for o in os if o in signals] for rid, os in wanted.items()}
 
 
 def _via_entities(store: SearchReads, sel: Selection, text: str, vector: np.ndarray | None,
