@@ -195,6 +195,71 @@ def test_an_erase_takes_the_findings_about_its_records(tmp_path: Path):
         assert ids[-1] not in mem.store.kv.get_meta("audit:default")
 
 
+#: (text, days ago) of a newcomer's notes over two years, in three languages; four facts
+#: change, each near look-alikes (a friend visiting Lisbon, a colleague's coffee, another
+#: sister's move)
+NEWCOMER = [
+    ("My sister Ana lives in Porto, near the river.", 700),
+    ("I drink a double espresso every morning before work.", 690),
+    ("Job: junior data analyst at Keller & Voss.", 680),
+    ("Ana's birthday is on 3 November; she likes orchids.", 650),
+    ("My dentist is Dr. Ferreira, Tuesdays only.", 640),
+    ("Gym membership renews every January.", 630),
+    ("Mein Vermieter heißt Herr Brandt, Telefon 0341 55 20 19.", 620),
+    ("El perro de mi vecino se llama Tofu.", 610),
+    ("Favourite lunch place: the Lebanese café on Elm Street.", 600),
+    ("Ana's husband Rui works as a ferry pilot.", 590),
+    ("Ich spiele donnerstags Badminton im Sportverein Ost.", 580),
+    ("Remember: the car insurance number is AX-55120.", 570),
+    ("La reunión de vecinos es el primer lunes de cada mes.", 560),
+    ("Laptop: the work one is a 14-inch ThinkPad.", 550),
+    ("I'm allergic to penicillin.", 540),
+    ("The team standup is at 9:30 every weekday.", 530),
+    ("My manager is Priya Raman.", 520),
+    ("Die Heizung wurde im Oktober gewartet.", 510),
+    ("Mi madre prefiere que la llame los domingos.", 500),
+    ("Passport expires in 2029.", 490),
+    ("Bike lock code is 7312.", 480),
+    ("The database migration is due in Q2.", 400),
+    ("My friend Tomás is visiting Lisbon in May for a conference.", 300),
+    ("Tomás loved Lisbon and wants to go back next year.", 250),
+    ("Ana moved to Lisbon with Rui last month; new flat in Alfama.", 200),
+    ("These days I start the morning with green tea, no more coffee.", 150),
+    ("Promoted! My title is now senior data analyst.", 120),
+    ("Priya's sister also moved recently, to Madrid.", 100),
+    ("Kaffee trinkt meine Kollegin Jana literweise.", 90),
+    ("El alquiler sube a 950 euros en enero.", 80),
+    ("Book club reads a Saramago novel this month.", 70),
+    ("Plant the tulip bulbs before December.", 65),
+    ("The migration slipped: it is now due in Q4.", 60),
+    ("Der Zahnarzttermin ist am 12. Dezember.", 50),
+    ("Renew the library card at the front desk.", 45),
+    ("Water the fern twice a week.", 40),
+    ("Quarterly report for the team is due on Friday.", 30),
+    ("Me apunté a clases de cerámica los miércoles.", 20),
+    ("Priya asked me to mentor the new intern.", 10),
+    ("Call the bank about the card fee.", 5),
+]
+
+
+@pytest.mark.slow
+def test_a_newcomers_changed_facts_come_first(tmp_path: Path):
+    """The newcomer's case, with every default: 40 notes, four facts changed (the new ones
+    often share no word with the question); the current version comes first for each."""
+    now = T0 + 800 * DAY
+    with Memory(tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None) as mem:
+        mem.add_many([{"text": t, "at": now - d * DAY} for t, d in NEWCOMER])
+        mem.flush()
+        for question, current in (
+                ("Where does my sister Ana live now?", "Ana moved to Lisbon"),
+                ("What do I drink in the morning these days?", "These days I start"),
+                ("What is my current job title?", "Promoted!"),
+                ("Which quarter is the migration due now?", "The migration slipped")):
+            hits = mem.search(question, touch=False, now=now)
+            assert hits[0].record.text.startswith(current), (
+                question, [h.record.text for h in hits[:3]])
+
+
 SWIM = ["Theo's swimming lessons: Saturdays 9:30 at the leisure centre.",
         "Swimming is now Thursdays at 17:00 at Dunsby pool; the Saturday slot was too far."]
 
@@ -248,6 +313,8 @@ def test_a_tentative_change_puts_its_successor_first_about_now_and_links_nothing
             assert [h.record.id for h in hits] == [new, old]
             assert hits[0].explain.lifted and hits[0].explain.updates == (old,)
             assert hits[0].score >= hits[1].score
+            # its evidence is its own, not that of the record it stands above
+            assert hits[0].explain.evidence != hits[1].explain.evidence
             then = mem.search(question, user_id="maren", touch=False, as_of=T0 + 10 * DAY)
             assert [h.record.id for h in then] == [old]
             mem.restore(old)
@@ -278,6 +345,28 @@ def test_the_past_asked_for_puts_what_a_record_replaced_right_after_it(tmp_path:
             now = mem.search("Swimming at Dunsby pool on Thursdays", user_id="maren",
                              touch=False)
             assert [h.record.id for h in now][:1] == [new] and not now[1].explain.lifted
+
+
+def test_findings_stay_readable_across_versions(kw_memory: Memory):
+    """Tentative findings are kept apart from the rest (a version before them, another
+    process of a rolling upgrade, reads the rest as it always did: it failed on the unknown
+    key), and a key a later version adds to a finding is left out when read."""
+    import json
+
+    from memstream.engine import changes
+
+    store = kw_memory.store.kv
+    store.set_meta("audit:default", json.dumps({"a": {
+        "kind": "junk", "record": "a", "related": None, "confidence": 0.9, "reason": "",
+        "applied": True, "added_later": 1}}))
+    found = changes.findings(kw_memory, "default")
+    assert found["a"].kind == "junk" and found["a"].applied
+    changes._save(kw_memory, "default", {**found, "b": model.Decision(
+        "superseded", "b", "c", 0.6, "", applied=False, tentative=True)})
+    assert set(json.loads(store.get_meta("audit:default"))) == {"a"}
+    assert "tentative" not in json.loads(store.get_meta("audit:default"))["a"]
+    assert set(json.loads(store.get_meta("audit-tentative:default"))) == {"b"}
+    assert changes.findings(kw_memory, "default")["b"].tentative
 
 
 def test_a_sure_change_replaces_a_tentative_one_and_an_undone_one_stays():

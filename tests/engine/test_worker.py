@@ -79,3 +79,32 @@ def test_a_script_that_exits_without_close_prints_no_traceback(tmp_path: Path):
         assert done.returncode == 0 and done.stderr == "", done.stderr[-3000:]
         with Memory(db, embedder="none") as mem:
             assert mem.stats()["records"] == 300  # every acknowledged write kept
+
+
+@pytest.mark.slow
+def test_the_worker_outlives_a_failure_it_did_not_expect(tmp_path: Path, monkeypatch, caplog):
+    """A bug in what runs after a batch (here the comparison raising TypeError once) is
+    logged with its traceback and retried: the thread lives on, flush returns, later records
+    get their vectors. (It used to end the thread: flush waited for ever.)"""
+    from memstream.config import Config
+    from memstream.engine import changes
+
+    calls: list[int] = []
+    real = changes.compare
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise TypeError("a bug")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(changes, "compare", flaky)
+    with Memory(tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None) as mem:
+        mem.add(NOTES[0])
+        mem.flush(timeout=60)
+        mem.add(NOTES[1])
+        mem.flush(timeout=60)
+        assert len(calls) >= 2
+        ids = [r.id for r in mem.get_all()]
+        assert len(ids) == 2 and set(mem.store.indexes.embeddings("default", ids)) == set(ids)
+    assert "failed unexpectedly" in caplog.text and "TypeError: a bug" in caplog.text

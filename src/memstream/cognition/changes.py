@@ -105,9 +105,24 @@ class Decision:
     tentative: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "record": self.record, "related": self.related,
-                "confidence": round(self.confidence, 3), "reason": self.reason,
-                "applied": self.applied, "tentative": self.tentative}
+        """As stored (``tentative`` only when true: a finding that is not reads as it did
+        before there were tentative ones)."""
+        out: dict[str, object] = {
+            "kind": self.kind, "record": self.record, "related": self.related,
+            "confidence": round(self.confidence, 3), "reason": self.reason,
+            "applied": self.applied}
+        if self.tentative:
+            out["tentative"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, object]) -> Decision:
+        """As stored; keys a later version added are left out."""
+        return cls(str(raw["kind"]), str(raw["record"]),
+                   None if raw.get("related") is None else str(raw["related"]),
+                   float(raw["confidence"]),  # type: ignore[arg-type]
+                   str(raw.get("reason", "")), bool(raw.get("applied", True)),
+                   bool(raw.get("tentative", False)))
 
 
 @dataclass(frozen=True, slots=True)

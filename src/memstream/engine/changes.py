@@ -64,16 +64,20 @@ _MUTUAL = 2  # the nearest this many older records are checked for "new is my ne
 READ = 64
 
 
-def _key(namespace: str) -> str:
-    return f"audit:{namespace}"
+def _key(namespace: str, tentative: bool = False) -> str:
+    """Where a namespace's findings are kept: the tentative ones apart, so that a version
+    before them (another process of a rolling upgrade) reads the rest as it always did."""
+    return f"audit-tentative:{namespace}" if tentative else f"audit:{namespace}"
 
 
 def findings(mem: Memory, namespace: str) -> dict[str, Decision]:
-    """The namespace's findings by record id."""
-    raw = mem.store.kv.get_meta(_key(namespace))
-    if not raw:
-        return {}
-    return {rid: Decision(**f) for rid, f in json.loads(raw).items()}
+    """The namespace's findings by record id (a settled one over a tentative one)."""
+    out: dict[str, Decision] = {}
+    for tentative in (True, False):
+        raw = mem.store.kv.get_meta(_key(namespace, tentative))
+        if raw:
+            out.update((rid, Decision.from_dict(f)) for rid, f in json.loads(raw).items())
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +100,10 @@ _verdicts: weakref.WeakKeyDictionary[Any, dict[str, tuple[float, Verdicts]]] = \
 
 
 def _save(mem: Memory, namespace: str, found: dict[str, Decision]) -> None:
-    mem.store.kv.set_meta(_key(namespace), json.dumps(
-        {rid: f.to_dict() for rid, f in found.items()}, sort_keys=True))
+    for tentative in (True, False):
+        mem.store.kv.set_meta(_key(namespace, tentative), json.dumps(
+            {rid: f.to_dict() for rid, f in found.items() if f.tentative == tentative},
+            sort_keys=True))
     _verdicts.get(mem.store, {}).pop(namespace, None)
 
 

@@ -295,7 +295,8 @@ def _current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signa
             mine = by_id.get(h)
             if mine is None or mine.score < s.score:  # takes the place of what it replaces
                 mine = Scored(mine.item if mine else signals[h], s.score, dataclasses.replace(
-                    s.explain, lifted=CURRENT if rid in stale else PROBABLE, updates=(rid,)))
+                    (mine or s).explain, lifted=CURRENT if rid in stale else PROBABLE,
+                    updates=(rid,)))  # its own evidence, when it was a candidate
             out.append(mine)
             placed.add(h)
         if rid in stale and not sel.include_invalid:
@@ -307,7 +308,7 @@ def _current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signa
                 mine = by_id.get(old.id)
                 if mine is None or mine.score < s.score:
                     mine = Scored(mine.item if mine else old, s.score, dataclasses.replace(
-                        s.explain, lifted=EARLIER, updates=()))
+                        (mine or s).explain, lifted=EARLIER, updates=()))
                 out.append(mine)
                 placed.add(old.id)
     return [s for s in out if s.item.id not in demoted] + [s for s in out

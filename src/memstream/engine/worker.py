@@ -126,10 +126,13 @@ class EnrichmentWorker:
                     self._after()
                 self._failures = 0
                 self._error = None
-            except (MemstreamError, OSError, ValueError) as exc:
+            except Exception as exc:  # the thread outlives any failure: flush() waits on it
                 self._failures += 1
                 self._error = exc
-                log.warning("background enrichment failed (%s); retrying", exc)
+                if isinstance(exc, (MemstreamError, OSError, ValueError)):
+                    log.warning("background enrichment failed (%s); retrying", exc)
+                else:  # a bug: said with its traceback, and retried like the rest
+                    log.exception("background enrichment failed unexpectedly; retrying")
                 time.sleep(min(30.0, 0.5 * 2 ** min(self._failures, 6)))
                 with self._wake:
                     self._kicked = True
