@@ -25,8 +25,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 ARTIFACTS = Path(os.environ.get("MEMSTREAM_TEST_ARTIFACTS",
                                 Path(__file__).parents[2] / "test-artifacts")) / "inspector"
-KEYS = {"inspector": (["team-a", "team-sim", "team-c", "team-e"], "read"),
-        "writer": (["team-a", "team-sim", "team-c", "team-e"], "write"),
+KEYS = {"inspector": (["team-a", "team-sim", "team-c", "team-e", "team-t"], "read"),
+        "writer": (["team-a", "team-sim", "team-c", "team-e", "team-t"], "write"),
         "other": (["team-b"], "admin")}
 DAY = 86_400.0
 
@@ -83,6 +83,17 @@ def seed(db: Path) -> dict[str, Any]:
     with Memory(db, embedder="none", clock=FixedClock(time.time() - DAY)) as mem:
         mem.add_many([{"content": f"burst note {i}", "user_id": "cy", "kind": "note"}
                       for i in range(5)], namespace="team-c")
+    # a change found tentative (the pair model's middle band: not linked)
+    with Memory(db, embedder="none", clock=clock) as mem:
+        from memstream.cognition.changes import Decision
+        from memstream.engine import changes
+
+        old = mem.add("Swimming is on Saturdays at 9:30", namespace="team-t")
+        clock.advance(hours=30)
+        new = mem.add("Swimming moved to Thursdays at 17:00", namespace="team-t")
+        changes._save(mem, "team-t", {old.id: Decision(
+            "superseded", old.id, new.id, 0.62, "z +1.20", applied=False, tentative=True)})
+        ids["tentative"] = (old.id, new.id)
     return ids
 
 
@@ -594,3 +605,22 @@ def test_a_hit_reached_through_a_name_says_so_in_score_order(browser: Any,
     finally:
         context.close()
         stop(srv)
+
+
+def test_a_tentative_change_shows_both_ways_and_is_not_called_restored(
+        page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    srv, ids = seeded
+    _, new = ids["tentative"]
+    open_namespace(page, srv.keys["inspector"], "team-t")
+    sync_api.expect(page.locator("#records tbody tr:not(.loading)")).to_have_count(2)
+    page.locator("#records tbody tr", has_text="Saturdays").locator("button").first.click()
+    finding = page.locator("#finding")
+    sync_api.expect(finding).to_contain_text("tentative: not linked")
+    assert "restored" not in finding.inner_text()
+    sync_api.expect(page.locator("#validity")).to_have_text("valid")
+    sync_api.expect(finding.locator("button")).to_have_text(new)
+    finding.locator("button").click()  # to the probable successor
+    sync_api.expect(page.locator("#detail-body")).to_contain_text("Swimming moved to Thursdays")
+    probably = page.locator("#probably-replaces li")
+    sync_api.expect(probably).to_have_count(1)
+    assert "Saturdays" in probably.first.inner_text()

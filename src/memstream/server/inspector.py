@@ -111,7 +111,8 @@ def inspect_records(c: Call, body: m.InspectListRequest) -> dict[str, Any]:
 
 def inspect_record(c: Call, r: m.InspectRecordRequest) -> dict[str, Any]:
     """One record with its tier, history, the records it rests on (its provenance), the
-    records that cite it, the older versions it replaces and what ``audit`` found about it."""
+    records that cite it, the older versions it replaces (and those it probably replaces: a
+    tentative change, not linked) and what ``audit`` found about it."""
     mem, ns, record_id = c.memory, c.namespace, r.record_id
     rec = mem.get(record_id, namespace=ns)
     sets = _tier_sets(c, mem, ns)
@@ -120,7 +121,10 @@ def inspect_record(c: Call, r: m.InspectRecordRequest) -> dict[str, Any]:
     newest = _newest(mem, ns, 20_000)
     cited_by = [r for r in newest if record_id in r.provenance]
     replaces = [r for r in newest if r.superseded_by == record_id]
-    found = findings(mem, ns).get(record_id)
+    known = findings(mem, ns)
+    found = known.get(record_id)
+    probably = records_of(mem).get(ns, [rid for rid, f in known.items()
+                                        if f.tentative and f.related == record_id][:100])
     try:
         history = [h.to_dict() for h in mem.history(record_id, namespace=ns)]
     except NotFound:  # an agent's state or action is written without history rows
@@ -130,6 +134,7 @@ def inspect_record(c: Call, r: m.InspectRecordRequest) -> dict[str, Any]:
             "evidence": [_brief(r) for r in evidence], "missing_evidence": missing,
             "cited_by": [_brief(r) for r in cited_by[:100]],
             "replaces": [_brief(r) for r in replaces[:100]],
+            "probably_replaces": [_brief(r) for r in probably],
             "finding": found.to_dict() if found else None}
 
 

@@ -303,7 +303,12 @@ async function openRecord(id) {
       el("dt", {}, "validity"), el("dd", { id: "validity" }, ...validity),
       answer.finding ? [el("dt", {}, "found"), el("dd", { id: "finding" },
         `${answer.finding.kind} (confidence ${answer.finding.confidence.toFixed(2)}; `
-        + `${answer.finding.reason}${answer.finding.applied ? "" : "; restored"})`)] : []),
+        + `${answer.finding.reason}${answer.finding.applied ? ""
+          : answer.finding.tentative ? "; tentative: not linked" : "; restored"})`,
+        answer.finding.tentative && answer.finding.related ? el("span", {},
+          ", probably replaced by ", el("button", { class: "link", type: "button",
+            onclick: () => openRecord(answer.finding.related) }, answer.finding.related))
+          : "")] : []),
     el("h3", {}, `Rests on (${r.provenance.length})`),
     r.provenance.length ? el("ul", { class: "links", id: "evidence" },
       answer.evidence.map(recordLink),
@@ -312,6 +317,10 @@ async function openRecord(id) {
     el("h3", {}, `Replaces (${answer.replaces.length})`),
     answer.replaces.length ? el("ul", { class: "links", id: "replaces" },
       answer.replaces.map(recordLink)) : el("p", { class: "empty" }, "No older version."),
+    ...(answer.probably_replaces.length ? [
+      el("h3", {}, `Probably replaces (${answer.probably_replaces.length}; not linked)`),
+      el("ul", { class: "links", id: "probably-replaces" },
+        answer.probably_replaces.map(recordLink))] : []),
     el("h3", {}, `Cited by (${answer.cited_by.length})`),
     answer.cited_by.length ? el("ul", { class: "links", id: "cited-by" },
       answer.cited_by.map(recordLink)) : el("p", { class: "empty" }, "Nothing cites it."),
