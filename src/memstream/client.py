@@ -245,6 +245,11 @@ class Client:
     def restore(self, memory_id: str, *, namespace: str | None = None) -> Record:
         return _record(self._send("restore_memory", memory_id=memory_id, namespace=namespace))
 
+    def invalidate(self, memory_id: str, *, superseded_by: str | None = None,
+                   namespace: str | None = None) -> Record:
+        return _record(self._send("invalidate_memory", memory_id=memory_id,
+                                  superseded_by=superseded_by, namespace=namespace))
+
     def entities(self, query: str | None = None, *, namespace: str | None = None,
                  user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, limit: int = 50) -> list[Entity]:

@@ -3,6 +3,8 @@ the real default model), the reads that use the links, and undoing them."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +108,20 @@ def test_restore_names_a_missing_record(kw_memory: Memory):
 
     with pytest.raises(NotFound, match="no record"):
         kw_memory.restore("nope")
+
+
+def test_invalidate_names_a_missing_successor_and_writes_nothing(kw_memory: Memory):
+    """A successor that does not exist used to be written: the memory was then invalid with a
+    link to nothing, and searches hid it."""
+    from memstream.errors import InvalidInput, NotFound
+
+    rec = kw_memory.add("The bike shop is on Mill Lane")
+    with pytest.raises(NotFound, match="'nope'"):
+        kw_memory.invalidate(rec.id, superseded_by="nope")
+    with pytest.raises(InvalidInput, match="another memory"):
+        kw_memory.invalidate(rec.id, superseded_by=rec.id)
+    assert kw_memory.get(rec.id).valid
+    assert [e.event for e in kw_memory.history(rec.id)] == ["add"]
 
 
 def test_invalid_junk_policy_names_the_choices():
@@ -275,6 +291,18 @@ def _unsure_weights() -> model.Weights:
     return model.Weights(pair=pair, junk=junk)
 
 
+@contextlib.contextmanager
+def _unsure_store(path: Path, texts: list[str]) -> Iterator[tuple[Memory, list[str]]]:
+    """A store compared by ``_unsure_weights``, the texts written a month apart."""
+    with model.fitted(_unsure_weights()), Memory(
+            path, config=Config(reflection_threshold=0), llm=None) as mem:
+        ids = [r.id for r in mem.add_many(
+            [{"text": t, "kind": "event", "at": T0 + n * 30 * DAY, "user_id": "maren"}
+             for n, t in enumerate(texts)])]
+        mem.flush()
+        yield mem, ids
+
+
 def test_a_change_more_likely_than_not_is_tentative_and_a_sure_one_applied():
     new = model.Item("b", SWIM[1], "event", T0 + 30 * DAY)
     old = [model.Item("a", SWIM[0], "event", T0)]
@@ -297,30 +325,24 @@ def test_a_tentative_change_puts_its_successor_first_about_now_and_links_nothing
     """Below the confidence to link, a probable change invalidates nothing: a read about now
     puts the newer record first and keeps the older one after it; a read as of a time before
     the newer one was written does not see it; restore ends the ordering."""
-    with model.fitted(_unsure_weights()):
-        mem = Memory(tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None)
-        with mem:
-            old, new = (r.id for r in mem.add_many(
-                [{"text": t, "kind": "event", "at": T0 + n * 30 * DAY, "user_id": "maren"}
-                 for n, t in enumerate(SWIM)]))
-            mem.flush()
-            found = mem.audit()
-            assert [(f.kind, f.record.id, f.related.id if f.related else None, f.applied,
-                     f.tentative) for f in found] == [("superseded", old, new, False, True)]
-            assert mem.get(old).valid and mem.get(old).superseded_by is None
-            question = "When are Theo's swimming lessons?"
-            hits = mem.search(question, user_id="maren", touch=False, now=T0 + 90 * DAY)
-            assert [h.record.id for h in hits] == [new, old]
-            assert hits[0].explain.lifted and hits[0].explain.updates == (old,)
-            assert hits[0].score >= hits[1].score
-            # its evidence is its own, not that of the record it stands above
-            assert hits[0].explain.evidence != hits[1].explain.evidence
-            then = mem.search(question, user_id="maren", touch=False, as_of=T0 + 10 * DAY)
-            assert [h.record.id for h in then] == [old]
-            mem.restore(old)
-            assert [(f.applied, f.tentative) for f in mem.audit()] == [(False, False)]
-            hits = mem.search(question, user_id="maren", touch=False, now=T0 + 90 * DAY)
-            assert hits[0].record.id == old
+    with _unsure_store(tmp_path / "m.db", SWIM) as (mem, (old, new)):
+        found = mem.audit()
+        assert [(f.kind, f.record.id, f.related.id if f.related else None, f.applied,
+                 f.tentative) for f in found] == [("superseded", old, new, False, True)]
+        assert mem.get(old).valid and mem.get(old).superseded_by is None
+        question = "When are Theo's swimming lessons?"
+        hits = mem.search(question, user_id="maren", touch=False, now=T0 + 90 * DAY)
+        assert [h.record.id for h in hits] == [new, old]
+        assert hits[0].explain.lifted and hits[0].explain.updates == (old,)
+        assert hits[0].score >= hits[1].score
+        # its evidence is its own, not that of the record it stands above
+        assert hits[0].explain.evidence != hits[1].explain.evidence
+        then = mem.search(question, user_id="maren", touch=False, as_of=T0 + 10 * DAY)
+        assert [h.record.id for h in then] == [old]
+        mem.restore(old)
+        assert [(f.applied, f.tentative) for f in mem.audit()] == [(False, False)]
+        hits = mem.search(question, user_id="maren", touch=False, now=T0 + 90 * DAY)
+        assert hits[0].record.id == old
 
 
 @pytest.mark.slow
@@ -329,22 +351,16 @@ def test_the_past_asked_for_puts_what_a_record_replaced_right_after_it(tmp_path:
     change tentative or applied) is followed by the one it replaced, above records that match
     the query better than that one."""
     pool = "Dunsby pool closes for repairs in August."
-    with model.fitted(_unsure_weights()):
-        mem = Memory(tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None)
-        with mem:
-            _, old, new = (r.id for r in mem.add_many(
-                [{"text": t, "kind": "event", "at": T0 + n * 30 * DAY, "user_id": "maren"}
-                 for n, t in enumerate([pool, *SWIM])]))
-            mem.flush()
-            assert (old, new) in {(f.record.id, f.related.id if f.related else None)
-                                  for f in mem.audit()}
-            hits = mem.search(Query("Swimming at Dunsby pool on Thursdays",
-                                    include_invalid=True), user_id="maren", touch=False)
-            assert [h.record.id for h in hits[:2]] == [new, old]
-            assert hits[1].explain.lifted and hits[1].score <= hits[0].score
-            now = mem.search("Swimming at Dunsby pool on Thursdays", user_id="maren",
-                             touch=False)
-            assert [h.record.id for h in now][:1] == [new] and not now[1].explain.lifted
+    with _unsure_store(tmp_path / "m.db", [pool, *SWIM]) as (mem, (_, old, new)):
+        assert (old, new) in {(f.record.id, f.related.id if f.related else None)
+                              for f in mem.audit()}
+        hits = mem.search(Query("Swimming at Dunsby pool on Thursdays",
+                                include_invalid=True), user_id="maren", touch=False)
+        assert [h.record.id for h in hits[:2]] == [new, old]
+        assert hits[1].explain.lifted and hits[1].score <= hits[0].score
+        now = mem.search("Swimming at Dunsby pool on Thursdays", user_id="maren",
+                         touch=False)
+        assert [h.record.id for h in now][:1] == [new] and not now[1].explain.lifted
 
 
 def test_findings_stay_readable_across_versions(kw_memory: Memory):
@@ -367,6 +383,25 @@ def test_findings_stay_readable_across_versions(kw_memory: Memory):
     assert "tentative" not in json.loads(store.get_meta("audit:default"))["a"]
     assert set(json.loads(store.get_meta("audit-tentative:default"))) == {"b"}
     assert changes.findings(kw_memory, "default")["b"].tentative
+
+
+@pytest.mark.slow
+def test_invalidating_by_hand_settles_a_tentative_change(tmp_path: Path):
+    """The user confirms a tentative change (the same successor): it is applied; names
+    another successor: it is dropped, the user's link stands."""
+    with _unsure_store(tmp_path / "m.db", SWIM) as (mem, (old, new)):
+        mem.invalidate(old, superseded_by=new)
+        [f] = mem.audit()
+        assert (f.applied, f.tentative, f.related.id if f.related else None) == (
+            True, False, new)
+        mem.restore(old)
+        assert [(f.applied, f.tentative) for f in mem.audit()] == [(False, False)]
+        third = mem.add("Swimming is cancelled for the summer.", user_id="maren",
+                        at=T0 + 90 * DAY).id
+        mem.flush()
+        mem.invalidate(new, superseded_by=third)
+        assert mem.get(new).superseded_by == third
+        assert new not in {f.record.id for f in mem.audit() if f.tentative}
 
 
 def test_a_sure_change_replaces_a_tentative_one_and_an_undone_one_stays():

@@ -98,3 +98,51 @@ def test_a_server_that_refuses_junk_says_so_and_stores_nothing(tmp_path: Path):
             assert [e["record_ids"] for e in events] == [[hi.json()["id"]]]
     finally:
         stop(srv)
+
+
+@pytest.mark.slow
+def test_invalidate_by_hand_over_rest_the_client_and_the_command_line(
+        compared: tuple[Path, list[str]]):
+    """Applying a change by hand is REST's, Client's and the CLI's too: the named successor
+    takes the old memory's place in searches; a successor that does not exist is a 404 that
+    writes nothing; another tenant cannot reach the memory; restore undoes it."""
+    from memstream import Client
+
+    db, ids = compared
+    home, car = ids[0], ids[2]
+    srv = start(db, keys={"mine": (["default"], "write"), "other": (["other"], "write")})
+    try:
+        with srv.client("mine") as http:
+            new = http.post("/v1/memories", json={
+                "text": "First night in the new house at 4 Quillon Row, Dunsby Marsh.",
+                "user_id": "maren"}).json()
+            bad = http.post(f"/v1/memories/{home}/invalidate", json={"superseded_by": "nope"})
+            assert bad.status_code == 404 and "nope" in bad.text
+            same = http.post(f"/v1/memories/{home}/invalidate", json={"superseded_by": home})
+            assert same.status_code == 422 and "another memory" in same.text
+            assert http.get(f"/v1/memories/{home}").json()["invalidated_at"] is None
+            done = http.post(f"/v1/memories/{home}/invalidate",
+                             json={"superseded_by": new["id"]})
+            assert done.status_code == 200, done.text
+            assert done.json()["superseded_by"] == new["id"] and done.json()["invalidated_at"]
+            hits = http.post("/v1/search", json={"query": "home address for school forms",
+                                                 "user_id": "maren"}).json()
+            assert hits[0]["record"]["id"] == new["id"]
+            assert home not in [h["record"]["id"] for h in hits]
+        with srv.client("other") as http:
+            assert http.post(f"/v1/memories/{car}/invalidate", json={}).status_code == 404
+            assert http.post(f"/v1/memories/{car}/invalidate", json={},
+                             params={"namespace": "default"}).status_code == 403
+        with Client(srv.url, srv.keys["mine"]) as client:
+            gone = client.invalidate(car)
+            assert not gone.valid and gone.superseded_by is None
+            assert client.restore(car).valid
+    finally:
+        stop(srv)
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--db", str(db), "invalidate", car, "--superseded-by", ids[1]])
+    assert out.exit_code == 0 and f"superseded by {ids[1]}" in out.output, out.output
+    missing = runner.invoke(cli, ["--db", str(db), "invalidate", ids[3], "--superseded-by", "x"])
+    assert missing.exit_code != 0 and "no record 'x'" in missing.output
+    with Memory(db, llm=None) as mem:
+        assert mem.get(ids[3]).valid

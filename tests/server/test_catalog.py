@@ -31,6 +31,7 @@ CLIENT = {"add_memory": "add", "search_memories": "search", "list_memories": "ge
           "get_memory": "get", "update_memory": "update", "delete_memory": "delete",
           "memory_history": "history", "memory_context": "context",
           "audit_memories": "audit", "restore_memory": "restore",
+          "invalidate_memory": "invalidate",
           "list_entities": "entities", "get_entity": "entity", "add_memories": "add_many",
           "add_messages": "add", "delete_memories": "delete_all", "import": "import_jsonl"}
 #: parameters Client names otherwise: none (one name per concept)
@@ -194,3 +195,26 @@ def test_the_reference_shows_every_tool_and_parameter():
     doc = Path(__file__).parents[2] / "docs" / "operations.md"
     assert doc.read_text(encoding="utf-8") == reference(), \
         "docs/operations.md is stale: regenerate it (the command is in its first lines)"
+
+
+def test_an_mcp_session_applies_a_change_by_hand_and_undoes_it(server: Server):
+    async def main() -> None:
+        ns = {"namespace": "team-a"}
+        async with _http(server, "admin") as client:
+            old = _result(await client.call_tool("add_memory", {
+                "content": "Oskar's bike shop is on Mill Lane", "user_id": "oskar", **ns}))
+            new = _result(await client.call_tool("add_memory", {
+                "content": "Oskar moved the shop to Harbour Street", "user_id": "oskar", **ns}))
+            bad = await client.call_tool("invalidate_memory", {
+                "memory_id": old["id"], "superseded_by": "nope", **ns})
+            assert bad.is_error and "NotFound" in bad.content[0].text
+            done = _result(await client.call_tool("invalidate_memory", {
+                "memory_id": old["id"], "superseded_by": new["id"], **ns}))
+            assert done["id"] == old["id"] and done["superseded_by"] == new["id"]
+            hits = _result(await client.call_tool("search_memories", {
+                "query": "Oskar bike shop Mill Lane", "user_id": "oskar", **ns}))
+            assert hits[0]["id"] == new["id"] and old["id"] not in [h["id"] for h in hits]
+            back = _result(await client.call_tool("restore_memory", {
+                "memory_id": old["id"], **ns}))
+            assert back["id"] == old["id"] and "invalidated_at" not in back
+    anyio.run(main)

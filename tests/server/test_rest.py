@@ -190,6 +190,8 @@ def test_isolation_every_route_with_another_namespace_key(server: Server):
         ("POST", "/v1/memories/delete", {"namespace": "team-a"}, None),
         ("GET", f"/v1/memories/{sid}/history", None, {"namespace": "team-a"}),
         ("POST", f"/v1/memories/{sid}/restore", None, {"namespace": "team-a"}),
+        ("POST", f"/v1/memories/{sid}/invalidate", {"superseded_by": sid},
+         {"namespace": "team-a"}),
         ("POST", "/v1/audit", {"namespace": "team-a"}, None),
         ("POST", "/v1/search", {"query": "secret", "namespace": "team-a"}, None),
         ("POST", "/v1/context", {"query": "secret", "namespace": "team-a"}, None),

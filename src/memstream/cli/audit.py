@@ -35,6 +35,25 @@ def audit(st: _State, user_id: str | None, agent_id: str | None, kinds: tuple[st
 
 @cli.command()
 @click.argument("memory_id")
+@click.option("--superseded-by", "superseded_by", metavar="ID",
+              help="The memory that replaces it: searches put that one in its place.")
+@click.pass_obj
+def invalidate(st: _State, memory_id: str, superseded_by: str | None) -> None:
+    """Mark a memory as no longer true (kept in its history and in as-of reads); with
+    --superseded-by, name what replaces it (confirms a tentative change `memstream audit`
+    lists). `memstream restore ID` undoes it."""
+    with st.memory() as mem:
+        rec = mem.invalidate(memory_id, superseded_by=superseded_by)
+    if st.as_json:
+        _emit(rec.to_dict())
+    else:
+        click.echo(f"invalidated {rec.id}"
+                   + (f", superseded by {rec.superseded_by}" if rec.superseded_by else "")
+                   + f": {_short(rec.text)}")
+
+
+@cli.command()
+@click.argument("memory_id")
 @click.pass_obj
 def restore(st: _State, memory_id: str) -> None:
     """Undo what was decided about a memory: valid again when it was superseded or

@@ -53,6 +53,8 @@ ROUTES: dict[str, Route] = {
     "delete_memories": Route("POST", "/memories/delete"),
     "memory_history": Route("GET", "/memories/{memory_id}/history"),
     "restore_memory": Route("POST", "/memories/{memory_id}/restore", query=("namespace",)),
+    "invalidate_memory": Route("POST", "/memories/{memory_id}/invalidate",
+                               query=("namespace",)),
     "audit_memories": Route("POST", "/audit"),
     # retrieval
     "search_memories": Route("POST", "/search"),

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._types import Record
+from .._types import Finding, Record
 from ..cognition.changes import (
     APPLY,
     CHATTER,
@@ -40,7 +40,7 @@ from ..cognition.changes import (
 )
 from ..cognition.changes_llm import Case, decide_batch
 from ..embed.cache import embed_documents_cached
-from ..errors import BackendUnavailable, LLMError
+from ..errors import BackendUnavailable, InvalidInput, LLMError, NotFound
 from ..filters import Selection
 from ..retrieval.relevance import BACKGROUND
 from ..store.protocol import Patch
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memstream.changes")
 
-__all__ = ["Verdicts", "audit", "chatter", "compare", "findings", "forget", "neighbours",
-           "restore", "screen", "verdicts"]
+__all__ = ["Verdicts", "audit", "chatter", "compare", "findings", "forget", "invalidate",
+           "neighbours", "restore", "screen", "settled", "verdicts"]
 
 #: records longer than this (characters) carry their own context and are not compared
 LONG_RECORD = 600
@@ -289,7 +289,7 @@ def neighbours(mem: Memory, rec: Record, vec: np.ndarray, mean: float, std: floa
 
 def audit(mem: Memory, namespace: str, *, user_id: str | None = None,
           agent_id: str | None = None, kinds: Sequence[str] | None = None,
-          limit: int = 100) -> list[tuple[Decision, Record, Record | None]]:
+          limit: int = 100) -> list[Finding]:
     """The namespace's findings (of one owner when named; of the kinds named), with their
     records and related records, most confident first."""
     found = [f for f in findings(mem, namespace).values() if kinds is None or f.kind in kinds]
@@ -301,10 +301,44 @@ def audit(mem: Memory, namespace: str, *, user_id: str | None = None,
         if rec is None or (user_id is not None and rec.user_id != user_id) or (
                 agent_id is not None and rec.agent_id != agent_id):
             continue
-        out.append((f, rec, records.get(f.related) if f.related else None))
+        out.append(Finding(f.kind, rec,  # type: ignore[arg-type]
+                           records.get(f.related) if f.related else None, f.confidence,
+                           f.reason, f.applied, f.tentative))
         if len(out) >= limit:
             break
     return out
+
+
+def invalidate(mem: Memory, namespace: str, record_id: str, successor: str | None, *,
+               at: float) -> Record:
+    """``Memory.invalidate``: a successor named must be another record of the namespace
+    (checked before anything is written); a tentative change found about the record is then
+    settled (``settled``)."""
+    if successor is not None:
+        if not isinstance(successor, str) or successor == record_id:
+            raise InvalidInput("superseded_by must name another memory's id")
+        if not mem.store.records.get(namespace, [successor]):
+            raise NotFound(f"no record {successor!r} in namespace {namespace!r} to supersede "
+                           f"{record_id!r}: add the new version first, then name its id")
+    rec = mem.store.records.update(
+        namespace, record_id, Patch(invalidated_at=at, superseded_by=successor), at=at)
+    settled(mem, namespace, record_id, successor)
+    return rec
+
+
+def settled(mem: Memory, namespace: str, record_id: str, successor: str | None) -> None:
+    """A record invalidated by hand: a tentative change found about it is applied when it
+    named the same successor, and dropped otherwise (the user decided)."""
+    known = findings(mem, namespace)
+    f = known.get(record_id)
+    if f is None or not f.tentative:
+        return
+    if successor is not None and f.related == successor:
+        known[record_id] = Decision(f.kind, f.record, f.related, f.confidence,
+                                   f"confirmed by hand; {f.reason}")
+    else:
+        del known[record_id]
+    _save(mem, namespace, known)
 
 
 def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record:

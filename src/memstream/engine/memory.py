@@ -48,7 +48,7 @@ from ..scope import (
     selection,
     split,
 )
-from ..store import Patch, Store, open_store
+from ..store import Store, open_store
 from . import changes
 from . import cognitive as cog
 from .deletions import Deletions
@@ -249,11 +249,10 @@ class Memory(ChangeEvents):
     @renamed(record_id="memory_id")
     def invalidate(self, memory_id: str, *, superseded_by: str | None = None,
                    namespace: str | None = None, at: TimeLike | None = None) -> Record:
-        """Mark a record as no longer valid (it stays in history and in as-of reads)."""
-        when = self._now(at)
-        return self.store.records.update(
-            self._ns(namespace), memory_id,
-            Patch(invalidated_at=when, superseded_by=superseded_by), at=when)
+        """Mark a record as no longer valid (it stays in history and in as-of reads), replaced
+        by ``superseded_by`` when named (a tentative change ``audit`` lists is then applied)."""
+        return changes.invalidate(self, self._ns(namespace), memory_id, superseded_by,
+                                  at=self._now(at))
 
     def restore(self, memory_id: str, *, namespace: str | None = None,
                 at: TimeLike | None = None) -> Record:
@@ -273,12 +272,9 @@ class Memory(ChangeEvents):
         wanted = None if kinds is None else ([kinds] if isinstance(kinds, str) else list(kinds))
         if not isinstance(limit, int) or not 1 <= limit <= 10_000:
             raise InvalidInput("limit must be a whole number from 1 to 10000")
-        return [Finding(f.kind, rec, rel, f.confidence, f.reason,  # type: ignore[arg-type]
-                        f.applied, f.tentative)
-                for f, rec, rel in changes.audit(
-                    self, self._ns(namespace), user_id=v.scope_id(user_id, "user_id"),
-                    agent_id=v.scope_id(agent_id, "agent_id"), kinds=wanted,
-                    limit=limit)]
+        return changes.audit(self, self._ns(namespace), user_id=v.scope_id(user_id, "user_id"),
+                             agent_id=v.scope_id(agent_id, "agent_id"), kinds=wanted,
+                             limit=limit)
 
     @renamed(record_id="memory_id")
     def delete(self, memory_id: str, *, namespace: str | None = None,

@@ -192,6 +192,14 @@ OPERATIONS: tuple[Operation, ...] = (
         lambda c, r: c.memory.restore(r.memory_id, namespace=c.namespace),
         lambda rec: rec.to_dict(), compact_record),
     Operation(
+        "invalidate_memory", "Mark a memory as no longer true (kept in history and in as-of "
+        "reads), optionally naming the memory that replaces it; confirms a tentative change "
+        "audit_memories found. Undo with restore_memory.",
+        m.InvalidateRequest, "write",
+        lambda c, r: c.memory.invalidate(r.memory_id, superseded_by=r.superseded_by,
+                                         namespace=c.namespace),
+        lambda rec: rec.to_dict(), compact_record),
+    Operation(
         "memory_context", "The best memories for a query that fit in a token budget, as text "
         "ready for a prompt.",
         m.ContextRequest, "read",

@@ -173,6 +173,16 @@ class UpdateMemoryRequest(MemoryRef, UpdateRequest):
     pass
 
 
+class InvalidateBody(_Body):
+    superseded_by: str | None = Field(
+        None, max_length=128, description="The memory that replaces it (a changed fact's new "
+        "version: searches then put that one in its place).")
+
+
+class InvalidateRequest(MemoryRef, InvalidateBody):
+    pass
+
+
 class DeleteMemoryRequest(MemoryRef):
     erase: bool = Field(False, description="Also remove its text, payload and history from "
                         "every store and index (only the id and time stay).")

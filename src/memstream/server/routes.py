@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import anyio
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ValidationError
 
@@ -44,6 +44,8 @@ from .models import (
     ImportRequest,
     InspectListRequest,
     InspectRecordRequest,
+    InvalidateBody,
+    InvalidateRequest,
     LearnRequest,
     ListRequest,
     MemoryRef,
@@ -183,6 +185,16 @@ def restore(request: Request, memory_id: str, namespace: str | None = None) -> d
     """Undo what was decided about a record: valid again, no longer junk or a duplicate."""
     return _run(request, "restore_memory",  # type: ignore[no-any-return]
                 _req(MemoryRef, memory_id=memory_id, namespace=namespace))
+
+
+@route(router, "invalidate_memory", tags=["memories"])
+def invalidate(request: Request, memory_id: str,
+               body: InvalidateBody = Body(InvalidateBody(superseded_by=None)),  # noqa: B008
+               namespace: str | None = None) -> dict[str, Any]:
+    """Mark a record as no longer true, optionally naming the record that replaces it."""
+    return _run(request, "invalidate_memory",  # type: ignore[no-any-return]
+                _req(InvalidateRequest, memory_id=memory_id, namespace=namespace,
+                     **body.model_dump()))
 
 
 @route(router, "audit_memories", tags=["memories"])

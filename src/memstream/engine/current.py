@@ -1,0 +1,115 @@
+"""What is current, applied to a search's ranking: each superseded record's current version in
+its place, a probable successor (a tentative change) before what it probably replaces, with the
+past asked for the versions a record replaced after it, and junk and duplicates below every
+other hit (docs/retrieval.md, "How memstream knows what is current"). The findings come from
+``engine.changes`` (``Verdicts``); the records from the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from .._types import Signals
+from ..filters import Selection, admits
+from ..retrieval.pipeline import Scored
+from .changes import Verdicts
+from .reads import SearchReads
+
+__all__ = ["CURRENT", "EARLIER", "PROBABLE", "current_first"]
+
+#: how many successors a chain of changes is followed through
+CHAIN = 8
+#: why a current version stands where the record it replaces matched (``explain.lifted``)
+CURRENT = "the current version of a matching record"
+#: why a probable newer version stands before a matching record (``explain.lifted``)
+PROBABLE = "a probable newer version of a matching record"
+#: why an earlier version follows a matching record, the past asked for (``explain.lifted``)
+EARLIER = "an earlier version of a matching record"
+
+
+def current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signals]],
+                   verdicts: Verdicts) -> list[Scored[Signals]]:
+    """``ranked`` with each superseded record's current version (the end of its chain of
+    ``superseded_by``) in its place, each record a tentative change probably replaced
+    (``verdicts.probable``) after its probable successor, and junk and duplicates
+    (``verdicts.demoted``) below every other hit. The old version is left out, as every
+    invalidated record is, unless the selection includes them (the past on request): then it
+    follows its current version, and the versions a matching record replaced follow it
+    (``verdicts.earlier``). ``as_of`` selects the versions valid then: nothing is replaced,
+    and a probable successor counts only when it was written by then."""
+    ids = [s.item.id for s in ranked]
+    demoted, probable = verdicts.demoted, verdicts.probable
+    records = {r.id: r for r in store.records.get(sel.namespace, ids)}
+    stale = {i for i, r in records.items() if not r.valid} if sel.as_of is None else set()
+    maybe = {i for i in ids if i in probable and i not in stale}
+    past = _earlier(store, sel, ids, verdicts) if sel.include_invalid else {}
+    if not stale and not maybe and not past and demoted.isdisjoint(ids):
+        return ranked
+    head: dict[str, str] = {}
+    for rid in stale | maybe:
+        cur, seen = records[rid], {rid}
+        for _ in range(CHAIN):
+            nxt_id = cur.superseded_by if not cur.valid and sel.as_of is None else \
+                probable.get(cur.id)
+            if nxt_id is None or nxt_id in seen:
+                break
+            nxt = records.get(nxt_id) or next(
+                iter(store.records.get(sel.namespace, [nxt_id])), None)
+            if nxt is None or (rid in maybe and not admits(sel, nxt)):
+                break
+            records[nxt.id] = nxt
+            seen.add(nxt.id)
+            cur = nxt
+        if cur.id != rid and admits(sel, cur) and (sel.as_of is not None or cur.valid):
+            head[rid] = cur.id
+    by_id = {s.item.id: s for s in ranked}
+    missing = [h for h in head.values() if h not in by_id]
+    signals = {s.id: s for s in store.records.signals(sel.namespace, missing)} if missing else {}
+    out: list[Scored[Signals]] = []
+    placed: set[str] = set()
+    for s in ranked:
+        rid = s.item.id
+        if rid in placed:
+            continue
+        h = head.get(rid)
+        if rid in stale and (h is None or (h not in by_id and h not in signals)):
+            if sel.include_invalid:
+                out.append(s)
+                placed.add(rid)
+            continue
+        if h is not None and h not in placed and (h in by_id or (rid in stale and h in signals)):
+            mine = by_id.get(h)
+            if mine is None or mine.score < s.score:  # takes the place of what it replaces
+                mine = Scored(mine.item if mine else signals[h], s.score, dataclasses.replace(
+                    (mine or s).explain, lifted=CURRENT if rid in stale else PROBABLE,
+                    updates=(rid,)))  # its own evidence, when it was a candidate
+            out.append(mine)
+            placed.add(h)
+        if rid in stale and not sel.include_invalid:
+            continue
+        out.append(s)
+        placed.add(rid)
+        for old in past.get(rid, ()):
+            if old.id not in placed:
+                mine = by_id.get(old.id)
+                if mine is None or mine.score < s.score:
+                    mine = Scored(mine.item if mine else old, s.score, dataclasses.replace(
+                        (mine or s).explain, lifted=EARLIER, updates=()))
+                out.append(mine)
+                placed.add(old.id)
+    return [s for s in out if s.item.id not in demoted] + [s for s in out
+                                                           if s.item.id in demoted]
+
+
+def _earlier(store: SearchReads, sel: Selection, ids: Sequence[str], verdicts: Verdicts
+             ) -> dict[str, list[Signals]]:
+    """For each of ``ids`` the selection's records it replaced (a change applied or
+    tentative: ``verdicts.earlier``), by their signals."""
+    wanted = {rid: verdicts.earlier[rid] for rid in ids if rid in verdicts.earlier}
+    if not wanted:
+        return {}
+    olds = {r.id: r for r in store.records.get(sel.namespace, [
+        o for os in wanted.values() for o in os]) if admits(sel, r)}
+    signals = {s.id: s for s in store.records.signals(sel.namespace, list(olds))}
+    return {rid: [signals[o] for o in os if o in signals] for rid, os in wanted.items()}
