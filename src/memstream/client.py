@@ -36,7 +36,7 @@ from .core.clock import TimeLike, epoch_times
 from .core.routes import request
 from .engine.memory import Context
 from .errors import BackendUnavailable, InvalidInput, MemstreamError, MissingDependency
-from .scope import AddArgs, Query, Scope, SearchArgs, SelectArgs, resolve
+from .scope import AddArgs, Query, Scope, SearchArgs, SelectArgs, resolve, split_add
 
 __all__ = ["Client"]
 
@@ -154,9 +154,8 @@ class Client:
     def add(self, text: str | Sequence[Mapping[str, str]], **args: Unpack[AddArgs]) -> Any:
         """``Memory.add`` over REST (the keywords are ``scope.AddArgs``; ``embedding`` and
         ``duplicates`` are the server's own)."""
-        given: dict[str, Any] = dict(args)
-        scope, infer = given.pop("scope", None), given.pop("infer", False)
-        whose = _wire(resolve(Scope, scope, **{k: given.pop(k) for k in SCOPE if k in given}))
+        scope, infer, given = split_add(args)
+        whose = _wire(scope)
         unsent = {"embedding", "duplicates"} & set(given)
         if unsent:
             raise InvalidInput(f"{', '.join(sorted(unsent))}: not sent over REST; the server "

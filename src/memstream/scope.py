@@ -31,7 +31,7 @@ from .errors import InvalidInput
 from .filters import Selection, parse_filter
 
 __all__ = ["AddArgs", "Query", "RecordArgs", "Scope", "ScopeArgs", "SearchArgs", "SelectArgs",
-           "resolve", "selection", "split"]
+           "resolve", "selection", "split", "split_add"]
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,16 @@ def resolve(cls: type[T], given: T | None, **flat: Any) -> T:
 
 
 _SCOPE_FIELDS = ("namespace", "user_id", "agent_id", "run_id")
+
+
+def split_add(args: Mapping[str, Any]) -> tuple[Scope, bool, dict[str, Any]]:
+    """``add``'s keywords split once (``Memory.add``, ``Client.add``): the scope (``scope`` and
+    the scope's keywords, ``resolve``d), ``infer``, and the rest (the record's fields and
+    ``duplicates``)."""
+    given: dict[str, Any] = dict(args)
+    scope, infer = given.pop("scope", None), bool(given.pop("infer", False))
+    return (resolve(Scope, scope, **{k: given.pop(k) for k in _SCOPE_FIELDS if k in given}),
+            infer, given)
 
 
 def split(scope: Scope | None, query: Query | None, **flat: Any) -> tuple[Scope, Query]:

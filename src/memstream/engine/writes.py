@@ -16,7 +16,7 @@ from ..core import validate as v
 from ..core.clock import TimeLike, to_timestamp
 from ..embed.cache import embed_documents_cached
 from ..errors import InvalidInput
-from ..scope import Scope, ScopeArgs, resolve
+from ..scope import Scope, split_add
 from ..store import Patch
 from . import changes
 from . import cognitive as cog
@@ -61,11 +61,9 @@ class Writes:
             ) -> Record | list[MemoryChange]:
         """``Memory.add`` with its keywords (``scope.AddArgs``)."""
         mem = self._mem
-        given = dict(args)
-        scope, infer = given.pop("scope", None), given.pop("infer", False)
+        scope, infer, given = split_add(args)
         duplicates = given.pop("duplicates", None)
-        whose = dataclasses.asdict(resolve(Scope, scope, **{
-            k: given.pop(k) for k in ScopeArgs.__optional_keys__ if k in given}))
+        whose = dataclasses.asdict(scope)
         if isinstance(text, list | tuple):
             if infer:
                 return cog.infer(mem, text, **whose)
