@@ -108,3 +108,30 @@ def test_the_worker_outlives_a_failure_it_did_not_expect(tmp_path: Path, monkeyp
         ids = [r.id for r in mem.get_all()]
         assert len(ids) == 2 and set(mem.store.indexes.embeddings("default", ids)) == set(ids)
     assert "failed unexpectedly" in caplog.text and "TypeError: a bug" in caplog.text
+
+
+@pytest.mark.slow
+def test_records_whose_comparison_failed_are_compared_on_the_retry(tmp_path: Path,
+                                                                     monkeypatch):
+    """The comparison of a batch fails (a disk error, once): its records are handed back and
+    compared when the worker retries, not dropped (junk found in them is listed)."""
+    from memstream.config import Config
+    from memstream.engine import changes
+
+    calls: list[int] = []
+    real = changes.compare
+
+    def failing_once(mem, embedded, **kwargs):
+        embedded = list(embedded)
+        if embedded:
+            calls.append(len(embedded))
+            if len(calls) == 1:
+                raise OSError("disk I/O error")
+        return real(mem, embedded, **kwargs)
+
+    monkeypatch.setattr(changes, "compare", failing_once)
+    with Memory(tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None) as mem:
+        recs = mem.add_many([*NOTES, "ok thanks!"])
+        mem.flush(timeout=60)
+        assert len(calls) >= 2
+        assert [f.record.id for f in mem.audit(kinds="junk")] == [recs[-1].id]

@@ -162,11 +162,7 @@ class Memory(ChangeEvents):
         return cog.rate(self, text, kind)
 
     def _after_enrichment(self) -> None:
-        touched = self.writes.take_touched()
-        if self._worker is not None and self.config.find_changes:
-            changes.compare(self, self._worker.take_embedded(),
-                            background=self.vectors.background())
-        cog.after_enrichment(self, touched)
+        self.writes.after_enrichment(self._worker)
 
     def _forget_findings(self, namespace: str, ids: list[str]) -> None:
         changes.forget(self, namespace, ids)

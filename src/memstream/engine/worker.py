@@ -177,6 +177,11 @@ class EnrichmentWorker:
             taken, self._embedded = self._embedded, []
         return taken
 
+    def give_back(self, taken: list[tuple[str, str]]) -> None:
+        """Records taken whose comparison failed: taken again, first, next time."""
+        with self._embedding:
+            self._embedded = [*taken, *self._embedded]
+
     def paused(self) -> contextlib.AbstractContextManager[Any]:
         """No embedding batch runs while this is held (an erase holds it: no vector of an
         erased text is being made, and cached, as it goes)."""

@@ -50,6 +50,25 @@ class Writes:
             touched, self._touched = sorted(self._touched), set()
         return touched
 
+    def after_enrichment(self, worker: EnrichmentWorker | None) -> None:
+        """What the worker runs after its batches: the comparison of the records it embedded
+        (``changes.compare``), then reflection and the other steps over the namespaces written
+        (``cognitive.after_enrichment``). What fails is handed back, done again on the
+        worker's retry, never dropped."""
+        mem = self._mem
+        touched = self.take_touched()
+        embedded = worker.take_embedded() if worker is not None else []
+        try:
+            if embedded and mem.config.find_changes:
+                changes.compare(mem, embedded, background=mem.vectors.background())
+            cog.after_enrichment(mem, touched)
+        except Exception:
+            with self._lock:
+                self._touched.update(touched)
+            if worker is not None:
+                worker.give_back(embedded)
+            raise
+
     def refresh(self, duplicates: str | None) -> bool:
         """Whether a repeat refreshes what is stored (``duplicates``, else the config's)."""
         mode = self._mem.config.duplicates if duplicates is None else duplicates
