@@ -14,6 +14,7 @@ records are not compared: a later turn on the same subject is not an update.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -100,10 +101,11 @@ _verdicts: weakref.WeakKeyDictionary[Any, dict[str, tuple[float, Verdicts]]] = \
 
 
 def _save(mem: Memory, namespace: str, found: dict[str, Decision]) -> None:
+    kv = mem.store.kv
     for tentative in (True, False):
-        mem.store.kv.set_meta(_key(namespace, tentative), json.dumps(
-            {rid: f.to_dict() for rid, f in found.items() if f.tentative == tentative},
-            sort_keys=True))
+        part = {rid: f.to_dict() for rid, f in found.items() if f.tentative == tentative}
+        if part or not tentative or kv.get_meta(_key(namespace, True)):  # none: nothing kept
+            kv.set_meta(_key(namespace, tentative), json.dumps(part, sort_keys=True))
     _verdicts.get(mem.store, {}).pop(namespace, None)
 
 
@@ -334,8 +336,8 @@ def settled(mem: Memory, namespace: str, record_id: str, successor: str | None) 
     if f is None or not f.tentative:
         return
     if successor is not None and f.related == successor:
-        known[record_id] = Decision(f.kind, f.record, f.related, f.confidence,
-                                   f"confirmed by hand; {f.reason}")
+        known[record_id] = dataclasses.replace(f, reason=f"confirmed by hand; {f.reason}",
+                                               applied=True, tentative=False)
     else:
         del known[record_id]
     _save(mem, namespace, known)
@@ -349,8 +351,7 @@ def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record
     rec = mem.store.records.update(namespace, record_id, Patch(restore=True), at=at)
     f = known.get(record_id)
     if f is not None and (f.applied or f.tentative):
-        known[record_id] = Decision(f.kind, f.record, f.related, f.confidence, f.reason,
-                                   applied=False)
+        known[record_id] = dataclasses.replace(f, applied=False, tentative=False)
         _save(mem, namespace, known)
     return rec
 

@@ -79,12 +79,9 @@ def current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signal
                 placed.add(rid)
             continue
         if h is not None and h not in placed and (h in by_id or (rid in stale and h in signals)):
-            mine = by_id.get(h)
-            if mine is None or mine.score < s.score:  # takes the place of what it replaces
-                mine = Scored(mine.item if mine else signals[h], s.score, dataclasses.replace(
-                    (mine or s).explain, lifted=CURRENT if rid in stale else PROBABLE,
-                    updates=(rid,)))  # its own evidence, when it was a candidate
-            out.append(mine)
+            own = by_id.get(h)
+            out.append(_in_place(s, own, own.item if own else signals[h],
+                                 CURRENT if rid in stale else PROBABLE, (rid,)))
             placed.add(h)
         if rid in stale and not sel.include_invalid:
             continue
@@ -92,14 +89,21 @@ def current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signal
         placed.add(rid)
         for old in past.get(rid, ()):
             if old.id not in placed:
-                mine = by_id.get(old.id)
-                if mine is None or mine.score < s.score:
-                    mine = Scored(mine.item if mine else old, s.score, dataclasses.replace(
-                        (mine or s).explain, lifted=EARLIER, updates=()))
-                out.append(mine)
+                out.append(_in_place(s, by_id.get(old.id), old, EARLIER, ()))
                 placed.add(old.id)
     return [s for s in out if s.item.id not in demoted] + [s for s in out
                                                            if s.item.id in demoted]
+
+
+def _in_place(at: Scored[Signals], own: Scored[Signals] | None, item: Signals, lifted: str,
+              updates: tuple[str, ...]) -> Scored[Signals]:
+    """``item`` placed beside ``at`` (``own``: its scored form when it was a candidate): it
+    shows at least ``at``'s score, ``lifted`` says why, and its evidence is its own when it
+    has any."""
+    if own is not None and own.score >= at.score:
+        return own
+    return Scored(item, at.score, dataclasses.replace((own or at).explain, lifted=lifted,
+                                                      updates=updates))
 
 
 def _earlier(store: SearchReads, sel: Selection, ids: Sequence[str], verdicts: Verdicts
