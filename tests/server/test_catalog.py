@@ -131,11 +131,25 @@ def _outside(app: Any) -> list[str]:
 
 def test_every_route_goes_through_the_catalog(app: Any):
     """Under /v1 every route is an operation of the catalog (15 were written beside it);
-    outside stay health, metrics and the pages that serve static files: the inspector and the
-    API's documentation."""
+    outside stay three: health, metrics and the one route of the pages that serve static
+    files (the inspector and the API's documentation: they were three routes)."""
     assert {op.name for op in OPERATIONS} == set(ROUTES)
-    assert _outside(app) == ["GET /", "GET /docs", "GET /healthz", "GET /metrics", "GET /redoc"]
+    assert _outside(app) == ["GET /healthz", "GET /metrics", "GET /{page:memstream_page}"]
     assert not [r for r in _outside(app) if "/v1" in r]
+
+
+def test_the_pages_route_serves_its_pages_and_no_other_path(app: Any):
+    from fastapi.testclient import TestClient
+
+    http = TestClient(app, base_url="http://127.0.0.1", client=("127.0.0.1", 5000))
+    for path, marker in (("/", "inspector"), ("/docs", "swagger-ui"), ("/redoc", "redoc")):
+        page = http.get(path)
+        assert page.status_code == 200 and marker in page.text.lower(), path
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    for path in ("/nope", "/docs/x", "/redocs", "/v1"):
+        missing = http.get(path)
+        assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFound"
+    assert http.post("/nope").status_code == 404  # not 405: the route matches no other path
 
 
 def test_the_route_check_can_fail(app: Any):

@@ -5,14 +5,15 @@ are memstream's own; only the two libraries' files are served from that package.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-__all__ = ["install_api_docs"]
+__all__ = ["api_doc_pages"]
 
 STATIC = Path(__file__).parent / "static"
 # their own scripts only; Swagger UI sets inline styles and ReDoc starts a worker from a blob
@@ -35,15 +36,15 @@ _PAGE = """<!doctype html>
 """
 
 
-def install_api_docs(app: FastAPI) -> None:
-    """Serve /docs and /redoc (the app must be made with docs_url=None, redoc_url=None)."""
+def api_doc_pages(app: FastAPI) -> dict[str, Callable[[], Response]]:
+    """The pages /docs and /redoc, by name (the app serves them among its static pages, and
+    must be made with docs_url=None, redoc_url=None); their libraries' files are mounted."""
     assets = Path(str(files("fastapi_offline") / "static"))
     app.mount("/static/apidocs", StaticFiles(directory=assets), name="apidocs")
     openapi = app.openapi_url or "/openapi.json"
     title = f"{app.title} API"
 
-    @app.get("/docs", include_in_schema=False)
-    def swagger_ui() -> HTMLResponse:
+    def swagger_ui() -> Response:
         return HTMLResponse(_PAGE.format(
             title=title, openapi=openapi,
             head='\n<link rel="stylesheet" href="/static/apidocs/swagger-ui.css">',
@@ -51,10 +52,11 @@ def install_api_docs(app: FastAPI) -> None:
                  '<script src="/static/apidocs/swagger-ui-bundle.js"></script>\n'
                  '<script src="/static/apidocs-start.js"></script>'), headers=HEADERS)
 
-    @app.get("/redoc", include_in_schema=False)
-    def redoc() -> HTMLResponse:
+    def redoc() -> Response:
         return HTMLResponse(_PAGE.format(
             title=title, openapi=openapi, head="",
             body='<div id="redoc"></div>\n'
                  '<script src="/static/apidocs/redoc.standalone.js"></script>\n'
                  '<script src="/static/apidocs-start.js"></script>'), headers=HEADERS)
+
+    return {"docs": swagger_ui, "redoc": redoc}

@@ -10,6 +10,7 @@ import hmac
 import inspect
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -29,6 +30,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
@@ -44,7 +46,7 @@ from ..errors import (
     ScopeViolation,
     Unauthenticated,
 )
-from .apidocs import install_api_docs
+from .apidocs import api_doc_pages
 from .auth import OPEN, authenticate
 from .errors import error_body, status_for
 from .event_routes import router as event_router
@@ -68,6 +70,26 @@ STATIC = Path(__file__).parent / "static"
 PAGE_HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
                 "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+
+
+#: the name of the URL convertor that matches the static pages' names, and nothing else
+PAGE = "memstream_page"
+
+
+#: the static pages by name: the inspector (the empty name, ``/``), then the API's documentation
+PAGES = ("", "docs", "redoc")
+
+
+class _Pages(Convertor[str]):
+    """Matches the names of ``PAGES``."""
+
+    regex = "(?:" + "|".join(re.escape(n) for n in PAGES) + ")"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
 
 
 @dataclass(frozen=True)
@@ -323,15 +345,23 @@ def create_app(memory: Memory, settings: ServerSettings | None = None, *,
     def metrics() -> Response:
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
-    @app.get("/", include_in_schema=False)
-    def inspector() -> FileResponse:
+    def inspector() -> Response:
         """The memory inspector: a static page that uses the /v1 API with the user's key."""
         return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
     app.include_router(router)
     app.include_router(event_router)
-    install_api_docs(app)
+    pages = {"": inspector, **api_doc_pages(app)}
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.router.routes.extend(mcp_app.routes)  # POST /mcp: MCP over streamable HTTP
+
+    assert tuple(pages) == PAGES
+    register_url_convertor(PAGE, _Pages())
+
+    @app.get(f"/{{page:{PAGE}}}", include_in_schema=False)
+    def static_page(page: str) -> Response:
+        """The pages that serve static files: the inspector at /, the API's documentation at
+        /docs and /redoc (the route matches no other path)."""
+        return pages[page]()
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app
