@@ -1,11 +1,13 @@
-"""A namespace's null (``retrieval.null.Null``), sampled from the store and kept per store.
+"""What searches remember of a namespace between them, kept per store: its null
+(``retrieval.null.Null``) and whether it is large (``small``).
 
-A namespace of at most ``NULL_SAMPLE`` records is read whole (again when it grows); a larger
-one is sampled evenly along its stream, again after ``NULL_TTL`` seconds.
+A namespace of at most ``NULL_SAMPLE`` records is read whole for its null (again when it
+grows); a larger one is sampled evenly along its stream, again after ``NULL_TTL`` seconds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import weakref
 
@@ -15,7 +17,7 @@ from ..filters import Selection
 from ..retrieval.null import NULL_SAMPLE, NULL_TTL, Null, is_turn, measure
 from .reads import NullReads
 
-__all__ = ["null_rows"]
+__all__ = ["LARGE_STREAM", "null_rows", "small"]
 
 #: the parts a large namespace's sample is drawn from, evenly along its stream
 PARTS = 8
@@ -52,3 +54,25 @@ def null_rows(store: NullReads, sel: Selection, background: np.ndarray | None) -
     if null is not None:
         seen[key] = null
     return null
+
+
+#: context smoothing applies to selections of at most this many records (retrieval.context)
+LARGE_STREAM = 5000
+#: a namespace found to hold more than ``LARGE_STREAM`` records is taken to stay that large for
+#: this long (seconds) before it is counted again
+LARGE_TTL = 30.0
+_large: weakref.WeakKeyDictionary[NullReads, dict[str, float]] = weakref.WeakKeyDictionary()
+
+
+def small(store: NullReads, sel: Selection) -> bool:
+    """Whether the search selects at most ``LARGE_STREAM`` records: the namespace is counted
+    first (on a covering index; a large one is remembered for ``LARGE_TTL``), the selection
+    only when it is narrower."""
+    everything = Selection(sel.namespace, include_invalid=True)
+    seen = _large.setdefault(store, {})
+    if seen.get(sel.namespace, 0.0) < time.monotonic():
+        if store.records.count(everything, limit=LARGE_STREAM) <= LARGE_STREAM:
+            return True
+        seen[sel.namespace] = time.monotonic() + LARGE_TTL
+    narrower = dataclasses.replace(sel, include_invalid=True, as_of=None) != everything
+    return narrower and store.records.count(sel, limit=LARGE_STREAM) <= LARGE_STREAM

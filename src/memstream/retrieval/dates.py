@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "overlaps", "spans"]
+__all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "of_date", "overlaps", "spans"]
 
 #: month names and abbreviations (lower case) of English, Spanish and German
 MONTHS: dict[str, int] = {}
@@ -149,3 +150,9 @@ def spans(query: str, now: float) -> list[tuple[float, float, bool]]:
                 taken.append((m.start(), m.end()))
                 out.append((*span, day is not None))
     return out + _from_now(query, when)
+
+
+def of_date(dated: Sequence[tuple[float, float, bool]], created_at: float) -> float:
+    """1 for a record of the day the query names (``spans``), 0.5 of its month, else 0."""
+    return max((1.0 if one_day else 0.5 for start, end, one_day in dated
+                if start <= created_at < end), default=0.0)

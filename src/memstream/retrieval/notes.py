@@ -51,10 +51,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from .anchors import Window
+from .anchors import Window, event_share, windows
+from .dates import of_date, spans
 from .learned import read_weights, weights_json
+from .reads import Searched
+from .relevance import is_question
+from .standing import STANDING_KINDS
 
-__all__ = ["FEATURES", "LABELS", "Pool", "Weights", "adjustments", "features", "load_weights"]
+__all__ = ["FEATURES", "LABELS", "NOTES_PAIRS", "Pool", "Weights", "adjustments", "features",
+           "load_weights", "pool"]
 
 WEIGHTS_FILE = "notes_weights.json"
 FEATURES = ("keyword_rank", "question", "request", "date", "anchored", "superseded",
@@ -147,6 +152,43 @@ def load_weights() -> Weights:
         raise ValueError(f"{WEIGHTS_FILE} is missing or was fitted for other features: refit "
                          "it (memstream bench fit-notes)")
     return Weights(tuple(float(v) for v in raw["weights"]))
+
+
+#: the stage compares with one another the most relevant this many candidates
+NOTES_PAIRS = 50
+
+
+def pool(s: Searched) -> Pool:
+    """What the stage reads of a search's candidates; the likeness of two records is
+    measured against the namespace's pairs (``Null``)."""
+    assert s.null is not None  # a store of notes is known by its null
+    ids = [c.id for c in s.candidates]
+    # how alike two records are matters among the most relevant (a follow-up of the best
+    # match, the record a newer one supersedes): the vectors of the best NOTES_PAIRS are read
+    paired = sorted(ids, key=lambda i: -s.calibrated[i])[:NOTES_PAIRS]
+    vecs = s.reads.embeddings(paired)
+    dim = s.null.rows.shape[1]
+    have = [n for n, i in enumerate(ids) if i in vecs and vecs[i].shape[0] == dim]
+    pair_z = np.full((len(ids), len(ids)), -np.inf)
+    if have:
+        mat = np.vstack([vecs[ids[n]] for n in have])
+        pair_z[np.ix_(have, have)] = (mat @ mat.T - s.null.pair_mean) / s.null.pair_std
+    dated = spans(s.text, s.now)
+    counted = windows(s.text)
+    texts, found = s.reads.known_texts, s.evidence
+    return Pool(
+        ids=ids, logits=np.array([s.calibrated[i] for i in ids], dtype=np.float64),
+        dense=np.array([found[i].dense or 0.0 for i in ids], dtype=np.float64),
+        keyword=np.array([found[i].keyword for i in ids], dtype=np.float64),
+        keyword_rank=np.array([s.kw_rank.get(i, 0) for i in ids], dtype=np.float64),
+        question=np.array([is_question(texts.get(i, "")) for i in ids]),
+        standing=np.array([s.kinds.get(i) in STANDING_KINDS for i in ids]),
+        dated=np.array([of_date(dated, c.created_at) for c in s.candidates],
+                       dtype=np.float64),
+        times=np.array([c.created_at for c in s.candidates], dtype=np.float64),
+        importance=np.array([c.importance for c in s.candidates], dtype=np.float64),
+        pair_z=pair_z, request=not is_question(s.text), windows=counted,
+        event=event_share(counted, [texts.get(i, "") for i in ids]))
 
 
 def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:

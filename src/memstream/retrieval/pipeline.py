@@ -19,7 +19,7 @@ import numpy as np
 from .._types import Explanation, Signals
 from ..config import DEFAULTS, ResolvedConfig
 from ..errors import InvalidInput
-from .dates import spans
+from .dates import of_date, spans
 from .follow_ups import FOLLOW_TOP
 from .notes import FEATURES as NOTES_FEATURES
 from .notes import Pool as NotesPool
@@ -71,12 +71,6 @@ class SearchParams:
             raise InvalidInput(f"unknown fusion {self.fusion!r}; use one of {FUSIONS}")
         if not 0 <= self.alpha <= 1:
             raise InvalidInput("alpha (the vector share in convex fusion) must be in [0, 1]")
-
-
-def of_date(dated: Sequence[tuple[float, float, bool]], created_at: float) -> float:
-    """1 for a record of the day the query names (``dates.spans``), 0.5 of its month, else 0."""
-    return max((1.0 if one_day else 0.5 for start, end, one_day in dated
-                if start <= created_at < end), default=0.0)
 
 
 def lifted_order(text: str, candidates: Sequence[Signals], calibrated: Mapping[str, float],

@@ -30,9 +30,10 @@ import numpy as np
 
 from .keywords import query_terms
 from .learned import read_weights, weights_json
+from .reads import Searched
 
 __all__ = ["FEATURES", "MIN_POOL", "POOL", "SESSION_GAP", "Model", "Pool", "features", "load_model",
-           "speaker_of"]
+           "pool", "speaker_of"]
 
 WEIGHTS_FILE = "rerank_weights.json"
 #: how many of the best fused candidates are reordered
@@ -70,6 +71,27 @@ class Pool:
     vector_rank: Mapping[str, int]
     keyword_rank: Mapping[str, int]
     neighbours: Mapping[str, tuple[Sequence[str], Sequence[str]]]
+
+
+def pool(s: Searched) -> Pool:
+    """What the stage reads of a search: the best ``POOL`` fused candidates, their texts,
+    their neighbours (read when the context stage did not), everyone's times and cosines."""
+    assert s.nb is not None  # the context stage read the stream
+    top = sorted(s.fused, key=lambda i: (-s.fused[i], i))[:POOL]
+    missing = [i for i in top if i not in s.nb]
+    if missing:
+        s.nb.update(s.reads.neighbours(missing, before=2, after=1))
+    around = {r for i in top if i in s.nb for r in (*s.nb[i][0], *s.nb[i][1])}
+    known = sorted(set(top) | around)
+    cosine = s.reads.cosines(known)
+    records = s.reads.records(top)
+    s.reads.known_texts.update({r.id: r.text for r in records})
+    return Pool(
+        ids=[r.id for r in records], texts={r.id: r.text for r in records},
+        speakers={r.id: speaker_of(r.text, r.metadata) for r in records},
+        times={c.id: c.created_at for c in s.reads.signals(known)},
+        fused=s.fused, cosine=cosine, keyword=s.kw_score, vector_rank=s.vec_rank,
+        keyword_rank=s.kw_rank, neighbours=s.nb)
 
 
 def speaker_of(text: str, metadata: Mapping[str, object] | None) -> str | None:

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import ClassVar
 
-from .._types import Signals
-from ..filters import Selection, admits
-from ..retrieval.pipeline import Scored
-from .changes import Verdicts
-from .reads import SearchReads
+from ..._types import Signals
+from ...filters import Selection, admits
+from ...retrieval.pipeline import Scored
+from ...retrieval.reads import Reads
+from ..changes import Verdicts
+from . import Search
 
-__all__ = ["CURRENT", "EARLIER", "PROBABLE", "current_first"]
+__all__ = ["CURRENT", "EARLIER", "PROBABLE", "Current", "current_first"]
 
 #: how many successors a chain of changes is followed through
 CHAIN = 8
@@ -28,8 +30,16 @@ PROBABLE = "a probable newer version of a matching record"
 EARLIER = "an earlier version of a matching record"
 
 
-def current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signals]],
-                   verdicts: Verdicts) -> list[Scored[Signals]]:
+class Current:
+    name: ClassVar[str] = "current"
+
+    def run(self, search: Search) -> bool:
+        search.ranked = current_first(search.reads, search.sel, search.ranked, search.verdicts)
+        return True
+
+
+def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
+                  verdicts: Verdicts) -> list[Scored[Signals]]:
     """``ranked`` with each superseded record's current version (the end of its chain of
     ``superseded_by``) in its place, each record a tentative change probably replaced
     (``verdicts.probable``) after its probable successor, and junk and duplicates
@@ -40,10 +50,10 @@ def current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signal
     and a probable successor counts only when it was written by then."""
     ids = [s.item.id for s in ranked]
     demoted, probable = verdicts.demoted, verdicts.probable
-    records = {r.id: r for r in store.records.get(sel.namespace, ids)}
+    records = {r.id: r for r in reads.records(ids)}
     stale = {i for i, r in records.items() if not r.valid} if sel.as_of is None else set()
     maybe = {i for i in ids if i in probable and i not in stale}
-    past = _earlier(store, sel, ids, verdicts) if sel.include_invalid else {}
+    past = _earlier(reads, sel, ids, verdicts) if sel.include_invalid else {}
     if not stale and not maybe and not past and demoted.isdisjoint(ids):
         return ranked
     head: dict[str, str] = {}
@@ -54,8 +64,7 @@ def current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signal
                 probable.get(cur.id)
             if nxt_id is None or nxt_id in seen:
                 break
-            nxt = records.get(nxt_id) or next(
-                iter(store.records.get(sel.namespace, [nxt_id])), None)
+            nxt = records.get(nxt_id) or next(iter(reads.records([nxt_id])), None)
             if nxt is None or (rid in maybe and not admits(sel, nxt)):
                 break
             records[nxt.id] = nxt
@@ -65,7 +74,7 @@ def current_first(store: SearchReads, sel: Selection, ranked: list[Scored[Signal
             head[rid] = cur.id
     by_id = {s.item.id: s for s in ranked}
     missing = [h for h in head.values() if h not in by_id]
-    signals = {s.id: s for s in store.records.signals(sel.namespace, missing)} if missing else {}
+    signals = {s.id: s for s in reads.signals(missing)} if missing else {}
     out: list[Scored[Signals]] = []
     placed: set[str] = set()
     for s in ranked:
@@ -106,14 +115,14 @@ def _in_place(at: Scored[Signals], own: Scored[Signals] | None, item: Signals, l
                                                       updates=updates))
 
 
-def _earlier(store: SearchReads, sel: Selection, ids: Sequence[str], verdicts: Verdicts
+def _earlier(reads: Reads, sel: Selection, ids: Sequence[str], verdicts: Verdicts
              ) -> dict[str, list[Signals]]:
     """For each of ``ids`` the selection's records it replaced (a change applied or
     tentative: ``verdicts.earlier``), by their signals."""
     wanted = {rid: verdicts.earlier[rid] for rid in ids if rid in verdicts.earlier}
     if not wanted:
         return {}
-    olds = {r.id: r for r in store.records.get(sel.namespace, [
-        o for os in wanted.values() for o in os]) if admits(sel, r)}
-    signals = {s.id: s for s in store.records.signals(sel.namespace, list(olds))}
+    olds = {r.id: r for r in reads.records([o for os in wanted.values() for o in os])
+            if admits(sel, r)}
+    signals = {s.id: s for s in reads.signals(list(olds))}
     return {rid: [signals[o] for o in os if o in signals] for rid, os in wanted.items()}
