@@ -389,3 +389,32 @@ def test_the_parameter_rule_can_fail():
     many = ", ".join(f"a{n}" for n in range(13))
     assert _long_signatures(f"def f(self, {many}): ...\ndef g(*, a, **kw): ...\n") == [
         "f:1 (13)"]
+
+
+def _store_reads(source: str) -> list[str]:
+    """Where ``source`` names a store: an import of ``memstream.store`` or an attribute or
+    variable called ``store`` (a stage reads through ``search.reads``)."""
+    found = [f"import {m}:{line}" for line, m in _imports_of("memstream.engine.stages", source)
+             if m.startswith("memstream.store")]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "store" or \
+                isinstance(node, ast.Name) and node.id == "store":
+            found.append(f"store:{node.lineno}")
+    return found
+
+
+def test_the_stages_read_the_store_only_through_their_reads():
+    """A search reads the store in one place (``engine.search.Gather``); its stages, and the
+    learned stages' pools, only through ``search.reads``."""
+    stages = sorted((SRC / "engine" / "stages").glob("*.py"))
+    assert len(stages) >= 10
+    found = {str(p.relative_to(SRC)): r for p in [*stages, SRC / "retrieval" / "reads.py"]
+             if (r := _store_reads(p.read_text(encoding="utf-8")))}
+    assert found == {}
+
+
+def test_the_store_reading_rule_can_fail():
+    assert _store_reads("def run(s):\n    return s.reads.store.records.get('ns', [])\n") == [
+        "store:2"]
+    assert _store_reads("from ...store.protocol import Store\n") == [
+        "import memstream.store.protocol:1"]
