@@ -397,8 +397,8 @@ def _store_reads(source: str) -> list[str]:
     found = [f"import {m}:{line}" for line, m in _imports_of("memstream.engine.stages", source)
              if m.startswith("memstream.store")]
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and node.attr == "store" or \
-                isinstance(node, ast.Name) and node.id == "store":
+        if (isinstance(node, ast.Attribute) and node.attr == "store") or \
+                (isinstance(node, ast.Name) and node.id == "store"):
             found.append(f"store:{node.lineno}")
     return found
 
