@@ -4,6 +4,8 @@ the real default model), the reads that use the links, and undoing them."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -510,3 +512,88 @@ def test_an_llm_that_cannot_answer_leaves_the_decisions_to_the_offline_models(tm
                            at=T0 + 200 * DAY)
             mem.flush()
             assert {f.record.id: f.kind for f in mem.audit()}.get(more.id) == "junk"
+
+
+#: changes told in other words than what they replace (written for this test, in three
+#: languages); the pair model without the directions links none of the first three
+OTHER_WORDS = [
+    ("My gym is FitBox on Harlow Street, I go before work.",
+     "Cancelled FitBox. I swim at the Aquarena now, three mornings a week."),
+    ("Our dentist is Dr. Pryce at Elmfield Dental.",
+     "Switched the whole family to Dr. Achebe at Riverside Dental; Pryce retired."),
+    ("The team standup is at 9:15 in the Oak room.",
+     "Standup is now async in the channel; no more meeting."),
+    ("Unser Internet kommt von Telenova, 100 Mbit für 39 Euro.",
+     "Zu Glasnetz gewechselt: 500 Mbit, 45 Euro im Monat, seit gestern aktiv."),
+]
+FILLER = ["Bought new curtains for the living room.", "My sister Ana lives in Porto.",
+          "Book club reads Middlemarch this month.", "The plumber comes on Thursday.",
+          "I'm allergic to penicillin.", "Started learning the guitar.",
+          "Tom's birthday is in May."]
+
+
+def _linked(path: Path, old: str, new: str) -> bool:
+    with Memory(path, config=Config(reflection_threshold=0), llm=None) as mem:
+        mem.add_many([{"text": t, "at": T0, "user_id": "u"} for t in FILLER])
+        a = mem.add(old, user_id="u", at=T0 + 30 * DAY)
+        b = mem.add(new, user_id="u", at=T0 + 120 * DAY)
+        mem.flush()
+        return mem.get(a.id).superseded_by == b.id
+
+
+@pytest.mark.slow
+def test_a_change_in_other_words_is_linked_through_the_directions(tmp_path: Path):
+    """The shipped model with the default embedder reads where the new record's vector points
+    (a change announced, what a successor adds): a change that shares few words with what it
+    replaces is linked; the same model without the directions leaves the first three."""
+    shipped = model.load_weights()
+    assert shipped.directions is not None and shipped.plain is not None
+    assert all(_linked(tmp_path / f"d{n}.db", old, new)
+               for n, (old, new) in enumerate(OTHER_WORDS))
+    plain = model.Weights(pair=shipped.plain, junk=shipped.junk)
+    with model.fitted(plain):
+        assert not any(_linked(tmp_path / f"p{n}.db", old, new)
+                       for n, (old, new) in enumerate(OTHER_WORDS[:3]))
+
+
+class _LetterEmbedder:
+    """Another embedder: a text's vector counts its letters a to h."""
+
+    name, dim = "letters-test-model", 8
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        out = np.array([[t.lower().count(c) + 0.1 for c in "abcdefgh"] for t in texts],
+                       dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+def test_the_directions_are_read_only_with_their_embedder(tmp_path: Path):
+    """Another embedder's vectors point elsewhere: with it, the plain pair model decides."""
+    from memstream.engine.changes import _vectors
+
+    shipped = model.load_weights()
+    assert shipped.directions is not None
+    with Memory(tmp_path / "m.db", embedder=_LetterEmbedder(), llm=None) as mem:
+        rec = mem.add("Our dentist is Dr. Pryce.", user_id="u", at=T0)
+        mem.flush()
+        older = [model.Item(rec.id, rec.text, rec.kind, rec.created_at)]
+        assert mem.embedder is not None and mem.embedder.name != shipped.directions.embedder
+        assert _vectors(mem, shipped, rec.namespace, np.ones(mem.embedder.dim), older) is None
+        renamed = dataclasses.replace(shipped, directions=dataclasses.replace(
+            shipped.directions, embedder=mem.embedder.name))
+        got = _vectors(mem, renamed, rec.namespace, np.ones(mem.embedder.dim), older)
+        assert got is not None and got[1].shape == (1, mem.embedder.dim)
+
+
+def test_the_weights_with_directions_read_back_as_written():
+    shipped = model.load_weights()
+    assert shipped.directions is not None and shipped.plain is not None
+    raw = json.loads(model.save_weights(shipped))
+    assert raw["direction_features"] == list(model.DIRECTION_FEATURES)
+    assert len(raw["directions"]["announces"]["vector"]) == len(
+        shipped.directions.announces.vector)
+    assert np.allclose(raw["pair_with_directions"], shipped.pair, atol=1e-5)
+    assert np.allclose(raw["pair"], shipped.plain, atol=1e-5)

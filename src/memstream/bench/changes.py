@@ -33,6 +33,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -98,8 +99,29 @@ def _null(mem: Memory, ns: str) -> Null:
     return null
 
 
-def features(mem: Memory, store: dict[str, Any]
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """What the models are fitted on, of one store: the pair rows (``pairs``, labelled
+    ``pair_y``: 0 none, 1 changes, 2 restates) with the two records' vectors (``new_vecs``,
+    ``old_vecs``), the junk rows (``singles``, ``junk_y``), and every record's vector
+    (``vecs``) with whether it replaced an older one (``replaced_one``)."""
+
+    pairs: np.ndarray
+    pair_y: np.ndarray
+    new_vecs: np.ndarray
+    old_vecs: np.ndarray
+    singles: np.ndarray
+    junk_y: np.ndarray
+    vecs: np.ndarray
+    replaced_one: np.ndarray
+
+    def beyond(self) -> np.ndarray:
+        """Each pair's ``cognition.changes.beyond`` row."""
+        return np.vstack([model.beyond(n, o[None, :]) for n, o in
+                          zip(self.new_vecs, self.old_vecs, strict=True)])
+
+
+def features(mem: Memory, store: dict[str, Any]) -> Rows:
     """The pair and junk rows of one store with their labels, each record compared in the order
     written; a labelled change is applied as it comes (so that later records meet the store as
     the worker would leave it when it decides right)."""
@@ -107,9 +129,10 @@ def features(mem: Memory, store: dict[str, Any]
     ids = _index(mem, store, ns)
     of = {v: k for k, v in ids.items()}
     label = {m["id"]: m for m in store["memories"]}
+    successors = {m["superseded_by"] for m in store["memories"] if m.get("superseded_by")}
     null = _null(mem, ns)
     vecs = mem.store.indexes.embeddings(ns, list(ids))
-    pairs, pair_y, singles, junk_y = [], [], [], []
+    pairs, pair_y, new_vecs, old_vecs, singles, junk_y = [], [], [], [], [], []
     for m in store["memories"]:
         rec = mem.get(of[m["id"]], namespace=ns)
         older, z, mutual = engine.neighbours(mem, rec, vecs[rec.id], null.pair_mean,
@@ -125,13 +148,17 @@ def features(mem: Memory, store: dict[str, Any]
                                              gaps[n]))
             pair_y.append(1 if old.get("superseded_by") == m["id"]
                           else 2 if m.get("duplicate_of") == old["id"] else 0)
+            new_vecs.append(vecs[rec.id])
+            old_vecs.append(vecs[o.id])
         for old in store["memories"]:
             if old.get("superseded_by") == m["id"] and mem.get(of[old["id"]], namespace=ns).valid:
                 mem.invalidate(of[old["id"]], superseded_by=rec.id, namespace=ns,
                                at=rec.created_at)
     mem.delete_all(namespace=ns)
-    return (np.array(pairs), np.array(pair_y, dtype=np.int64), np.array(singles),
-            np.array(junk_y))
+    return Rows(np.array(pairs), np.array(pair_y, dtype=np.int64), np.array(new_vecs),
+                np.array(old_vecs), np.array(singles), np.array(junk_y),
+                np.array([vecs[of[m["id"]]] for m in store["memories"]]),
+                np.array([m["id"] in successors for m in store["memories"]]))
 
 
 def _chain(store: dict[str, Any], mid: str) -> list[str]:
@@ -248,7 +275,7 @@ def run(path: str | Path, *, db: str = ":memory:", embedder: str | None = None,
                 if progress:
                     progress(f"features of {store['user']}")
         for n, store in enumerate(suite["stores"]):
-            w = _fit([r for k, r in enumerate(rows) if k != n]) if held_out \
+            w = _fit([r for k, r in enumerate(rows) if k != n], _name(mem)) if held_out \
                 else model.load_weights()
             with model.fitted(w):
                 _evaluate(mem, suite, store, w, tallies)
@@ -258,9 +285,30 @@ def run(path: str | Path, *, db: str = ":memory:", embedder: str | None = None,
             "profiles": {name: t.report() for name, t in tallies.items()}}
 
 
-def _fit(rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]) -> model.Weights:
-    return model.fit(np.vstack([r[0] for r in rows]), np.concatenate([r[1] for r in rows]),
-                     np.vstack([r[2] for r in rows]), np.concatenate([r[3] for r in rows]))
+def _directions(rows: list[Rows], embedder: str) -> model.Directions:
+    return model.fit_directions(
+        embedder, np.vstack([r.vecs for r in rows]),
+        np.concatenate([r.replaced_one for r in rows]),
+        np.vstack([r.beyond() for r in rows]), np.concatenate([r.pair_y == 1 for r in rows]))
+
+
+def _fit(rows: list[Rows], embedder: str | None) -> model.Weights:
+    """The weights fitted on ``rows``; the pair model's direction signals of each store are
+    read with directions fitted on the other stores (as a store the shipped directions never
+    saw reads them), the directions kept are fitted on every store of ``rows``."""
+    pairs = np.vstack([r.pairs for r in rows])
+    labels = np.concatenate([r.pair_y for r in rows])
+    singles = np.vstack([r.singles for r in rows])
+    junk = np.concatenate([r.junk_y for r in rows])
+    if embedder is None or len(rows) < 3:
+        return model.fit(pairs, labels, singles, junk)
+    read = []
+    for n, r in enumerate(rows):
+        others = _directions([o for k, o in enumerate(rows) if k != n], embedder)
+        read.append(np.vstack([others.features(v, o[None, :]) for v, o in
+                               zip(r.new_vecs, r.old_vecs, strict=True)]))
+    return model.fit(pairs, labels, singles, junk, directions=_directions(rows, embedder),
+                     direction_rows=np.vstack(read))
 
 
 def fit(path: str | Path, *, embedder: str | None = None,
@@ -274,7 +322,11 @@ def fit(path: str | Path, *, embedder: str | None = None,
             rows.append(features(mem, store))
             if progress:
                 progress(f"features of {store['user']}")
-    return _fit(rows)
+    return _fit(rows, _name(mem))
+
+
+def _name(mem: Memory) -> str | None:
+    return mem.embedder.name if mem.embedder is not None else None
 
 
 def render(report: dict[str, Any]) -> str:

@@ -207,7 +207,7 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             if decided is None:  # offline
                 decided = [f for r, (older, z, mutual) in found for f in decide(
                     _item(r), older, z, mutual, float(z[0]) if len(z) else -3.0,
-                    chatter(mem, vecs[r.id]), w)]
+                    chatter(mem, vecs[r.id]), w, _vectors(mem, w, ns, vecs[r.id], older))]
             at = {r.id: r.created_at for r in chunk}
             for f in decided:
                 if not _replaces(f, known.get(f.record)):
@@ -230,6 +230,19 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             _save(mem, ns, known)
             out.extend(fresh)
     return out
+
+
+def _vectors(mem: Memory, w: Weights, ns: str, vec: np.ndarray, older: Sequence[Item]
+             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The new record's vector and its older records' rows, for the pair model's directions:
+    only with the embedder they were fitted for (another's space has other directions)."""
+    if (w.directions is None or mem.embedder is None or not older
+            or mem.embedder.name != w.directions.embedder):
+        return None
+    rows = mem.store.indexes.embeddings(ns, [o.id for o in older])
+    if len(rows) != len(older):
+        return None
+    return np.asarray(vec), np.vstack([rows[o.id] for o in older])
 
 
 def _replaces(f: Decision, prior: Decision | None) -> bool:
