@@ -71,6 +71,26 @@ def test_a_correction_by_hand_puts_the_current_version_first(tmp_path: Path):
 
 
 @pytest.mark.slow
+def test_a_question_that_names_a_past_time_finds_what_was_so_then(tmp_path: Path):
+    """A query naming a time ("on 30 October") asks what was so then: the address valid that
+    day stands as itself, though a newer one replaced it since; without the date, the current
+    one comes first."""
+    mem, ids = _store(tmp_path / "m.db", find_changes=False)
+    with mem:
+        old, new = ids[0], ids[-1]  # the move: written 27 October 2024, then 4 November
+        mem.invalidate(old, superseded_by=new, at=T0 + 8 * DAY)
+        now = T0 + 30 * DAY
+        then = mem.search("What was our home address on 30 October?", user_id="maren",
+                          touch=False, now=now)
+        assert then[0].record.id == old and then[0].explain.lifted is None
+        assert mem.search("What is our home address?", user_id="maren", touch=False,
+                          now=now)[0].record.id == new
+        after = mem.search("What was our home address on 20 November?", user_id="maren",
+                           touch=False, now=now)
+        assert after[0].record.id == new and old not in [h.record.id for h in after]
+
+
+@pytest.mark.slow
 def test_junk_is_found_ranked_last_and_restored(tmp_path: Path):
     mem, ids = _store(tmp_path / "m.db", NOTES + JUNK)
     with mem:

@@ -11,8 +11,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import ClassVar
 
-from ..._types import Signals
+from ..._types import Record, Signals
 from ...filters import Selection, admits
+from ...retrieval.dates import spans
 from ...retrieval.pipeline import Scored
 from ...retrieval.reads import Reads
 from ..changes import Verdicts
@@ -34,12 +35,15 @@ class Current:
     name: ClassVar[str] = "current"
 
     def run(self, search: Search) -> bool:
-        search.ranked = current_first(search.reads, search.sel, search.ranked, search.verdicts)
+        search.ranked = current_first(search.reads, search.sel, search.ranked, search.verdicts,
+                                      named=[(a, b) for a, b, _ in spans(search.text,
+                                                                          search.now)])
         return True
 
 
 def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
-                  verdicts: Verdicts) -> list[Scored[Signals]]:
+                  verdicts: Verdicts, named: Sequence[tuple[float, float]] = ()
+                  ) -> list[Scored[Signals]]:
     """``ranked`` with each superseded record's current version (the end of its chain of
     ``superseded_by``) in its place, each record a tentative change probably replaced
     (``verdicts.probable``) after its probable successor, and junk and duplicates
@@ -47,11 +51,15 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
     invalidated record is, unless the selection includes them (the past on request): then it
     follows its current version, and the versions a matching record replaced follow it
     (``verdicts.earlier``). ``as_of`` selects the versions valid then: nothing is replaced,
-    and a probable successor counts only when it was written by then."""
+    and a probable successor counts only when it was written by then. A query that names a
+    time (``named``: "at the start of May", "el 18 de abril") asks what was so then: a record
+    valid at some time of it stands as itself, whatever replaced it since, and a probable
+    successor counts only when it was written by the end of that time."""
     ids = [s.item.id for s in ranked]
     demoted, probable = verdicts.demoted, verdicts.probable
     records = {r.id: r for r in reads.records(ids)}
-    stale = {i for i, r in records.items() if not r.valid} if sel.as_of is None else set()
+    stale = {i for i, r in records.items() if not r.valid and not _valid_during(r, named)} \
+        if sel.as_of is None else set()
     maybe = {i for i in ids if i in probable and i not in stale}
     past = _earlier(reads, sel, ids, verdicts) if sel.include_invalid else {}
     if not stale and not maybe and not past and demoted.isdisjoint(ids):
@@ -65,8 +73,9 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
             if nxt_id is None or nxt_id in seen:
                 break
             nxt = records.get(nxt_id) or next(iter(reads.records([nxt_id])), None)
-            if nxt is None or (rid in maybe and not admits(sel, nxt)):
-                break
+            if nxt is None or (rid in maybe and (not admits(sel, nxt) or (
+                    named and not any(nxt.created_at <= b for _, b in named)))):
+                break  # a probable successor written after the time asked about
             records[nxt.id] = nxt
             seen.add(nxt.id)
             cur = nxt
@@ -102,6 +111,12 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
                 placed.add(old.id)
     return [s for s in out if s.item.id not in demoted] + [s for s in out
                                                            if s.item.id in demoted]
+
+
+def _valid_during(record: Record, named: Sequence[tuple[float, float]]) -> bool:
+    """Whether ``record`` was valid at some time of one of the spans ``named``."""
+    end = record.invalidated_at
+    return any(record.created_at <= b and (end is None or end >= a) for a, b in named)
 
 
 def _in_place(at: Scored[Signals], own: Scored[Signals] | None, item: Signals, lifted: str,
