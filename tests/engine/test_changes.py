@@ -590,6 +590,39 @@ class _LetterEmbedder:
         return self.embed_documents([text])[0]
 
 
+#: restatements written as reminders (for this test): the plain model finds none of them
+REMINDERS = [
+    ("Lena is allergic to peanuts; she carries an EpiPen.",
+     "Reminder: no peanuts at Lena's party, she's allergic."),
+    ("The wifi password is bluefinch42.", "Note to self: wifi is bluefinch42."),
+    ("Grandpa takes his heart pills at 8am.",
+     "Don't forget Grandpa's heart pills at eight in the morning."),
+]
+
+
+def _restates(path: Path, old: str, new: str) -> bool:
+    with Memory(path, config=Config(reflection_threshold=0), llm=None) as mem:
+        mem.add_many([{"text": t, "at": T0, "user_id": "u"} for t in FILLER])
+        a = mem.add(old, user_id="u", at=T0 + 30 * DAY)
+        b = mem.add(new, user_id="u", at=T0 + 120 * DAY)
+        mem.flush()
+        return any(f.record.id == b.id and f.related is not None and f.related.id == a.id
+                   for f in mem.audit(user_id="u", kinds="duplicate"))
+
+
+@pytest.mark.slow
+def test_a_restatement_written_as_a_reminder_is_a_duplicate(tmp_path: Path):
+    """The restatement model reads how far a new memory reads like a reminder of something
+    said before: these are duplicates of their originals; for the plain model, none is."""
+    shipped = model.load_weights()
+    assert shipped.restating is not None and shipped.plain is not None
+    assert all(_restates(tmp_path / f"d{n}.db", old, new)
+               for n, (old, new) in enumerate(REMINDERS))
+    with model.fitted(model.Weights(pair=shipped.plain, junk=shipped.junk)):
+        assert not any(_restates(tmp_path / f"p{n}.db", old, new)
+                       for n, (old, new) in enumerate(REMINDERS))
+
+
 def test_the_directions_are_read_only_with_their_embedder(tmp_path: Path):
     """Another embedder's vectors point elsewhere: with it, the plain pair model decides."""
     from memstream.engine.changes import _vectors
@@ -617,3 +650,6 @@ def test_the_weights_with_directions_read_back_as_written():
         shipped.directions.announces.vector)
     assert np.allclose(raw["pair_with_directions"], shipped.pair, atol=1e-5)
     assert np.allclose(raw["pair"], shipped.plain, atol=1e-5)
+    assert raw["restatement_features"] == list(model.RESTATEMENT_FEATURES)
+    assert shipped.restating is not None
+    assert np.allclose(raw["restating"], shipped.restating, atol=1e-5)

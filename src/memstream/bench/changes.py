@@ -104,7 +104,8 @@ class Rows:
     """What the models are fitted on, of one store: the pair rows (``pairs``, labelled
     ``pair_y``: 0 none, 1 changes, 2 restates) with the two records' vectors (``new_vecs``,
     ``old_vecs``), the junk rows (``singles``, ``junk_y``), and every record's vector
-    (``vecs``) with whether it replaced an older one (``replaced_one``)."""
+    (``vecs``) with whether it replaced an older one (``replaced_one``) or restates one
+    (``restates_one``)."""
 
     pairs: np.ndarray
     pair_y: np.ndarray
@@ -114,6 +115,7 @@ class Rows:
     junk_y: np.ndarray
     vecs: np.ndarray
     replaced_one: np.ndarray
+    restates_one: np.ndarray
 
     def beyond(self) -> np.ndarray:
         """Each pair's ``cognition.changes.beyond`` row."""
@@ -158,7 +160,8 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
     return Rows(np.array(pairs), np.array(pair_y, dtype=np.int64), np.array(new_vecs),
                 np.array(old_vecs), np.array(singles), np.array(junk_y),
                 np.array([vecs[of[m["id"]]] for m in store["memories"]]),
-                np.array([m["id"] in successors for m in store["memories"]]))
+                np.array([m["id"] in successors for m in store["memories"]]),
+                np.array([m["label"] == "duplicate" for m in store["memories"]]))
 
 
 def _chain(store: dict[str, Any], mid: str) -> list[str]:
@@ -289,6 +292,7 @@ def _directions(rows: list[Rows], embedder: str) -> model.Directions:
     return model.fit_directions(
         embedder, np.vstack([r.vecs for r in rows]),
         np.concatenate([r.replaced_one for r in rows]),
+        np.concatenate([r.restates_one for r in rows]),
         np.vstack([r.beyond() for r in rows]), np.concatenate([r.pair_y == 1 for r in rows]))
 
 
@@ -302,13 +306,15 @@ def _fit(rows: list[Rows], embedder: str | None) -> model.Weights:
     junk = np.concatenate([r.junk_y for r in rows])
     if embedder is None or len(rows) < 3:
         return model.fit(pairs, labels, singles, junk)
-    read = []
+    read, restating = [], []
     for n, r in enumerate(rows):
         others = _directions([o for k, o in enumerate(rows) if k != n], embedder)
         read.append(np.vstack([others.features(v, o[None, :]) for v, o in
                                zip(r.new_vecs, r.old_vecs, strict=True)]))
+        restating.append(np.vstack([others.restating(v, o[None, :]) for v, o in
+                                    zip(r.new_vecs, r.old_vecs, strict=True)]))
     return model.fit(pairs, labels, singles, junk, directions=_directions(rows, embedder),
-                     direction_rows=np.vstack(read))
+                     direction_rows=np.vstack(read), restating_rows=np.vstack(restating))
 
 
 def fit(path: str | Path, *, embedder: str | None = None,

@@ -38,8 +38,9 @@ from importlib import resources
 import numpy as np
 
 __all__ = ["APPLY", "CHATTER", "DIRECTION_FEATURES", "JUNK_FEATURES", "LABELS", "PAIR_FEATURES",
-           "STATED", "Decision", "Directions", "Item", "Weights", "chatter_of", "decide", "fit",
-           "fit_directions", "junk_features", "load_weights", "pair_features"]
+           "RESTATEMENT_FEATURES", "STATED", "Decision", "Directions", "Item", "Weights",
+           "chatter_of", "decide", "fit", "fit_directions", "junk_features", "load_weights",
+           "pair_features"]
 
 WEIGHTS_FILE = "changes_weights.json"
 #: the pair model's classes, in the order of its weight rows
@@ -47,8 +48,10 @@ LABELS = ("none", "changes", "restates")
 PAIR_FEATURES = ("bias", "z", "nearest", "mutual", "shared_words", "new_words", "new_number",
                  "numbers_both", "days", "same_kind", "shared_names", "length_ratio", "margin",
                  "new_names", "z_shared")
-#: the pair signals read from the vectors (``Directions``), after ``PAIR_FEATURES``
+#: the change model's signals read from the vectors (``Directions``), after ``PAIR_FEATURES``
 DIRECTION_FEATURES = ("announces", "adds_as_successor")
+#: the restatement model's signal read from the vectors, after ``PAIR_FEATURES``
+RESTATEMENT_FEATURES = ("reminds",)
 JUNK_FEATURES = ("bias", "digits", "colon", "tool", "status", "isolated", "names",
                  "chatter")
 #: what chatter sounds like, in one language: the junk model reads how much nearer a record's
@@ -159,20 +162,27 @@ class Direction:
 
 @dataclass(frozen=True, slots=True)
 class Directions:
-    """The two directions the pair model reads (``DIRECTION_FEATURES``), for the vectors of
-    ``embedder`` only (``Embedder.name``): ``announces`` (records that replaced an older one,
-    from the others), ``adds_as_successor`` (what a successor says beyond the record it
-    replaced, from what any record says beyond its compared neighbours)."""
+    """The directions the pair models read, for the vectors of ``embedder`` only
+    (``Embedder.name``). The change model's (``DIRECTION_FEATURES``): ``announces`` (records
+    that replaced an older one, from the others), ``adds_as_successor`` (what a successor says
+    beyond the record it replaced, from what any record says beyond its compared
+    neighbours). The restatement model's (``RESTATEMENT_FEATURES``): ``reminds`` (records
+    that restate an older one, "Remember: ...", "Denk dran: ...", from the others)."""
 
     embedder: str
     announces: Direction
     adds_as_successor: Direction
+    reminds: Direction
 
     def features(self, new: np.ndarray, older: np.ndarray) -> np.ndarray:
         """The ``DIRECTION_FEATURES`` of ``new`` (a vector) with each row of ``older``."""
         announces = self.announces.read(_unit(new[None, :]))[0]
         return np.column_stack([np.full(len(older), announces),
                                 self.adds_as_successor.read(beyond(new, older))])
+
+    def restating(self, new: np.ndarray, older: np.ndarray) -> np.ndarray:
+        """The ``RESTATEMENT_FEATURES`` of ``new`` (a vector) with each row of ``older``."""
+        return np.full((len(older), 1), self.reminds.read(_unit(new[None, :]))[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +192,8 @@ class Weights:
     #: the pair model without the directions: for an embedder they were not fitted for
     plain: np.ndarray | None = None  # (len(LABELS), len(PAIR_FEATURES))
     directions: Directions | None = None
+    #: the pair model that decides restatements with the directions
+    restating: np.ndarray | None = None  # (len(LABELS), len(PAIR_FEATURES) + 1)
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -271,10 +283,10 @@ def decide(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[boo
     records it changes. ``older`` are its nearest older records, most alike first, with their
     likeness ``z`` and whether ``new`` is each one's nearest newer record (``mutual``);
     ``vectors``: ``new``'s vector and ``older``'s rows, from the embedder ``w.directions``
-    were fitted for: the change is then decided by the pair model that reads the directions
-    (without them, by the plain one). A restatement is always the plain model's decision:
-    the directions were drawn for changes, and with them restatements were found less
-    precisely (0.77 against 0.89, held out by store).
+    were fitted for: a restatement is then decided by the pair model that reads how far the
+    new record reads like a reminder, a change by the one that reads the change directions
+    (each alone: with the change directions, restatements were found less precisely, 0.77
+    against 0.89 held out by store); without them, by the plain model.
     Findings below their ``APPLY`` confidence are not returned, but for a change the pair
     model finds more likely than either other answer: it comes back ``tentative`` (not
     applied)."""
@@ -284,12 +296,12 @@ def decide(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[boo
         return [Decision("junk", new.id, None, junk, _reason(JUNK_FEATURES, jx, w.junk))]
     if not older:
         return []
-    plain, weights, names = pair_rows(new, older, z, mutual, w, None)
-    p = _softmax(plain @ weights.T)
+    x, pair, names = pair_rows(new, older, z, mutual, w, vectors, restating=True)
+    p = _softmax(x @ pair.T)
     best = int(np.argmax(p[:, 2]))
     if p[best, 2] >= APPLY["duplicate"]:  # a restatement: the new record is the duplicate
         return [Decision("duplicate", new.id, older[best].id, float(p[best, 2]),
-                        _reason(names, plain[best], weights[2]))]
+                        _reason(names, x[best], pair[2]))]
     x, pair, names = pair_rows(new, older, z, mutual, w, vectors)
     p = _softmax(x @ pair.T)
     best = int(np.argmax(p[:, 1]))  # one change per new record: the most likely
@@ -302,27 +314,35 @@ def decide(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[boo
 
 
 def pair_rows(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[bool],
-              w: Weights, vectors: tuple[np.ndarray, np.ndarray] | None
-              ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """The pair model's rows for ``new`` and each of ``older``, the weights that read them and
-    the names of their columns: with the directions when ``w`` has them and ``vectors`` are
-    given, else the plain model's."""
+              w: Weights, vectors: tuple[np.ndarray, np.ndarray] | None, *,
+              restating: bool = False) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """The rows of the change model (``restating``: of the restatement model) for ``new`` and
+    each of ``older``, the weights that read them and the names of their columns: with the
+    directions when ``w`` has them and ``vectors`` are given, else the plain model's."""
     gaps = margins(z)
     x = np.vstack([pair_features(new, o, float(z[n]), n == 0, bool(mutual[n]), gaps[n])
                    for n, o in enumerate(older)])
-    if w.directions is not None and vectors is not None:
+    if restating:
+        if w.directions is not None and w.restating is not None and vectors is not None:
+            return (np.hstack([x, w.directions.restating(vectors[0], vectors[1])]),
+                    w.restating, PAIR_FEATURES + RESTATEMENT_FEATURES)
+    elif w.directions is not None and vectors is not None:
         return (np.hstack([x, w.directions.features(vectors[0], vectors[1])]), w.pair,
                 PAIR_FEATURES + DIRECTION_FEATURES)
     return x, (w.plain if w.plain is not None else w.pair), PAIR_FEATURES
 
 
 def fit_directions(embedder: str, new: np.ndarray, replaced_one: np.ndarray,
-                   beyond_rows: np.ndarray, is_change: np.ndarray) -> Directions:
+                   restates_one: np.ndarray, beyond_rows: np.ndarray, is_change: np.ndarray
+                   ) -> Directions:
     """The directions from labelled records: ``new`` one vector per record, ``replaced_one``
-    whether it replaced an older record; ``beyond_rows`` one row per compared pair
-    (``beyond``), ``is_change`` whether the pair is a change."""
-    return Directions(embedder, Direction.between(_unit(new), replaced_one.astype(bool)),
-                      Direction.between(beyond_rows, is_change.astype(bool)))
+    whether it replaced an older record, ``restates_one`` whether it restates one;
+    ``beyond_rows`` one row per compared pair (``beyond``), ``is_change`` whether the pair is
+    a change."""
+    rows = _unit(new)
+    return Directions(embedder, Direction.between(rows, replaced_one.astype(bool)),
+                      Direction.between(beyond_rows, is_change.astype(bool)),
+                      Direction.between(rows, restates_one.astype(bool)))
 
 
 def beyond(new: np.ndarray, old: np.ndarray) -> np.ndarray:
@@ -336,14 +356,15 @@ def beyond(new: np.ndarray, old: np.ndarray) -> np.ndarray:
 
 def fit(pairs: np.ndarray, pair_labels: np.ndarray, singles: np.ndarray,
         junk_labels: np.ndarray, *, l2: float = 1e-2, steps: int = 3000,
-        directions: Directions | None = None, direction_rows: np.ndarray | None = None
-        ) -> Weights:
+        directions: Directions | None = None, direction_rows: np.ndarray | None = None,
+        restating_rows: np.ndarray | None = None) -> Weights:
     """Weights by gradient descent on the log loss (multinomial for pairs, logistic for junk),
     with an L2 penalty on everything but the bias. ``pairs`` hold the ``PAIR_FEATURES``; with
-    ``directions``, ``direction_rows`` are the pairs' ``DIRECTION_FEATURES`` (read with
-    directions fitted on other records than these: a direction read on the records it was
-    fitted on reads them better than it will read a new store) and the pair model that reads
-    them is fitted beside the plain one."""
+    ``directions``, ``direction_rows`` and ``restating_rows`` are the pairs'
+    ``DIRECTION_FEATURES`` and ``RESTATEMENT_FEATURES`` (read with directions fitted on other
+    records than these: a direction read on the records it was fitted on reads them better
+    than it will read a new store), and the models that read them are fitted beside the plain
+    one."""
     plain = _fit_pairs(pairs, pair_labels, l2, steps)
     wj = np.zeros(singles.shape[1])
     sj = singles.std(axis=0) + 1e-6
@@ -353,10 +374,12 @@ def fit(pairs: np.ndarray, pair_labels: np.ndarray, singles: np.ndarray,
         g = xj.T @ (_sigmoid(xj @ wj) - junk_labels) / len(xj)
         g[1:] += l2 * wj[1:]
         wj -= 0.5 * g
-    if directions is None or direction_rows is None:
+    if directions is None or direction_rows is None or restating_rows is None:
         return Weights(pair=plain, junk=wj / sj)
     full = _fit_pairs(np.hstack([pairs, direction_rows]), pair_labels, l2, steps)
-    return Weights(pair=full, junk=wj / sj, plain=plain, directions=directions)
+    restating = _fit_pairs(np.hstack([pairs, restating_rows]), pair_labels, l2, steps)
+    return Weights(pair=full, junk=wj / sj, plain=plain, directions=directions,
+                   restating=restating)
 
 
 def _fit_pairs(pairs: np.ndarray, labels: np.ndarray, l2: float, steps: int) -> np.ndarray:
@@ -377,7 +400,7 @@ def save_weights(w: Weights) -> str:
     out: dict[str, object] = {
         "pair_features": list(PAIR_FEATURES), "labels": list(LABELS),
         "junk_features": list(JUNK_FEATURES), "junk": np.round(w.junk, 5).tolist()}
-    if w.directions is None or w.plain is None:
+    if w.directions is None or w.plain is None or w.restating is None:
         out["pair"] = np.round(w.pair, 5).tolist()
         return json.dumps(out, indent=1)
     d = w.directions
@@ -385,11 +408,14 @@ def save_weights(w: Weights) -> str:
         "pair": np.round(w.plain, 5).tolist(),
         "direction_features": list(DIRECTION_FEATURES),
         "pair_with_directions": np.round(w.pair, 5).tolist(),
+        "restatement_features": list(RESTATEMENT_FEATURES),
+        "restating": np.round(w.restating, 5).tolist(),
         "directions": {"embedder": d.embedder, **{
             name: {"vector": np.round(v.vector, 6).tolist(), "mean": round(v.mean, 6),
                    "scale": round(v.scale, 6)}
             for name, v in (("announces", d.announces),
-                            ("adds_as_successor", d.adds_as_successor))}}})
+                            ("adds_as_successor", d.adds_as_successor),
+                            ("reminds", d.reminds))}}})
     return json.dumps(out, indent=1)
 
 
@@ -419,7 +445,8 @@ def _shipped() -> Weights:
                      .read_text(encoding="utf-8"))
     if raw["pair_features"] != list(PAIR_FEATURES) or raw["junk_features"] != list(
             JUNK_FEATURES) or raw.get("direction_features", list(DIRECTION_FEATURES)) != list(
-            DIRECTION_FEATURES):
+            DIRECTION_FEATURES) or raw.get("restatement_features", list(
+            RESTATEMENT_FEATURES)) != list(RESTATEMENT_FEATURES):
         raise ValueError(f"{WEIGHTS_FILE} was fitted for other features; refit it "
                          "(memstream bench changes --fit)")
     plain = np.array(raw["pair"], dtype=np.float64)
@@ -433,6 +460,7 @@ def _shipped() -> Weights:
                          float(d[name]["scale"]))
 
     return Weights(pair=np.array(raw["pair_with_directions"], dtype=np.float64), junk=junk,
-                   plain=plain, directions=Directions(str(d["embedder"]),
-                                                      direction("announces"),
-                                                      direction("adds_as_successor")))
+                   plain=plain, restating=np.array(raw["restating"], dtype=np.float64),
+                   directions=Directions(str(d["embedder"]), direction("announces"),
+                                         direction("adds_as_successor"),
+                                         direction("reminds")))
