@@ -248,9 +248,9 @@ class Finding:
     "superseded" (``related`` is its successor), "duplicate" (``related`` is the original it
     restates) or "junk"; ``confidence`` in [0, 1]; ``reason`` names the signals that decided
     it; ``applied`` is False once ``Memory.restore`` undid it, and for a ``tentative`` change:
-    one more likely than not but below the confidence to link, which invalidates nothing and
-    only puts its successor first in reads about now (``restore`` ends that too; linking it
-    is ``Memory.invalidate(record, superseded_by=related)``)."""
+    a probable one (``cognition.changes.TENTATIVE``) below the confidence to link, which
+    invalidates nothing and only puts its successor first in reads about now (``restore``
+    ends that too; linking it is ``Memory.invalidate(record, superseded_by=related)``)."""
 
     kind: Literal["superseded", "duplicate", "junk"]
     record: Record

@@ -325,7 +325,7 @@ def _unsure_store(path: Path, texts: list[str]) -> Iterator[tuple[Memory, list[s
         yield mem, ids
 
 
-def test_a_change_more_likely_than_not_is_tentative_and_a_sure_one_applied():
+def test_a_probable_change_is_tentative_and_a_sure_one_applied():
     new = model.Item("b", SWIM[1], "event", T0 + 30 * DAY)
     old = [model.Item("a", SWIM[0], "event", T0)]
     found = model.decide(new, old, np.array([3.0]), [True], 3.0, 0.0, _unsure_weights())
@@ -339,6 +339,12 @@ def test_a_change_more_likely_than_not_is_tentative_and_a_sure_one_applied():
     unlikely = _unsure_weights()
     unlikely.pair[1, 0] = -3.0
     assert model.decide(new, old, np.array([3.0]), [True], 3.0, 0.0, unlikely) == []
+    # probable though "no change" is a little more likely: tentative (it only orders reads)
+    probable = _unsure_weights()
+    probable.pair[1, 0] = -1.7
+    found = model.decide(new, old, np.array([3.0]), [True], 3.0, 0.0, probable)
+    assert [(f.applied, f.tentative) for f in found] == [(False, True)]
+    assert model.TENTATIVE <= found[0].confidence < 0.5
 
 
 @pytest.mark.slow
