@@ -40,6 +40,19 @@ def test_names_in_english_german_and_spanish() -> None:
     assert key_of("Dr. Andrés Núñez") == "andres nunez"
 
 
+def test_the_word_before_a_name_tells_a_place_or_a_person() -> None:
+    """Where a name's own words say nothing, the preposition before it does: a place after
+    "in", "nach", "en"; a person after "with", "mit", "con" (one word: "with Skyline Air" is
+    a company, left unknown)."""
+    assert named("Two nights at the Meridiana in Lisbon with Jonah.")["Lisbon"][0] == "place"
+    assert named("Two nights at the Meridiana in Lisbon with Jonah.")["Jonah"][0] == "person"
+    assert named("Lena always flies with Skyline Air.")["Skyline Air"][0] == "name"
+    de = named("Am Freitag fahren wir nach Bamberg, mit Katrin.")
+    assert (de["Bamberg"][0], de["Katrin"][0]) == ("place", "person")
+    es = named("Semana Santa en Cádiz con Bruno.")
+    assert (es["Cádiz"][0], es["Bruno"][0]) == ("place", "person")
+
+
 def test_a_sentence_opening_word_is_weak_and_a_title_starts_a_name() -> None:
     assert named("Never book the early ferry.") == {"Never": ("name", False)}
     assert set(named("Call Dr. Feld about the results.")) == {"Call", "Feld"}

@@ -208,8 +208,16 @@ def _common_noun(tokens: list[str], i: int) -> bool:
     return before in _ARTICLES or before[:1].isdigit()
 
 
+#: words before a name that say what it names, in the languages of the sets and their
+#: neighbours: a place ("in Lisbon", "nach Bamberg", "en Cádiz") or a person ("with Jonah",
+#: "mit Katrin", "con Bruno": one word; "with Skyline Air" is a company); only when its own
+#: words say nothing (``_kind``)
+PLACE_BEFORE = frozenset({"in", "near", "nach", "en", "dans", "em", "nel", "nella"})
+PERSON_BEFORE = frozenset({"with", "mit", "con", "avec", "com"})
+
+
 @lru_cache(maxsize=1 << 16)
-def _kind(words: tuple[str, ...], titled: bool) -> str:
+def _kind(words: tuple[str, ...], titled: bool, before: str = "") -> str:
     if titled:
         return "person"
     if len(words) == 1 and _ID.match(words[0]):
@@ -224,6 +232,10 @@ def _kind(words: tuple[str, ...], titled: bool) -> str:
         return "place"
     if len(words) == 1 and words[0].isupper() and len(words[0]) > 1:
         return "thing"
+    if before in PLACE_BEFORE:
+        return "place"
+    if before in PERSON_BEFORE and len(words) == 1:  # "with Skyline Air": a company
+        return "person"
     return "name"  # a person, a place, a product: the words alone do not tell
 
 
@@ -320,8 +332,9 @@ def extract(text: str) -> list[Mention]:
                 # "Met Marta Silva": the opening word may be a verb, so the rest is a
                 # mention too (weak: "Brodie Mills" must not make "Mills" a name)
                 found = [(names, strong), (names[1:], False)]
+            before = lowered[i - 1] if i > 0 else ""
             for words, sure in found:
-                _keep(out, words, titled or owned, sure)
+                _keep(out, words, titled or owned, sure, before if words is names else "")
         done = max(j, i + 1)
     return list(out.values())
 
@@ -341,14 +354,16 @@ def _ends_sentence(word: str) -> bool:
     return (len(last) > 1 or last.isdigit()) and bare.lower() not in _TITLES
 
 
-def _keep(out: dict[str, Mention], words: list[str], titled: bool, strong: bool) -> None:
-    """Add a mention (a weak one becomes strong when the text also holds it strongly)."""
+def _keep(out: dict[str, Mention], words: list[str], titled: bool, strong: bool,
+          before: str = "") -> None:
+    """Add a mention (a weak one becomes strong when the text also holds it strongly);
+    ``before``: the word before it, lowercased."""
     name = " ".join(words)
     key = key_of(name)
     if len(words) == 1 and not titled and words[0].casefold() in _DATES:
         return  # a month, a weekday, a language: not a name ("April's" still is)
     if key and key not in out:
-        out[key] = Mention(name, key, _kind(tuple(words), titled), strong)
+        out[key] = Mention(name, key, _kind(tuple(words), titled, before), strong)
     elif key and strong and not out[key].strong:
         out[key] = Mention(out[key].name, key, out[key].kind, True)
 
