@@ -558,13 +558,25 @@ FILLER = ["Bought new curtains for the living room.", "My sister Ana lives in Po
           "Tom's birthday is in May."]
 
 
-def _linked(path: Path, old: str, new: str) -> bool:
+def _decided(path: Path, old: str, new: str) -> tuple[bool, bool]:
+    """``old`` then, three months later, ``new``, among ``FILLER``, compared by the worker:
+    whether ``new`` was linked as the successor of ``old``, and as its duplicate."""
     with Memory(path, config=Config(reflection_threshold=0), llm=None) as mem:
         mem.add_many([{"text": t, "at": T0, "user_id": "u"} for t in FILLER])
         a = mem.add(old, user_id="u", at=T0 + 30 * DAY)
         b = mem.add(new, user_id="u", at=T0 + 120 * DAY)
         mem.flush()
-        return mem.get(a.id).superseded_by == b.id
+        return mem.get(a.id).superseded_by == b.id, any(
+            f.record.id == b.id and f.related is not None and f.related.id == a.id
+            for f in mem.audit(user_id="u", kinds="duplicate"))
+
+
+def _linked(path: Path, old: str, new: str) -> bool:
+    return _decided(path, old, new)[0]
+
+
+def _restates(path: Path, old: str, new: str) -> bool:
+    return _decided(path, old, new)[1]
 
 
 @pytest.mark.slow
@@ -604,16 +616,6 @@ REMINDERS = [
     ("Grandpa takes his heart pills at 8am.",
      "Don't forget Grandpa's heart pills at eight in the morning."),
 ]
-
-
-def _restates(path: Path, old: str, new: str) -> bool:
-    with Memory(path, config=Config(reflection_threshold=0), llm=None) as mem:
-        mem.add_many([{"text": t, "at": T0, "user_id": "u"} for t in FILLER])
-        a = mem.add(old, user_id="u", at=T0 + 30 * DAY)
-        b = mem.add(new, user_id="u", at=T0 + 120 * DAY)
-        mem.flush()
-        return any(f.record.id == b.id and f.related is not None and f.related.id == a.id
-                   for f in mem.audit(user_id="u", kinds="duplicate"))
 
 
 @pytest.mark.slow

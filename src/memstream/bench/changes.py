@@ -103,24 +103,20 @@ def _null(mem: Memory, ns: str) -> Null:
 class Rows:
     """What the models are fitted on, of one store: the pair rows (``pairs``, labelled
     ``pair_y``: 0 none, 1 changes, 2 restates) with the two records' vectors (``new_vecs``,
-    ``old_vecs``), the junk rows (``singles``, ``junk_y``), and every record's vector
-    (``vecs``) with whether it replaced an older one (``replaced_one``) or restates one
-    (``restates_one``)."""
+    ``old_vecs``) and what the new one says beyond the old (``beyond``), the junk rows
+    (``singles``, ``junk_y``), and every record's vector (``vecs``) with whether it replaced
+    an older one (``replaced_one``) or restates one (``restates_one``)."""
 
     pairs: np.ndarray
     pair_y: np.ndarray
     new_vecs: np.ndarray
     old_vecs: np.ndarray
+    beyond: np.ndarray
     singles: np.ndarray
     junk_y: np.ndarray
     vecs: np.ndarray
     replaced_one: np.ndarray
     restates_one: np.ndarray
-
-    def beyond(self) -> np.ndarray:
-        """Each pair's ``cognition.changes.beyond`` row."""
-        return np.vstack([model.beyond(n, o[None, :]) for n, o in
-                          zip(self.new_vecs, self.old_vecs, strict=True)])
 
 
 def features(mem: Memory, store: dict[str, Any]) -> Rows:
@@ -134,7 +130,7 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
     successors = {m["superseded_by"] for m in store["memories"] if m.get("superseded_by")}
     null = _null(mem, ns)
     vecs = mem.store.indexes.embeddings(ns, list(ids))
-    pairs, pair_y, new_vecs, old_vecs, singles, junk_y = [], [], [], [], [], []
+    pairs, pair_y, new_vecs, old_vecs, beyond, singles, junk_y = [], [], [], [], [], [], []
     for m in store["memories"]:
         rec = mem.get(of[m["id"]], namespace=ns)
         older, z, mutual = engine.neighbours(mem, rec, vecs[rec.id], null.pair_mean,
@@ -152,13 +148,14 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
                           else 2 if m.get("duplicate_of") == old["id"] else 0)
             new_vecs.append(vecs[rec.id])
             old_vecs.append(vecs[o.id])
+            beyond.append(model.beyond(vecs[rec.id], vecs[o.id][None, :])[0])
         for old in store["memories"]:
             if old.get("superseded_by") == m["id"] and mem.get(of[old["id"]], namespace=ns).valid:
                 mem.invalidate(of[old["id"]], superseded_by=rec.id, namespace=ns,
                                at=rec.created_at)
     mem.delete_all(namespace=ns)
     return Rows(np.array(pairs), np.array(pair_y, dtype=np.int64), np.array(new_vecs),
-                np.array(old_vecs), np.array(singles), np.array(junk_y),
+                np.array(old_vecs), np.array(beyond), np.array(singles), np.array(junk_y),
                 np.array([vecs[of[m["id"]]] for m in store["memories"]]),
                 np.array([m["id"] in successors for m in store["memories"]]),
                 np.array([m["label"] == "duplicate" for m in store["memories"]]))
@@ -293,7 +290,7 @@ def _directions(rows: list[Rows], embedder: str) -> model.Directions:
         embedder, np.vstack([r.vecs for r in rows]),
         np.concatenate([r.replaced_one for r in rows]),
         np.concatenate([r.restates_one for r in rows]),
-        np.vstack([r.beyond() for r in rows]), np.concatenate([r.pair_y == 1 for r in rows]))
+        np.vstack([r.beyond for r in rows]), np.concatenate([r.pair_y == 1 for r in rows]))
 
 
 def _fit(rows: list[Rows], embedder: str | None) -> model.Weights:

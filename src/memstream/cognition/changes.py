@@ -301,13 +301,16 @@ def decide(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[boo
         return [Decision("junk", new.id, None, junk, _reason(JUNK_FEATURES, jx, w.junk))]
     if not older:
         return []
-    x, pair, names = pair_rows(new, older, z, mutual, w, vectors, restating=True)
+    gaps = margins(z)
+    base = np.vstack([pair_features(new, o, float(z[n]), n == 0, bool(mutual[n]), gaps[n])
+                      for n, o in enumerate(older)])
+    x, pair, names = model_rows(base, w, vectors, restating=True)
     p = _softmax(x @ pair.T)
     best = int(np.argmax(p[:, 2]))
     if p[best, 2] >= APPLY["duplicate"]:  # a restatement: the new record is the duplicate
         return [Decision("duplicate", new.id, older[best].id, float(p[best, 2]),
                         _reason(names, x[best], pair[2]))]
-    x, pair, names = pair_rows(new, older, z, mutual, w, vectors)
+    x, pair, names = model_rows(base, w, vectors)
     p = _softmax(x @ pair.T)
     best = int(np.argmax(p[:, 1]))  # one change per new record: the most likely
     sure = bool(p[best, 1] >= APPLY["superseded"])
@@ -318,23 +321,20 @@ def decide(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[boo
                      tentative=not sure)]
 
 
-def pair_rows(new: Item, older: Sequence[Item], z: np.ndarray, mutual: Sequence[bool],
-              w: Weights, vectors: tuple[np.ndarray, np.ndarray] | None, *,
-              restating: bool = False) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """The rows of the change model (``restating``: of the restatement model) for ``new`` and
-    each of ``older``, the weights that read them and the names of their columns: with the
-    directions when ``w`` has them and ``vectors`` are given, else the plain model's."""
-    gaps = margins(z)
-    x = np.vstack([pair_features(new, o, float(z[n]), n == 0, bool(mutual[n]), gaps[n])
-                   for n, o in enumerate(older)])
+def model_rows(base: np.ndarray, w: Weights, vectors: tuple[np.ndarray, np.ndarray] | None,
+               *, restating: bool = False) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """The rows of the change model (``restating``: of the restatement model) from the pairs'
+    ``PAIR_FEATURES`` (``base``), the weights that read them and the names of their columns:
+    with the directions when ``w`` has them and ``vectors`` are given, else the plain
+    model's."""
     if restating:
         if w.directions is not None and w.restating is not None and vectors is not None:
-            return (np.hstack([x, w.directions.restating(vectors[0], vectors[1])]),
+            return (np.hstack([base, w.directions.restating(vectors[0], vectors[1])]),
                     w.restating, PAIR_FEATURES + RESTATEMENT_FEATURES)
     elif w.directions is not None and vectors is not None:
-        return (np.hstack([x, w.directions.features(vectors[0], vectors[1])]), w.pair,
+        return (np.hstack([base, w.directions.features(vectors[0], vectors[1])]), w.pair,
                 PAIR_FEATURES + DIRECTION_FEATURES)
-    return x, (w.plain if w.plain is not None else w.pair), PAIR_FEATURES
+    return base, (w.plain if w.plain is not None else w.pair), PAIR_FEATURES
 
 
 def fit_directions(embedder: str, new: np.ndarray, replaced_one: np.ndarray,

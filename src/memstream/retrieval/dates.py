@@ -17,6 +17,7 @@ import calendar
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 __all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "of_date", "overlaps", "spans"]
 
@@ -133,7 +134,13 @@ def _span(year: int | None, month: int, day: int | None, now: datetime
 
 def spans(query: str, now: float) -> list[tuple[float, float, bool]]:
     """The spans of time ``query`` names, as (start, end, whether it is one day), in UTC
-    seconds; none when it names no date."""
+    seconds; none when it names no date. Read once per query and time: a search's stages
+    ask for them more than once."""
+    return list(_spans(query, now))
+
+
+@lru_cache(maxsize=64)
+def _spans(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
     when = datetime.fromtimestamp(now, tz=UTC)
     out: list[tuple[float, float, bool]] = []
     taken: list[tuple[int, int]] = []
@@ -149,7 +156,7 @@ def spans(query: str, now: float) -> list[tuple[float, float, bool]]:
             if span is not None:
                 taken.append((m.start(), m.end()))
                 out.append((*span, day is not None))
-    return out + _from_now(query, when)
+    return tuple(out + _from_now(query, when))
 
 
 def of_date(dated: Sequence[tuple[float, float, bool]], created_at: float) -> float:
