@@ -15,6 +15,7 @@ import pytest
 from memstream import Memory, Query
 from memstream.cognition import changes as model
 from memstream.config import Config
+from memstream.engine.stages.current import CURRENT, PROBABLE
 
 DAY = 86400.0
 T0 = 1.73e9
@@ -371,6 +372,40 @@ def test_a_tentative_change_puts_its_successor_first_about_now_and_links_nothing
         assert [(f.applied, f.tentative) for f in mem.audit()] == [(False, False)]
         hits = mem.search(question, user_id="maren", touch=False, now=T0 + 90 * DAY)
         assert hits[0].record.id == old
+
+
+@pytest.mark.slow
+def test_a_time_named_before_a_record_was_written_does_not_hold_back_its_successor(
+        tmp_path: Path):
+    """"Are we still going to Tresswick Bay in August?", asked in June about a plan written in
+    November: "August" reads as last August, before the plan existed, and held back the
+    probable successor (the cancellation), as if the question asked what was so then. A time
+    while the record was there still does ("on 5 November": the old slot)."""
+    with _unsure_store(tmp_path / "m.db", SWIM) as (mem, (old, new)):  # 27 Oct, 26 Nov 2024
+        later = mem.search("Are Theo's swimming lessons at the leisure centre still on in "
+                           "September?",
+                           user_id="maren", touch=False, now=T0 + 90 * DAY)
+        assert [h.record.id for h in later][:2] == [new, old]
+        assert later[0].explain.lifted == PROBABLE
+        then = mem.search("When were Theo's swimming lessons on 5 November?",
+                          user_id="maren", touch=False, now=T0 + 90 * DAY)
+        assert [h.explain.lifted for h in then] == [None, None]
+
+
+@pytest.mark.slow
+def test_as_of_a_time_after_a_correction_puts_the_version_valid_then_first(tmp_path: Path):
+    """A record corrected by hand (``invalidate(old, superseded_by=new, at=...)``) and asked
+    about as of a later time: the version valid then takes the old one's place, lifted as the
+    current version, where the new one came with its own lower score. As of a time before the
+    correction, the old one stands."""
+    with _unsure_store(tmp_path / "m.db", SWIM) as (mem, (old, new)):  # 27 Oct, 26 Nov 2024
+        mem.invalidate(old, superseded_by=new, at=T0 + 30 * DAY)
+        question = "Are Theo's swimming lessons at the leisure centre on Saturdays?"
+        later = mem.search(question, user_id="maren", touch=False, as_of=T0 + 60 * DAY)
+        assert later[0].record.id == new
+        assert later[0].explain.lifted == CURRENT
+        before = mem.search(question, user_id="maren", touch=False, as_of=T0 + 10 * DAY)
+        assert [h.record.id for h in before] == [old]
 
 
 @pytest.mark.slow

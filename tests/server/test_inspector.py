@@ -490,7 +490,8 @@ def test_entity_view_timeline_and_neighbourhood(page: Any,
     assert items.count() == 6  # Marta Silva, Priya Rao, Café Luso, Porto, Lisbon, Dune
     items.first.click()
     sync_api.expect(page.locator("#entity-name")).to_have_text("Marta Silva")
-    sync_api.expect(page.locator("#entity-meta")).to_have_text(re.compile(r"^in 4 memories"))
+    sync_api.expect(page.locator("#entity-meta")).to_have_text(
+        re.compile(r"^person, in 4 memories"))
     assert page.locator("#entity-timeline circle").count() == 4
     neighbours = set(page.locator("#entity-graph circle.neighbour").evaluate_all(
         "cs => cs.map(c => c.dataset.name)"))

@@ -34,7 +34,7 @@ class GraphConformance:
         mine = store.graph.entities("ns", ["u1"])
         marta = next(e for e in mine if e.name == "Marta Silva")
         assert (marta.mentions, marta.first_seen, marta.last_seen) == (2, T0, T0 + 10)
-        assert marta.owner == "u1" and marta.kind == "name"
+        assert marta.owner == "u1" and marta.kind == "person"
         assert names(store.graph.entities("ns", ["u2"])) == {"Marta Silva", "Porto"}
         theirs = next(e for e in store.graph.entities("ns", ["u2"]) if e.name == "Marta Silva")
         assert theirs.id != marta.id  # another user's Marta is another entity
@@ -45,7 +45,7 @@ class GraphConformance:
         store.records.insert([rec("Never book the early ferry.")], model="m")
         assert store.graph.entities("ns") == []
         assert names(store.graph.entities("ns", confirmed=False)) == {"Never"}
-        store.records.insert([rec("Pell mends nets."), rec("Lina walked home with Pell.")],
+        store.records.insert([rec("Pell mends nets."), rec("Quorra walked home with Pell.")],
                              model="m")
         assert names(store.graph.entities("ns")) == {"Pell"}
 

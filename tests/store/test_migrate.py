@@ -310,7 +310,8 @@ def test_entities_keep_their_names_and_kinds_on_every_path(tmp_path: Path, pg_ur
         dump = tmp_path / "all.jsonl"
         with dump.open("w", encoding="utf-8") as out:
             export_jsonl(mem, out)
-    assert ("Andrés Pérez", "name", 2) in want and ("Weber", "person", 1) in want
+    assert ("Andrés Pérez", "person", 2) in want and ("Weber", "person", 1) in want
+    assert ("Valencia", "place", 1) in want and ("Café Kranich", "place", 1) in want
     with Memory(tmp_path / "imported.db", embedder="none") as mem:
         with dump.open(encoding="utf-8") as raw:
             import_jsonl(mem, raw)

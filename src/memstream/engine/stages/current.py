@@ -50,16 +50,20 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
     (``verdicts.demoted``) below every other hit. The old version is left out, as every
     invalidated record is, unless the selection includes them (the past on request): then it
     follows its current version, and the versions a matching record replaced follow it
-    (``verdicts.earlier``). ``as_of`` selects the versions valid then: nothing is replaced,
-    and a probable successor counts only when it was written by then. A query that names a
+    (``verdicts.earlier``). ``as_of`` asks what was valid then: a record replaced by then
+    gives its place to the version valid then (the end of its chain at that time), and a
+    probable successor counts only when it was written by then. A query that names a
     time (``named``: "at the start of May", "el 18 de abril") asks what was so then: a record
     valid at some time of it stands as itself, whatever replaced it since, and a probable
-    successor counts only when it was written by the end of that time."""
+    successor counts only when it was written by the end of that time, if the record was
+    there at that time (a time before it asks about something else)."""
     ids = [s.item.id for s in ranked]
     demoted, probable = verdicts.demoted, verdicts.probable
     records = {r.id: r for r in reads.records(ids)}
-    stale = {i for i, r in records.items() if not r.valid and not _valid_during(r, named)} \
-        if sel.as_of is None else set()
+    if sel.as_of is None:
+        stale = {i for i, r in records.items() if not r.valid and not _valid_during(r, named)}
+    else:  # replaced by the time asked about
+        stale = {i for i, r in records.items() if _replaced_by(r, sel.as_of)}
     maybe = {i for i in ids if i in probable and i not in stale}
     past = _earlier(reads, sel, ids, verdicts) if sel.include_invalid else {}
     if not stale and not maybe and not past and demoted.isdisjoint(ids):
@@ -68,13 +72,16 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
     for rid in stale | maybe:
         cur, seen = records[rid], {rid}
         for _ in range(CHAIN):
-            nxt_id = cur.superseded_by if not cur.valid and sel.as_of is None else \
-                probable.get(cur.id)
+            replaced = not cur.valid if sel.as_of is None else _replaced_by(cur, sel.as_of)
+            nxt_id = cur.superseded_by if replaced else probable.get(cur.id)
             if nxt_id is None or nxt_id in seen:
                 break
             nxt = records.get(nxt_id) or next(iter(reads.records([nxt_id])), None)
+            # the times asked about while the record was there (an earlier one, "in August"
+            # read as last August for a plan written in November, asks about something else)
+            asked = [b for _, b in named if b >= records[rid].created_at]
             if nxt is None or (rid in maybe and (not admits(sel, nxt) or (
-                    named and not any(nxt.created_at <= b for _, b in named)))):
+                    asked and not any(nxt.created_at <= b for b in asked)))):
                 break  # a probable successor written after the time asked about
             records[nxt.id] = nxt
             seen.add(nxt.id)
@@ -111,6 +118,11 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
                 placed.add(old.id)
     return [s for s in out if s.item.id not in demoted] + [s for s in out
                                                            if s.item.id in demoted]
+
+
+def _replaced_by(record: Record, when: float) -> bool:
+    """Whether ``record`` was no longer valid at ``when``."""
+    return record.invalidated_at is not None and record.invalidated_at <= when
 
 
 def _valid_during(record: Record, named: Sequence[tuple[float, float]]) -> bool:
