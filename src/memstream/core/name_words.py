@@ -112,26 +112,28 @@ septiembre octubre noviembre diciembre lunes martes miércoles jueves viernes s�
 janvier février mars avril juin juillet août septembre octobre novembre décembre lundi mardi
 mercredi jeudi vendredi samedi dimanche
 """.split())
+
+
+def _word_list(name: str) -> frozenset[str]:
+    """The words of a list shipped with the package, a word a line ("#" opens a comment)."""
+    text = resources.files("memstream").joinpath(name).read_text(encoding="utf-8")
+    return frozenset(w for w in (line.strip() for line in text.splitlines())
+                     if w and not w.startswith("#"))
+
+
 #: months, weekdays and language names as the languages around the sets write them
 #: capitalised (Unicode CLDR: tools/calendar_words.py), with the list above
-DATES = _HAND_DATES | {
-    line.strip() for line in resources.files("memstream").joinpath("calendar_words.txt")
-    .read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")}
+DATES = _HAND_DATES | _word_list("calendar_words.txt")
 
 
 @lru_cache(maxsize=1)
 def given_names() -> frozenset[str]:
     """Given names common in some country (``first_names.txt``: tools/first_names.py)."""
-    text = resources.files("memstream").joinpath("first_names.txt").read_text(encoding="utf-8")
-    return frozenset(line.strip() for line in text.splitlines()
-                     if line.strip() and not line.startswith("#")
-                     and line.strip().lower() not in NEVER)
+    return frozenset(w for w in _word_list("first_names.txt") if w.lower() not in NEVER)
 
 
 @lru_cache(maxsize=1)
 def place_names() -> frozenset[str]:
     """Countries, continents and cities of 100,000 or more, case-folded (``place_names.txt``:
     tools/place_names.py)."""
-    text = resources.files("memstream").joinpath("place_names.txt").read_text(encoding="utf-8")
-    return frozenset(line.strip() for line in text.splitlines()
-                     if line.strip() and not line.startswith("#"))
+    return _word_list("place_names.txt")

@@ -82,8 +82,18 @@ TITLE_WORDS = 6
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 _ID = re.compile(r"^(?=.*\d)(?=.*[A-Z#])[#A-Z0-9][\w-]*$")
 
+#: how much more likely (log) the default embedder's tokenizer finds a word capitalised than in
+#: lowercase (``casing``), from which a single capitalised word that opens a sentence is taken
+#: for a name
+NAME_CASING = 3.0
 
+#: below this (log), a capitalised word that opens a run of them is a common word the sentence
+#: capitalised ("Took Mandarine", "Neue Stelle bei ..."), not the run's first name
+OPENER_CASING = -2.5
 
+#: how much likelier (log) the tokenizer may find a given name in lowercase before it is taken
+#: for a common word that opens a sentence ("Will you", "Met Ana"; not "Marta", "Lena")
+GIVEN_CASING = -1.5
 
 
 @lru_cache(maxsize=1 << 16)
@@ -120,8 +130,6 @@ def _common_noun(tokens: list[str], i: int) -> bool:
     return before in ARTICLES or before[:1].isdigit()
 
 
-
-
 @lru_cache(maxsize=1 << 16)
 def _kind(words: tuple[str, ...], titled: bool, before: str = "") -> str:
     if titled:
@@ -155,8 +163,6 @@ def _kind(words: tuple[str, ...], titled: bool, before: str = "") -> str:
     if given and len(words) <= 4:  # "Marta", "Imogen Vale"
         return "person"
     return "name"  # a person, a place, a product: the words alone do not tell
-
-
 
 
 def extract(text: str) -> list[Mention]:
@@ -329,20 +335,6 @@ def _street_or_lake(word: str) -> bool:
 def _place_keys() -> frozenset[str]:
     """The place names, as keys (``key_of``)."""
     return frozenset(key_of(p) for p in place_names())
-
-
-#: how much more likely (log) the default embedder's tokenizer finds a word capitalised than in
-#: lowercase (``casing``), from which a single capitalised word that opens a sentence is taken
-#: for a name
-NAME_CASING = 3.0
-
-#: below this (log), a capitalised word that opens a run of them is a common word the sentence
-#: capitalised ("Took Mandarine", "Neue Stelle bei ..."), not the run's first name
-OPENER_CASING = -2.5
-
-#: how much likelier (log) the tokenizer may find a given name in lowercase before it is taken
-#: for a common word that opens a sentence ("Will you", "Met Ana"; not "Marta", "Lena")
-GIVEN_CASING = -1.5
 
 
 def given_name(word: str) -> bool:

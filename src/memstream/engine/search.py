@@ -54,14 +54,13 @@ class Gather:
         (its successor takes its place: the current stage). ``vector`` may be a callable that
         waits for a vector being computed elsewhere: it is called after the keyword search."""
         sel = self.sel
-        if sel.as_of is not None and not sel.include_invalid:
-            # as of a time: a record replaced by then is looked for too (the version valid
-            # then takes its place: the current stage)
+        if sel.include_invalid:
+            found_in = sel
+        elif sel.as_of is not None:  # what was written by then, replaced since or not
             found_in = dataclasses.replace(sel, as_of=None, include_invalid=True, until=min(
                 sel.as_of, sel.until if sel.until is not None else sel.as_of))
         else:
-            found_in = sel if sel.include_invalid or sel.as_of is not None else \
-                dataclasses.replace(sel, include_invalid=True)
+            found_in = dataclasses.replace(sel, include_invalid=True)
         with span("memstream.keyword_search"):
             keyword = keyword_search(self.store.indexes, found_in, query_terms(text), pool)
         self.vector = vector() if callable(vector) else vector

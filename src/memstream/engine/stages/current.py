@@ -71,15 +71,15 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
     head: dict[str, str] = {}
     for rid in stale | maybe:
         cur, seen = records[rid], {rid}
+        # the times asked about while the record was there (an earlier one, "in August" read
+        # as last August for a plan written in November, asks about something else)
+        asked = [b for _, b in named if b >= records[rid].created_at]
         for _ in range(CHAIN):
             replaced = not cur.valid if sel.as_of is None else _replaced_by(cur, sel.as_of)
             nxt_id = cur.superseded_by if replaced else probable.get(cur.id)
             if nxt_id is None or nxt_id in seen:
                 break
             nxt = records.get(nxt_id) or next(iter(reads.records([nxt_id])), None)
-            # the times asked about while the record was there (an earlier one, "in August"
-            # read as last August for a plan written in November, asks about something else)
-            asked = [b for _, b in named if b >= records[rid].created_at]
             if nxt is None or (rid in maybe and (not admits(sel, nxt) or (
                     asked and not any(nxt.created_at <= b for b in asked)))):
                 break  # a probable successor written after the time asked about
