@@ -696,3 +696,21 @@ def test_the_weights_with_directions_read_back_as_written():
     assert raw["restatement_features"] == list(model.RESTATEMENT_FEATURES)
     assert shipped.restating is not None
     assert np.allclose(raw["restating"], shipped.restating, atol=1e-5)
+
+
+def test_the_directions_read_many_pairs_as_they_read_each():
+    """``Directions.pairs`` (the bench's fits read every pair at once) gives what
+    ``features`` and ``restating`` give one new record and its older ones at a time."""
+    shipped = model.load_weights()
+    assert shipped.directions is not None
+    d = shipped.directions
+    rng = np.random.default_rng(7)
+    dim = len(d.announces.vector)
+    new, old = rng.normal(size=(6, dim)), rng.normal(size=(6, dim))
+    rows = np.vstack([model.beyond(n, o[None, :])[0] for n, o in zip(new, old, strict=True)])
+    changes, restating = d.pairs(new, rows)
+    assert changes.shape == (6, len(model.DIRECTION_FEATURES))
+    assert restating.shape == (6, len(model.RESTATEMENT_FEATURES))
+    for k in range(6):
+        assert np.allclose(changes[k], d.features(new[k], old[k][None, :])[0])
+        assert np.allclose(restating[k], d.restating(new[k], old[k][None, :])[0])

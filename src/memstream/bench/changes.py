@@ -293,25 +293,31 @@ def _directions(rows: list[Rows], embedder: str) -> model.Directions:
         np.vstack([r.beyond for r in rows]), np.concatenate([r.pair_y == 1 for r in rows]))
 
 
-def _fit(rows: list[Rows], embedder: str | None) -> model.Weights:
-    """The weights fitted on ``rows``; the pair model's direction signals of each store are
-    read with directions fitted on the other stores (as a store the shipped directions never
-    saw reads them), the directions kept are fitted on every store of ``rows``."""
+def _read(rows: list[Rows], embedder: str | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each store's direction rows (``DIRECTION_FEATURES``, ``RESTATEMENT_FEATURES``) read
+    with directions fitted on the other stores (as a store the shipped directions never saw
+    reads them)."""
+    if embedder is None or len(rows) < 3:
+        return []
+    return [_directions([o for k, o in enumerate(rows) if k != n], embedder).pairs(
+        r.new_vecs, r.beyond) for n, r in enumerate(rows)]
+
+
+def _fit(rows: list[Rows], embedder: str | None, *, l2: float = 1e-2,
+         read: list[tuple[np.ndarray, np.ndarray]] | None = None) -> model.Weights:
+    """The weights fitted on ``rows`` with the penalty ``l2``; the pair model's direction
+    signals of each store are read with directions fitted on the other stores (``_read``),
+    the directions kept are fitted on every store of ``rows``."""
     pairs = np.vstack([r.pairs for r in rows])
     labels = np.concatenate([r.pair_y for r in rows])
     singles = np.vstack([r.singles for r in rows])
     junk = np.concatenate([r.junk_y for r in rows])
-    if embedder is None or len(rows) < 3:
-        return model.fit(pairs, labels, singles, junk)
-    read, restating = [], []
-    for n, r in enumerate(rows):
-        others = _directions([o for k, o in enumerate(rows) if k != n], embedder)
-        read.append(np.vstack([others.features(v, o[None, :]) for v, o in
-                               zip(r.new_vecs, r.old_vecs, strict=True)]))
-        restating.append(np.vstack([others.restating(v, o[None, :]) for v, o in
-                                    zip(r.new_vecs, r.old_vecs, strict=True)]))
-    return model.fit(pairs, labels, singles, junk, directions=_directions(rows, embedder),
-                     direction_rows=np.vstack(read), restating_rows=np.vstack(restating))
+    read = _read(rows, embedder) if read is None else read
+    if embedder is None or not read:
+        return model.fit(pairs, labels, singles, junk, l2=l2)
+    return model.fit(pairs, labels, singles, junk, l2=l2, directions=_directions(rows, embedder),
+                     direction_rows=np.vstack([d for d, _ in read]),
+                     restating_rows=np.vstack([r for _, r in read]))
 
 
 def fit(path: str | Path, *, embedder: str | None = None,

@@ -186,6 +186,15 @@ class Directions:
         return np.column_stack([np.full(len(older), announces),
                                 self.adds_as_successor.read(beyond(new, older))])
 
+    def pairs(self, new: np.ndarray, beyond_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ``DIRECTION_FEATURES`` and the ``RESTATEMENT_FEATURES`` of many pairs at once,
+        from each pair's new vector (a row of ``new``) and what it says beyond the older
+        record (a row of ``beyond_rows``: ``beyond``)."""
+        unit = _unit(new)
+        return (np.column_stack([self.announces.read(unit),
+                                 self.adds_as_successor.read(beyond_rows)]),
+                self.reminds.read(unit)[:, None])
+
     def restating(self, new: np.ndarray, older: np.ndarray) -> np.ndarray:
         """The ``RESTATEMENT_FEATURES`` of ``new`` (a vector) with each row of ``older``."""
         return np.full((len(older), 1), self.reminds.read(_unit(new[None, :]))[0])
