@@ -148,6 +148,26 @@ def test_a_kinship_word_or_a_title_is_not_the_name() -> None:
             if m.strong] == [("Weber", "person")]
 
 
+def test_a_contraction_is_not_a_name_and_an_is_after_a_word_is_not_a_possessive(
+        tmp_path: Path) -> None:
+    """Chat turns as a conversation stores them: "I'm", "I've", "Don't" and "J'ai" are no
+    names, alone or after another capital ("Now I'm"), while "O'Brien" and "D'Angelo" are;
+    "Life's too short" is not Life's (a person's) anything."""
+    found = named("Caroline: Yes, I'm sure. Now I'm back. Lately I've been busy.")
+    assert {n for n, (_, strong) in found.items() if strong} == {"Caroline"}
+    assert not any("'" in n for n in found), found
+    assert named("Don't forget. J'ai vu D'Angelo, and O'Brien came too.") == {
+        "D'Angelo": ("name", True), "O'Brien": ("name", True)}
+    assert not named("Melanie: Agreed. Life's too short to wait.").get("Life", ("", False))[1]
+    with Memory(tmp_path / "chat.db", embedder="none",
+                config=Config(reflection_threshold=0)) as mem:
+        mem.add_many([{"text": "Nate: Hey! I'm at the gym, I'll call you after."},
+                      {"text": "Joanna: Sure, Nate, I've got time. I'd love to hear about it."}],
+                     namespace="chat")
+        mem.flush()
+        assert {e.name for e in mem.entities(namespace="chat")} == {"Nate", "Joanna"}
+
+
 def test_a_record_and_a_write_link_a_bounded_number_of_names(tmp_path: Path, monkeypatch
                                                                ) -> None:
     """A note made of names links its first ``MAX_PER_RECORD``; a write links at most

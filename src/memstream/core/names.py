@@ -72,6 +72,7 @@ class Mention:
 #: words (with the full stop that follows one: "Dr.", "room."), and the marks that end a
 #: name or a sentence
 _TOKEN = re.compile(r"#?\w[\w'’.&-]*|&|[.!?;:,()\[\]\"“”„«»‹›\n—–|/]")
+_CONTRACTION = re.compile(r"^(\w+)['’](\w+)$")
 _END = set(".!?;:,()[]\"“”„«»‹›\n—–|/")
 #: marks that end a name but not a sentence
 _INSIDE = set(",;()\"“”„«»‹›/")
@@ -188,7 +189,8 @@ def extract(text: str) -> list[Mention]:
             continue
         tok = tokens[i].rstrip(".")
         bare = _POSSESSIVE.sub("", tok) if tok[-1:] in "s'’" else tok
-        if not _is_cap(bare) or (bare.lower() in NEVER and not _is_id(bare)):
+        if not _is_cap(bare) or (bare.lower() in NEVER and not _is_id(bare)) or \
+                _contraction(bare):
             continue
         back = i - 1  # the sentence opens here when only brackets and quotes stand before
         while back >= 0 and tokens[back] in _INSIDE and tokens[back] not in ",;":
@@ -212,7 +214,7 @@ def extract(text: str) -> list[Mention]:
                     span.extend(tokens[j:k])
                     j = k
                     continue
-            if not _is_cap(word) or (span and low.rstrip(".") in NEVER) or \
+            if not _is_cap(word) or (span and (low.rstrip(".") in NEVER or _contraction(word))) or \
                     (span and _is_id(word.rstrip(".")) != _is_id(span[-1])):
                 break  # an identifier is a name of its own
             if not span and low != _POSSESSIVE.sub("", low) and \
@@ -270,6 +272,15 @@ def extract(text: str) -> list[Mention]:
                 _keep(out, words, titled or owned, sure, before if words is names else "")
         done = max(j, i + 1)
     return list(out.values())
+
+
+def _contraction(word: str) -> bool:
+    """Whether a capitalised word is a contraction, not a name: a function word, a single
+    letter or a negation before an apostrophe and a lowercase ending ("I'm", "I've", "Don't",
+    "We're", "J'ai"; not "O'Brien", "D'Angelo")."""
+    m = _CONTRACTION.match(word)
+    return m is not None and m[2].isalpha() and m[2].islower() and (
+        m[1].lower() in NEVER or len(m[1]) == 1 or m[2] == "t")
 
 
 def _is_id(word: str) -> bool:
@@ -347,5 +358,8 @@ def given_name(word: str) -> bool:
 
 
 def _possessive_at(tokens: list[str], j: int) -> bool:
-    """Whether the span that ended before ``tokens[j]`` ended on a possessive."""
-    return j > 0 and bool(_POSSESSIVE.search(tokens[j - 1])) and len(tokens[j - 1]) > 2
+    """Whether the span that ended before ``tokens[j]`` ended on a possessive: not when a
+    function word follows, where the "'s" is a verb ("Life's too short", "Painting's a fun
+    way"; "Theo's bike" is a possessive)."""
+    return j > 0 and bool(_POSSESSIVE.search(tokens[j - 1])) and len(tokens[j - 1]) > 2 and \
+        not (j < len(tokens) and tokens[j].lower() in NEVER)
