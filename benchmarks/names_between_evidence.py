@@ -5,10 +5,11 @@ following names"). Reads the labelled evidence only, no search:
         ../shared/data/everyday_dev.json
 
 For each LoCoMo category and for the everyday suite's multi_hop questions, the share of
-questions that name something (``core.names.extract``; in LoCoMo, the two speakers' names
-left out: every turn is theirs), whose evidence shares a name with the question, and, with
-two or more pieces of evidence, where two of them share a name: an upper bound on what a walk
-over the entity graph, seeded by the query or by one piece of evidence, can reach."""
+questions that name something (the strong mentions of ``core.names.extract``; in LoCoMo,
+the two speakers' names left out: every turn is theirs), whose evidence shares a name with
+the question, and, with two or more pieces of evidence, where two of them share a name: an
+upper bound on what a walk over the entity graph, seeded by the query or by one piece of
+evidence, can reach."""
 
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ from collections import Counter
 from pathlib import Path
 
 from memstream.bench.locomo import CATEGORIES, load
-from memstream.core.names import extract
+from memstream.core.names import extract, key_of
 
 
 def keys(text: str, leave: frozenset[str] | set[str] = frozenset()) -> set[str]:
-    return {m.key for m in extract(text)} - leave
+    return {m.key for m in extract(text) if m.strong} - leave
 
 
 def tally(t: Counter[str], query: set[str], evidence: list[set[str]]) -> None:
@@ -48,7 +49,7 @@ def main(locomo: str, everyday: str) -> None:
     print(f"{'':<22}{'n':>5}{'name sth':>10}{'ev ~ query':>12}{'n (2+)':>8}{'ev ~ ev':>12}")
     by: dict[str, Counter[str]] = {}
     for conv in load(locomo):
-        speakers = {key for t in conv.turns for key in keys(t.text.split(":", 1)[0])}
+        speakers = {key_of(t.text.split(":", 1)[0]) for t in conv.turns if ":" in t.text}
         turns = {t.dia_id: keys(t.text.split(":", 1)[-1], speakers) for t in conv.turns}
         for q in conv.questions:
             evidence = [turns[d] for d in q.evidence if d in turns]

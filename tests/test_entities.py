@@ -168,6 +168,18 @@ def test_a_contraction_is_not_a_name_and_an_is_after_a_word_is_not_a_possessive(
         assert {e.name for e in mem.entities(namespace="chat")} == {"Nate", "Joanna"}
 
 
+def test_a_word_that_greets_a_name_at_a_sentence_start_is_not_part_of_it() -> None:
+    """"Hey Joanna!" and "Wow Caroline," open chat turns: the name is Joanna, Caroline; a run
+    whose words make it one name, or that is not followed by a comma or an exclamation mark,
+    stays whole ("San Diego", "Marta Silva", "Imogen Vale called")."""
+    assert named("Melanie: Hey Joanna! Good to see you.")["Joanna"] == ("person", True)
+    assert not named("Melanie: Hey Joanna! Good to see you.")["Hey Joanna"][1]
+    assert named("Wow Caroline, that is great!")["Caroline"] == ("person", True)
+    assert named("San Diego, finally!")["San Diego"] == ("place", True)
+    assert named("Imogen Vale called.")["Imogen Vale"][1]
+    assert named("Marta Silva called.")["Marta Silva"] == ("person", True)
+
+
 def test_a_record_and_a_write_link_a_bounded_number_of_names(tmp_path: Path, monkeypatch
                                                                ) -> None:
     """A note made of names links its first ``MAX_PER_RECORD``; a write links at most

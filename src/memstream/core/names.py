@@ -260,8 +260,9 @@ def extract(text: str) -> list[Mention]:
                 # whole run is weak and the rest is the name, read as inside a sentence
                 # ("Took Mandarine to the vet"; in German "Neue Stelle" is no name)
                 opener = casing(names[0])
-                if opener is not None and opener < OPENER_CASING and \
-                        not given_name(names[0]):
+                if (opener is not None and opener < OPENER_CASING and
+                        not given_name(names[0])) or \
+                        _greets(names, tokens[j] if j < len(tokens) else ""):
                     rest = names[1:]
                     found = [(names, False), (rest, len(rest) > 1 or not german or
                                               given_name(rest[0]) or _street_or_lake(rest[0]))]
@@ -272,6 +273,15 @@ def extract(text: str) -> list[Mention]:
                 _keep(out, words, titled or owned, sure, before if words is names else "")
         done = max(j, i + 1)
     return list(out.values())
+
+
+def _greets(names: list[str], after: str) -> bool:
+    """Whether a run of capitals that opens a sentence calls someone by name: a word, then a
+    given name, then a comma or an exclamation mark (``after``), and nothing in its words
+    that makes the two one name ("Hey Joanna!", "Thanks Mel,"; not "San Diego," a place,
+    nor "Marta Silva,", nor "Imogen Vale called")."""
+    return len(names) == 2 and after in {",", "!"} and names[0] not in given_names() and \
+        given_name(names[1]) and _kind(tuple(names), False) == "name"
 
 
 def _contraction(word: str) -> bool:
