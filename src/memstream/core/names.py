@@ -72,6 +72,7 @@ class Mention:
 #: words (with the full stop that follows one: "Dr.", "room."), and the marks that end a
 #: name or a sentence
 _TOKEN = re.compile(r"#?\w[\w'’.&-]*|&|[.!?;:,()\[\]\"“”„«»‹›\n—–|/]")
+#: a word, an apostrophe and an ending ("I'm", "O'Brien": ``_contraction`` tells them apart)
 _CONTRACTION = re.compile(r"^(\w+)['’](\w+)$")
 _END = set(".!?;:,()[]\"“”„«»‹›\n—–|/")
 #: marks that end a name but not a sentence
@@ -258,7 +259,8 @@ def extract(text: str) -> list[Mention]:
                 # mention too (weak: "Brodie Mills" must not make "Mills" a name); when the
                 # tokenizer finds the opening word likelier lowercase ("Took", "Neue"), the
                 # whole run is weak and the rest is the name, read as inside a sentence
-                # ("Took Mandarine to the vet"; in German "Neue Stelle" is no name)
+                # ("Took Mandarine to the vet"; in German "Neue Stelle" is no name); so too
+                # when the run calls someone by name ("Hey Joanna!": ``_greets``)
                 opener = casing(names[0])
                 if (opener is not None and opener < OPENER_CASING and
                         not given_name(names[0])) or \
