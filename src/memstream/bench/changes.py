@@ -102,15 +102,14 @@ def _null(mem: Memory, ns: str) -> Null:
 @dataclass(frozen=True, slots=True)
 class Rows:
     """What the models are fitted on, of one store: the pair rows (``pairs``, labelled
-    ``pair_y``: 0 none, 1 changes, 2 restates) with the two records' vectors (``new_vecs``,
-    ``old_vecs``) and what the new one says beyond the old (``beyond``), the junk rows
+    ``pair_y``: 0 none, 1 changes, 2 restates) with the new record's vector (``new_vecs``)
+    and what it says beyond the old one (``beyond``), the junk rows
     (``singles``, ``junk_y``), and every record's vector (``vecs``) with whether it replaced
     an older one (``replaced_one``) or restates one (``restates_one``)."""
 
     pairs: np.ndarray
     pair_y: np.ndarray
     new_vecs: np.ndarray
-    old_vecs: np.ndarray
     beyond: np.ndarray
     singles: np.ndarray
     junk_y: np.ndarray
@@ -130,7 +129,7 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
     successors = {m["superseded_by"] for m in store["memories"] if m.get("superseded_by")}
     null = _null(mem, ns)
     vecs = mem.store.indexes.embeddings(ns, list(ids))
-    pairs, pair_y, new_vecs, old_vecs, beyond, singles, junk_y = [], [], [], [], [], [], []
+    pairs, pair_y, new_vecs, beyond, singles, junk_y = [], [], [], [], [], []
     for m in store["memories"]:
         rec = mem.get(of[m["id"]], namespace=ns)
         older, z, mutual = engine.neighbours(mem, rec, vecs[rec.id], null.pair_mean,
@@ -147,7 +146,6 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
             pair_y.append(1 if old.get("superseded_by") == m["id"]
                           else 2 if m.get("duplicate_of") == old["id"] else 0)
             new_vecs.append(vecs[rec.id])
-            old_vecs.append(vecs[o.id])
             beyond.append(model.beyond(vecs[rec.id], vecs[o.id][None, :])[0])
         for old in store["memories"]:
             if old.get("superseded_by") == m["id"] and mem.get(of[old["id"]], namespace=ns).valid:
@@ -155,7 +153,7 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
                                at=rec.created_at)
     mem.delete_all(namespace=ns)
     return Rows(np.array(pairs), np.array(pair_y, dtype=np.int64), np.array(new_vecs),
-                np.array(old_vecs), np.array(beyond), np.array(singles), np.array(junk_y),
+                np.array(beyond), np.array(singles), np.array(junk_y),
                 np.array([vecs[of[m["id"]]] for m in store["memories"]]),
                 np.array([m["id"] in successors for m in store["memories"]]),
                 np.array([m["label"] == "duplicate" for m in store["memories"]]))

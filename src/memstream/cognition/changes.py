@@ -182,9 +182,7 @@ class Directions:
 
     def features(self, new: np.ndarray, older: np.ndarray) -> np.ndarray:
         """The ``DIRECTION_FEATURES`` of ``new`` (a vector) with each row of ``older``."""
-        announces = self.announces.read(_unit(new[None, :]))[0]
-        return np.column_stack([np.full(len(older), announces),
-                                self.adds_as_successor.read(beyond(new, older))])
+        return self.pairs(np.repeat(new[None, :], len(older), axis=0), beyond(new, older))[0]
 
     def pairs(self, new: np.ndarray, beyond_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The ``DIRECTION_FEATURES`` and the ``RESTATEMENT_FEATURES`` of many pairs at once,
