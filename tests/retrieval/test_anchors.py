@@ -27,6 +27,11 @@ DAY = 86400.0
     ("Was war drei Tage nach der Operation?", [(2, 4, None, "der Operation")]),
     ("Wer kam am Abend vor der Prüfung?", [(-2, 0, None, "der Prüfung")]),
     ("Was geschah in der Nacht des Sturms?", [(-0.75, 1, None, "Sturms")]),
+    # a title's or an initial's full stop does not end the event's words
+    ("What had I noticed a few days before Dr. Haddad's exam?",
+     [(-6, -1, None, "Dr. Haddad's exam")]),
+    ("What did we cook the night after J. R. Vance visited. Then?",
+     [(0, 2, None, "J. R. Vance visited")]),
     # nothing counted from an event
     ("When is the dentist appointment?", []), ("What is the day of the week?", []),
     ("Which day after tomorrow is free?", []), ("¿Dónde vivo ahora?", []),
@@ -36,6 +41,7 @@ def test_the_windows_a_query_counts_from_an_event(query: str, expected: list) ->
     assert [(s, e, d) for s, e, d, _ in got] == [(s, e, d) for s, e, d, _ in expected]
     for (*_, event), (*_, words) in zip(got, expected, strict=True):
         assert words in event
+        assert "." not in words or event == words
 
 
 def test_the_event_is_the_record_holding_its_rarest_words():

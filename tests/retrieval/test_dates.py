@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstream.retrieval.dates import spans
+from memstream.retrieval.dates import of_date, spans
 
 NOW = datetime(2025, 6, 12, 15, 30, tzinfo=UTC).timestamp()
 
@@ -51,3 +51,24 @@ def _days(query: str) -> list[tuple[str, str, bool]]:
 def test_the_dates_a_query_names(query: str, expected: list[tuple[str, str, bool]]) -> None:
     assert _days(query) == expected
 
+
+
+def _at(day: str, hour: int = 12) -> float:
+    return datetime.fromisoformat(day).replace(hour=hour, tzinfo=UTC).timestamp()
+
+
+def test_a_record_is_of_the_days_it_tells_of_read_when_it_was_written() -> None:
+    asked = spans("How did the April 12 long run go?", NOW)
+    # written the day after, about the day before: of April 12
+    assert of_date(asked, _at("2025-04-13"), "Yesterday's 7 mi long run felt fine.") == 1.0
+    assert of_date(asked, _at("2025-04-13"), "Gestern 12 km gelaufen.") == 1.0
+    assert of_date(asked, _at("2025-04-14"), "Ayer no corrí.") == 0.0
+    # a day it names, read in the year that puts it at or before its writing
+    assert of_date(asked, _at("2025-05-02"), "Notes from the run on 12 April: calves.") == 1.0
+    assert of_date(asked, _at("2025-04-02"), "Race on April 12, bib 301.") == 0.0
+    # written on the day itself, whatever it says; a month it names is no day of it
+    assert of_date(asked, _at("2025-04-12"), "Rest day.") == 1.0
+    assert of_date(asked, _at("2025-05-02"), "Ran a lot in April.") == 0.0
+    assert of_date(spans("What did she run in April?", NOW), _at("2025-05-01"),
+                   "Yesterday was the last run of the month.") == 0.5
+    assert of_date([], _at("2025-04-13"), "Yesterday's run.") == 0.0

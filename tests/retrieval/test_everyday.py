@@ -176,6 +176,30 @@ def test_a_question_counted_from_an_event_reads_the_records_times(notes: Memory)
     assert hits[0].explain.adjustments["of the date the query names"] > 1.0
 
 
+def test_a_record_that_tells_of_the_day_the_query_names_comes_first(notes: Memory):
+    """A note written the day after ("yesterday's run") is of the day it tells of, as one
+    written that day is, in English and in German."""
+    from datetime import UTC, datetime
+
+    def at(day: int) -> float:
+        return datetime(2023, 4, day, 8, 0, tzinfo=UTC).timestamp()
+
+    for ns, rows, query in [
+            ("en", ["Long run 5 mi at an easy pace, heart rate in zone 2.",
+                    "Yesterday's long run, 7 mi: felt fine, left heel sore this morning.",
+                    "The long run went well: 8 mi in the rain, heel fine."],
+             "How did the April 12 long run go?"),
+            ("de", ["Langer Lauf, 8 km locker, Puls im grünen Bereich.",
+                    "Gestern der lange Lauf über 12 km: lief gut, die Ferse tut heute weh.",
+                    "Langer Lauf 15 km im Regen, Ferse gut, Beine schwer am Ende."],
+             "Wie lief der lange Lauf am 12. April?")]:
+        for text, day in zip(rows, (5, 13, 20), strict=True):
+            notes.add(text, namespace=f"run-{ns}", at=at(day))
+        hits = notes.search(query, namespace=f"run-{ns}", k=3, touch=False)
+        assert hits[0].record.text == rows[1], ns
+        assert hits[0].explain.adjustments["of the date the query names"] > 1.0
+
+
 def test_the_reply_to_a_stored_question_comes_first_and_names_it(notes: Memory):
     """A reported question ("asked whether...") matches the query best; the reply, written a
     day later and about the same thing, answers it (a reply worded unlike the question, whose

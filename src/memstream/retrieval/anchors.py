@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.name_words import TITLES
 from .dates import NUMBER, number, overlaps
 from .keywords import query_terms
 from .relevance import term_finder
@@ -85,8 +86,21 @@ _BACK = re.compile(_BEFORE + r"$", re.IGNORECASE)
 _HINT = re.compile(r"after|later|nach|später|despu|siguiente|before|earlier|vor|antes"
                    r"|anterior|\bof\s+the\b|\bdes\b|\bder\b|\bvom\b|\bde\b|\bdel\b",
                    re.IGNORECASE)
-#: the event's words run to the end of the clause
+#: the event's words run to the end of the clause: a mark, or a full stop after a word that
+#: is no title or initial ("the week after Dr. Haddad's exam" names Dr. Haddad's exam)
 _CLAUSE_END = re.compile(r"[?.!;,:]")
+_WORD_BEFORE = re.compile(r"(\w+)$")
+
+
+def _event(rest: str) -> str:
+    """The words after a window's rule that name its event, to the end of the clause."""
+    for m in _CLAUSE_END.finditer(rest):
+        if m.group(0) == ".":
+            before = _WORD_BEFORE.search(rest[:m.start()])
+            if before is not None and (len(before[1]) == 1 or before[1].lower() in TITLES):
+                continue  # "Dr.", "J.": a title or an initial
+        return rest[:m.start()].strip()
+    return rest.strip()
 
 
 def windows(query: str) -> list[Window]:
@@ -106,7 +120,7 @@ def windows(query: str) -> list[Window]:
                 days = float(number(groups["n"]))
                 days = -days if _BACK.search(m.group(0)) else days
                 start, end = days + start, days + end
-            event = _CLAUSE_END.split(query[m.end():], maxsplit=1)[0].strip()
+            event = _event(query[m.end():])
             out.append(Window(start, end, weekday, event))
     return out
 

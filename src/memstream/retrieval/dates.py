@@ -141,6 +141,10 @@ def spans(query: str, now: float) -> list[tuple[float, float, bool]]:
 
 @lru_cache(maxsize=64)
 def _spans(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
+    return _read(query, now)
+
+
+def _read(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
     when = datetime.fromtimestamp(now, tz=UTC)
     out: list[tuple[float, float, bool]] = []
     taken: list[tuple[int, int]] = []
@@ -159,7 +163,16 @@ def _spans(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
     return tuple(out + _from_now(query, when))
 
 
-def of_date(dated: Sequence[tuple[float, float, bool]], created_at: float) -> float:
-    """1 for a record of the day the query names (``spans``), 0.5 of its month, else 0."""
+def of_date(dated: Sequence[tuple[float, float, bool]], created_at: float,
+            text: str = "") -> float:
+    """1 for a record of the day the query names (``spans``), 0.5 of its month, else 0. A
+    record is of the days it was written on and of the days its ``text`` tells of, read at
+    the time it was written ("Yesterday's long run" written on April 13 is of April 12; "on
+    12 April" in a note written in May is of April 12, as a date after the note is read in the
+    year before)."""
+    if not dated:
+        return 0.0
+    days = [created_at] + [start for start, _, one_day in (_read(text, created_at) if text
+                                                            else ()) if one_day]
     return max((1.0 if one_day else 0.5 for start, end, one_day in dated
-                if start <= created_at < end), default=0.0)
+                for day in days if start <= day < end), default=0.0)

@@ -15,7 +15,8 @@ question mark are read by ``dates`` and ``relevance.is_question``):
 - ``question``: the record is itself a question (a stored question answers nothing);
 - ``request``: the query is a request, not a question, and the record was stored as a
   preference or an instruction (``standing.STANDING_KINDS``);
-- ``date``: the record was written on the day the query names (1; 0.5 for the month);
+- ``date``: the record was written on the day the query names, or tells of it (1; 0.5 for
+  the month; ``dates.of_date``: "yesterday's run" written the day after);
 - ``anchored``: the query counts time from an event ("the morning after the storm": the
   windows ``anchors`` reads) and the record was written in that window counted from the
   event's record: one of the ``ANCHORS`` candidates best on their own signals, or the one
@@ -183,7 +184,7 @@ def pool(s: Searched) -> Pool:
         keyword_rank=np.array([s.kw_rank.get(i, 0) for i in ids], dtype=np.float64),
         question=np.array([is_question(texts.get(i, "")) for i in ids]),
         standing=np.array([s.kinds.get(i) in STANDING_KINDS for i in ids]),
-        dated=np.array([of_date(dated, c.created_at) for c in s.candidates],
+        dated=np.array([of_date(dated, c.created_at, texts.get(c.id, "")) for c in s.candidates],
                        dtype=np.float64),
         times=np.array([c.created_at for c in s.candidates], dtype=np.float64),
         importance=np.array([c.importance for c in s.candidates], dtype=np.float64),
