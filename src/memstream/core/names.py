@@ -98,11 +98,15 @@ OPENER_CASING = -2.5
 GIVEN_CASING = -1.5
 
 
+_KEY_SPLIT = re.compile(r"[\s.]+")
+_KEY_DROP = re.compile(r"[^\w#]+")
+
+
 @lru_cache(maxsize=1 << 16)
 def key_of(name: str) -> str:
     """The key that makes two written names one entity: case, accents, punctuation and a
     leading title set aside ("Dr. Feld" and "feld"; "Andrés" and "Andres")."""
-    words = [w for w in re.split(r"[\s.]+", name) if w]
+    words = [w for w in _KEY_SPLIT.split(name) if w]
     while len(words) > 1 and words[0].lower().rstrip(".") in TITLES:
         words = words[1:]
     text = " ".join(words)
@@ -110,7 +114,7 @@ def key_of(name: str) -> str:
     if not text.isascii():
         text = "".join(c for c in unicodedata.normalize("NFKD", text)
                        if not unicodedata.combining(c))
-    return re.sub(r"[^\w#]+", " ", text).strip()
+    return _KEY_DROP.sub(" ", text).strip()
 
 
 def _is_cap(word: str) -> bool:
@@ -156,7 +160,7 @@ def _kind(words: tuple[str, ...], titled: bool, before: str = "") -> str:
     if "&" in words:  # "Halden & Rowe", "Brenner & Söhne": a firm
         return "organization"
     given = words[0] in given_names()
-    if not given and key_of(" ".join(words)) in _place_keys():  # "Porto", "München"
+    if not given and key_of(" ".join(words)) in place_names():  # "Porto", "München"
         return "place"
     if before in PLACE_BEFORE:
         return "place"
@@ -352,12 +356,6 @@ def _street_or_lake(word: str) -> bool:
     Hauptstraße", "an den Bodensee"), where a capital after an article says nothing."""
     low = word.lower()
     return any(low.endswith(e) and len(low) > len(e) + 2 for e in NAMED_ENDINGS)
-
-
-@lru_cache(maxsize=1)
-def _place_keys() -> frozenset[str]:
-    """The place names, as keys (``key_of``)."""
-    return frozenset(key_of(p) for p in place_names())
 
 
 def given_name(word: str) -> bool:
