@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
-__all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "of_date", "overlaps", "spans"]
+__all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "of_date", "overlaps", "spans", "told"]
 
 #: month names and abbreviations (lower case) of English, Spanish and German
 MONTHS: dict[str, int] = {}
@@ -51,6 +51,10 @@ _PATTERNS = [
 ]
 
 
+#: the pattern of ISO dates (the one without a month's name), counted from 1
+ISO = 3
+_WORDS = re.compile(r"\w+")
+
 _DAY_SECONDS = 86400.0
 #: numbers written out, up to a week and a half (English, Spanish, German)
 NUMBERS = {w: n for n, words in enumerate((
@@ -77,6 +81,10 @@ _FROM_NOW = [
 ]
 
 
+#: what a count of days back holds (``_FROM_NOW``'s counting pattern)
+_COUNTED = ("day", "tag", "hace")
+
+
 def number(raw: str) -> int:
     """The count ``NUMBER`` matched: "3", "three", "drei", "tres"."""
     return int(raw) if raw.isdigit() else NUMBERS.get(raw.lower(), 0)
@@ -94,7 +102,10 @@ def _from_now(query: str, when: datetime) -> list[tuple[float, float, bool]]:
     today = datetime(when.year, when.month, when.day, tzinfo=UTC)
     out = []
     taken: list[tuple[int, int]] = []
+    lowered = query.lower()
     for pattern, back, one_day in _FROM_NOW:
+        if back is None and not any(w in lowered for w in _COUNTED):
+            continue  # "3 days ago", "vor 2 Tagen", "hace tres días" hold one of these
         for m in pattern.finditer(query):
             if overlaps(taken, m):
                 continue
@@ -148,7 +159,12 @@ def _read(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
     when = datetime.fromtimestamp(now, tz=UTC)
     out: list[tuple[float, float, bool]] = []
     taken: list[tuple[int, int]] = []
+    # a month's name is a word of its own in every pattern that has one: a text with none is
+    # not searched for them (the patterns' long alternations cost most of the reading)
+    months = not MONTHS.keys().isdisjoint(_WORDS.findall(query.lower()))
     for n, pattern in enumerate(_PATTERNS, start=1):
+        if n != ISO and not months:
+            continue
         for m in pattern.finditer(query):
             if overlaps(taken, m):
                 continue  # part of a date already read
@@ -163,6 +179,17 @@ def _read(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
     return tuple(out + _from_now(query, when))
 
 
+@lru_cache(maxsize=4096)
+def told(text: str, written: float) -> tuple[float, ...]:
+    """The starts of the days ``text`` names, read at the time it was ``written`` (a date, or a
+    day counted back: "yesterday", "vor 2 Tagen"); none without a digit or such a word. Kept
+    for the texts read last: a store's notes are read again by its next dated query."""
+    if not any(ch.isdigit() for ch in text) and not any(
+            pattern.search(text) for pattern, _, one_day in _FROM_NOW if one_day):
+        return ()
+    return tuple(start for start, _, one_day in _read(text, written) if one_day)
+
+
 def of_date(dated: Sequence[tuple[float, float, bool]], created_at: float,
             text: str = "") -> float:
     """1 for a record of the day the query names (``spans``), 0.5 of its month, else 0. A
@@ -172,7 +199,6 @@ def of_date(dated: Sequence[tuple[float, float, bool]], created_at: float,
     year before)."""
     if not dated:
         return 0.0
-    days = [created_at] + [start for start, _, one_day in (_read(text, created_at) if text
-                                                            else ()) if one_day]
+    days = (created_at, *told(text, created_at)) if text else (created_at,)
     return max((1.0 if one_day else 0.5 for start, end, one_day in dated
                 for day in days if start <= day < end), default=0.0)
