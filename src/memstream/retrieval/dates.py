@@ -52,7 +52,7 @@ _PATTERNS = [
 
 
 #: the pattern of ISO dates (the one without a month's name), counted from 1
-ISO = 3
+_ISO = 3
 _WORDS = re.compile(r"\w+")
 
 _DAY_SECONDS = 86400.0
@@ -163,7 +163,7 @@ def _read(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
     # not searched for them (the patterns' long alternations cost most of the reading)
     months = not MONTHS.keys().isdisjoint(_WORDS.findall(query.lower()))
     for n, pattern in enumerate(_PATTERNS, start=1):
-        if n != ISO and not months:
+        if n != _ISO and not months:
             continue
         for m in pattern.finditer(query):
             if overlaps(taken, m):
@@ -182,11 +182,8 @@ def _read(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
 @lru_cache(maxsize=4096)
 def told(text: str, written: float) -> tuple[float, ...]:
     """The starts of the days ``text`` names, read at the time it was ``written`` (a date, or a
-    day counted back: "yesterday", "vor 2 Tagen"); none without a digit or such a word. Kept
-    for the texts read last: a store's notes are read again by its next dated query."""
-    if not any(ch.isdigit() for ch in text) and not any(
-            pattern.search(text) for pattern, _, one_day in _FROM_NOW if one_day):
-        return ()
+    day counted back: "yesterday", "vor 2 Tagen"). Kept for the texts read last: a store's
+    notes are read again by its next dated query."""
     return tuple(start for start, _, one_day in _read(text, written) if one_day)
 
 
