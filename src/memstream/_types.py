@@ -146,12 +146,15 @@ class Explanation:
     ``ordering`` is the kind of store the search read, decided once from the store: "notes"
     (separate short records), "conversation" (turns read in their surroundings), "long records"
     (whole messages or exchanges) or "keyword" (no vectors); ``stages`` names the stages of the
-    search that ran, in order: "candidates" (both indexes), "context" (smoothing over the
-    stream), "learned" (the conversation's learned stage), "calibrated" (relevance as a
-    chance), "notes" and "names" (a store of notes' ordering, and the memories its names lead
-    to), "lifted" and "follow-ups" (the conversation's and long records' ordering), "current"
-    (current versions in place of what they replace; junk and duplicates last), "standing"
-    (standing instructions for a request) and "weighted" (the paper's weighted sum).
+    search that ran, in order: "candidates" (both indexes), "past" (the query asks about the
+    past, read from its vector: retrieval.past; nothing is lifted for following up the best
+    match, and versions since replaced are shown after their current one), "context"
+    (smoothing over the stream), "learned" (the conversation's learned stage), "calibrated"
+    (relevance as a chance), "notes" and "names" (a store of notes' ordering, and the memories
+    its names lead to), "lifted" and "follow-ups" (the conversation's and long records'
+    ordering), "current" (current versions in place of what they replace; junk and duplicates
+    last), "standing" (standing instructions for a request) and "weighted" (the paper's
+    weighted sum).
     """
 
     recency: float

@@ -322,3 +322,59 @@ def test_notes_written_in_bursts_are_not_a_conversation(e5, tmp_path: Path):
         notes, chat = (null_rows(mem.store, Selection(ns), bg) for ns in ("notes", "chat"))
         assert notes.coherence > 0.5 and notes.turns < 0.5 and not notes.conversation
         assert chat.coherence > 0.5 and chat.turns == 1.0 and chat.conversation
+
+
+#: (text, days ago) of a developer's notes: an option tried and dropped, then the one chosen
+DASHBOARD = [
+    ("Standup moved to 9:30 for the whole platform team.", 120),
+    ("Tried Chart.js for the fleet dashboard: too slow with 20k points, dropping it.", 60),
+    ("Fleet dashboard charts will use ECharts, same as the billing reports.", 57),
+    ("Staging database is refreshed from production every Sunday night.", 100),
+    ("Priya owns the on-call rota until the end of the quarter.", 90),
+    ("The API rate limit for partners is 600 requests a minute.", 80),
+    ("Deploys are frozen from December 20 to January 3.", 40),
+    ("Laptop refresh: the new machines arrive in February.", 30),
+    ("Feature flags live in LaunchDarkly; clean up stale ones monthly.", 70),
+    ("Design review for the route planner is on Thursday.", 10),
+]
+
+
+def test_a_question_about_the_past_gets_what_was_dropped_not_what_followed(small: Memory):
+    """The chosen library follows up the dropped one (newer, alike): a question about now
+    gets it first, and one about what was tried and dropped gets the dropped one first, where
+    the follow-up used to be lifted above it. The search says it read the past
+    (``explain.stages``)."""
+    small.add_many([{"content": t, "at": NOW - d * DAY} for t, d in DASHBOARD], namespace="n")
+    now = small.search("Which charting library does the fleet dashboard use?", namespace="n",
+                       k=3, touch=False)
+    assert now[0].record.text.startswith("Fleet dashboard charts will use ECharts")
+    assert "past" not in now[0].explain.stages
+    past = small.search("Which charting library did we try for the fleet dashboard and then "
+                        "drop?", namespace="n", k=3, touch=False)
+    assert past[0].record.text.startswith("Tried Chart.js")
+    assert "past" in past[0].explain.stages
+    assert all("follows up the best match" not in h.explain.adjustments for h in past)
+
+
+def test_a_question_about_the_past_finds_the_version_replaced_by_hand(small: Memory):
+    """After ``invalidate(old, superseded_by=new)`` a question about now gets the new fact
+    and never the old one; a question about before, in English or Spanish, gets the new
+    fact and the old one right after it, without ``include_invalid``."""
+    rows = [("My sister Ana lives in Porto, near the river.", 300),
+            ("Ana moved to Lyon for her new job.", 30),
+            ("The car insurance renews in April.", 200),
+            ("Dentist every six months, next one in May.", 100),
+            ("I prefer the window seat on long flights.", 250),
+            ("Book club meets on the first Tuesday.", 150),
+            ("Dad's birthday is on the 12th of August.", 220),
+            ("The boiler was serviced in October.", 60)]
+    old, new, *_ = [r.id for r in small.add_many(
+        [{"content": t, "at": NOW - d * DAY} for t, d in rows], namespace="n")]
+    small.invalidate(old, superseded_by=new, namespace="n")
+    now = small.search("Where does my sister Ana live now?", namespace="n", k=3, touch=False)
+    assert now[0].record.id == new and old not in [h.record.id for h in now]
+    for question in ("Where did my sister Ana use to live?", "¿Dónde vivía antes mi hermana Ana?",
+                     "Wo hat Ana früher gewohnt?"):
+        hits = small.search(question, namespace="n", k=3, touch=False)
+        assert [h.record.id for h in hits[:2]] == [new, old], question
+        assert not hits[1].record.valid

@@ -11,8 +11,9 @@ they were written (``engine.changes.compare``, as the worker does). Figures, per
 and store, beside plain vector search over the same records (which knows no links):
 
 - ``current`` and ``unchanged``: the expected memory first; ``history``: in the first three,
-  asking for the past (``include_invalid``); ``as_of``: first, searching ``as_of`` its time; a
-  duplicate found counts as its original;
+  asking for the past (``include_invalid``), and again without asking (``UNASKED``: the search
+  reads it from the question, ``retrieval.past``; not in ``overall``); ``as_of``: first,
+  searching ``as_of`` its time; a duplicate found counts as its original;
 - links: precision and recall of the superseded links (the record's ``superseded_by`` names its
   labelled successor, or a later one of the same chain), of junk and of duplicates (``audit``),
   and of the junk ``Config(junk="refuse")`` would refuse (found at ``APPLY["refuse"]``); the
@@ -53,6 +54,9 @@ from .metrics import held_out_threshold, reliability, render_reliability
 TYPES = ("current", "history", "as_of", "unchanged", "no_answer")
 #: history counts in the first this many hits
 HISTORY_TOP = 3
+#: the group of the history questions asked without ``include_invalid`` (the search reads
+#: from the question that it asks about the past: ``retrieval.past``)
+UNASKED = "type:history, past not asked for"
 
 
 def _time(raw: Any) -> float:
@@ -252,9 +256,16 @@ def _evaluate(mem: Memory, suite: dict[str, Any], store: dict[str, Any],
         if q["type"] == "no_answer":
             continue
         tallies["default"].answer(groups, bool(want.intersection(got[:top])))
+        if q["type"] == "history":  # the same question, the past not asked for: read from it
+            hits = mem.search(q["question"], k=10, namespace=ns, now=suite["now_ts"],
+                              touch=False, vector=vector)
+            got = [canonical[ids[h.record.id]] for h in hits]
+            tallies["default"].answer([UNASKED], bool(want.intersection(got[:top])))
         plain = mem.store.indexes.vector_search(Selection(ns, include_invalid=True), vector, 10)
         got = [canonical[ids[i]] for i, _ in plain]
         tallies["vector only"].answer(groups, bool(want.intersection(got[:top])))
+        if q["type"] == "history":
+            tallies["vector only"].answer([UNASKED], bool(want.intersection(got[:top])))
 
 
 def run(path: str | Path, *, db: str = ":memory:", embedder: str | None = None,

@@ -74,7 +74,8 @@ def collect(path: str | Path, *, db: str = ":memory:", embedder: str | None = No
                     into.append((ids, x, offset))
 
                 run_search(mem.store, Selection(ns), q.text, mem.embedder.embed_query(q.text),
-                           suite.now, params, background=background, observe_notes=keep)
+                           suite.now, params, background=background, past=mem.vectors.past(),
+                           observe_notes=keep)
                 if not seen:
                     continue
                 ids, x, offset = seen[0]

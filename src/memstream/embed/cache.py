@@ -61,3 +61,21 @@ def embed_documents_cached(store: VectorCache, embedder: Embedder, texts: Sequen
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
     return np.vstack([cached[h] for h in hashes]).astype(np.float32, copy=False)
+
+
+def embed_queries_cached(store: VectorCache, embedder: Embedder, texts: Sequence[str]
+                         ) -> np.ndarray:
+    """Rows for ``texts`` embedded as queries (``Embedder.embed_query``: a model may embed a
+    query otherwise than a passage), from the cache where present; kept apart from the
+    passages' vectors of the same texts."""
+    hashes = [content_hash("\0query\0" + t) for t in texts]
+    cached = store.cached_vectors(embedder.name, list(dict.fromkeys(hashes)))
+    new = [(h, embedder.embed_query(t)) for t, h in dict(zip(texts, hashes, strict=True)).items()
+           if h not in cached]
+    if new:
+        store.cache_vectors(embedder.name, new)
+        cached.update(new)
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return np.vstack([cached[h] for h in hashes]).astype(np.float32, copy=False)
+

@@ -390,7 +390,7 @@ class Memory(ChangeEvents):
         else:
             qvec = self.vectors.soon(text)
         hits = run_search(self.store, sel, text, qvec, when, params,
-                          background=self.vectors.background(),
+                          background=self.vectors.background(), past=self.vectors.past(),
                           verdicts=changes.verdicts(self, sel.namespace))
         if floor is not None:
             hits = [h for h in hits if h.explain.relevance >= floor]

@@ -1,6 +1,7 @@
 """The vectors a search needs besides the store's: the query's own (cached, computed in a
-thread while the keyword index answers) and the embedded background sentences
-(``retrieval.relevance.BACKGROUND``) against which a small namespace's relevance is measured."""
+thread while the keyword index answers), the embedded background sentences
+(``retrieval.relevance.BACKGROUND``) against which a small namespace's relevance is measured,
+and the direction that tells a question about the past (``retrieval.past``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..embed import Embedder
-from ..embed.cache import embed_documents_cached
+from ..embed.cache import embed_documents_cached, embed_queries_cached
+from ..retrieval.past import EVENTS, NOW, PAST, Past
 from ..retrieval.relevance import BACKGROUND
 from ..store.protocol import KeyValue
 
@@ -32,6 +34,7 @@ class QueryVectors:
         self._lock = threading.Lock()
         self._rows_lock = threading.Lock()
         self._thread: ThreadPoolExecutor | None = None
+        self._past: Past | None = None
 
     def background(self) -> np.ndarray | None:
         """The embedded background sentences (once; cached in the store)."""
@@ -50,6 +53,19 @@ class QueryVectors:
                     rows = embed_documents_cached(self._kv, self._embedder, list(texts))
                     self._rows[texts] = rows
         return rows
+
+    def past(self) -> Past | None:
+        """What tells a question about the past in this embedder's space: ``PAST``, ``NOW``
+        and ``EVENTS`` embedded as queries once (and cached in the store)."""
+        if self._embedder is None:
+            return None
+        if self._past is None:
+            with self._rows_lock:
+                if self._past is None:
+                    self._past = Past.between(
+                        embed_queries_cached(self._kv, self._embedder, NOW + EVENTS),
+                        embed_queries_cached(self._kv, self._embedder, PAST))
+        return self._past
 
     def vector(self, query: str) -> np.ndarray | None:
         if self._embedder is None:

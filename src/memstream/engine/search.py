@@ -18,6 +18,7 @@ from .._types import Entity, Hit, Record, Signals
 from ..core.tracing import span
 from ..filters import Selection
 from ..retrieval.keywords import keyword_search, query_terms
+from ..retrieval.past import Past
 from ..retrieval.pipeline import SearchParams
 from ..retrieval.reads import Neighbours
 from ..retrieval.shown import shown
@@ -122,7 +123,7 @@ def run_search(store: SearchReads, sel: Selection, text: str,
                observe: Callable[[list[str], np.ndarray], object] | None = None,
                observe_notes: Callable[[list[str], np.ndarray, np.ndarray], object] | None
                = None, background: np.ndarray | None = None,
-               verdicts: Verdicts | None = None) -> list[Hit]:
+               verdicts: Verdicts | None = None, past: Past | None = None) -> list[Hit]:
     """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
     scored on their signals alone; only the winners are read in full. ``query_vector`` may be
     a callable that waits for a vector being computed elsewhere. ``observe`` is given the
@@ -131,7 +132,8 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     (bench.fit_notes). ``verdicts``: what the comparison of records found (engine.changes):
     junk and duplicates rank below real memories, probable successors before what they
     probably replace. Superseded records are candidates too: what they match leads to their
-    current version (``stages.current``)."""
+    current version (``stages.current``), or with ``past`` (``retrieval.past``) and a query
+    that asks about the past, to both."""
     reads = Gather(store, sel, None)
     dense, keyword = reads.candidates(text, max(p.candidates, p.k), query_vector)
     if not dense and not keyword:
@@ -139,7 +141,7 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     vector = reads.vector
     s = Search(text=text, sel=sel, vector=vector, now=now, p=p, reads=reads,
                verdicts=verdicts or Verdicts(), dense=dense, keyword=keyword,
-               kw_score=dict(keyword), observe=observe, observe_notes=observe_notes)
+               kw_score=dict(keyword), observe=observe, observe_notes=observe_notes, past=past)
     fuse(s, [i for i, _ in dense], [i for i, _ in keyword])
     s.long_records = reads.long([i for i, _ in (dense or keyword)[:10]])
     s.null = null_rows(store, sel, background) if vector is not None else None

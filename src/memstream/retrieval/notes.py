@@ -27,9 +27,10 @@ question mark are read by ``dates`` and ``relevance.is_question``):
 - ``follows_any``: the record *follows up* an older one: it is newer and among the older one's
   ``LINK_RANK`` nearest records of the pool, at least ``LINK_Z`` pair deviations alike;
 - ``follows_best`` and its four companions: the record follows up the *best* candidate (the
-  highest logit after the additions above; only when that logit is at least ``FOLLOW_FROM``
-  and no record stands in a window of time the query counts from an event: such a query asks
-  about that time, not about what came last),
+  highest logit after the additions above; only when that logit is at least ``FOLLOW_FROM``,
+  no record stands in a window of time the query counts from an event (such a query asks
+  about that time, not about what came last) and the query does not ask about the past
+  (``past``: what was tried and dropped, or replaced, is not what followed it),
   with how alike the two are (``_pz``, in pair deviations), how much less relevant it looks
   (``_gap``, dense evidence), how long after it came (``_days``, log of 1 + days) and the
   share of the query's words it holds (``_keyword``). A changed fact, a moved event and the
@@ -110,7 +111,7 @@ class Pool:
     records are, in standard deviations of the namespace's pairs (the diagonal is ignored);
     ``request``: the query is a request; ``windows``: the times the query counts from an
     event (``anchors.windows``); ``event``: the share of the words naming that event each
-    record holds.
+    record holds; ``past``: the query asks about the past (``past``).
     """
 
     ids: Sequence[str]
@@ -127,6 +128,7 @@ class Pool:
     request: bool
     windows: Sequence[Window] = ()
     event: np.ndarray | None = None
+    past: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +191,7 @@ def pool(s: Searched) -> Pool:
         times=np.array([c.created_at for c in s.candidates], dtype=np.float64),
         importance=np.array([c.importance for c in s.candidates], dtype=np.float64),
         pair_z=pair_z, request=not is_question(s.text), windows=counted,
-        event=event_share(counted, [texts.get(i, "") for i in ids]))
+        event=event_share(counted, [texts.get(i, "") for i in ids]), past=s.asks_past)
 
 
 def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
@@ -221,8 +223,10 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
     anchored = _anchored(pool, first) if n else np.zeros(0)
     own = np.column_stack([own, anchored]) if n else np.zeros((0, 5))
     # a query that counts time from an event asks about that time, not about what came last:
-    # when a record stands in its window, nothing is lifted for following up the best
-    plausible = n > 0 and pool.logits[best] >= FOLLOW_FROM and not anchored.any()
+    # when a record stands in its window, nothing is lifted for following up the best; nor
+    # for a query about the past (``past``: what was replaced or dropped, not what came next)
+    plausible = (n > 0 and pool.logits[best] >= FOLLOW_FROM and not anchored.any()
+                 and not pool.past)
     fb = follows[best].astype(np.float64) * plausible if n else np.zeros(0)
     days = np.clip(pool.times - pool.times[best], 0.0, None) / _DAY if n else np.zeros(0)
     x = np.column_stack([

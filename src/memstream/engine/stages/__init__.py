@@ -20,6 +20,7 @@ import numpy as np
 from ..._types import Signals
 from ...filters import Selection
 from ...retrieval.null import Null
+from ...retrieval.past import Past
 from ...retrieval.pipeline import Scored, SearchParams
 from ...retrieval.reads import Neighbours, Reads
 from ...retrieval.relevance import Evidence
@@ -37,7 +38,8 @@ class Search:
 
     Set by the gathering: the query, the selection, ``dense`` and ``keyword`` (each index's
     candidates with their scores; ``kw_score`` the keyword scores by id), ``null`` (the
-    namespace's, when there are vectors) and ``kind``. The stages change: ``dense_ids`` /
+    namespace's, when there are vectors), ``past`` (what tells a question about the past, with
+    an embedder) and ``kind``. The stages change: ``asks_past`` (``past``); ``dense_ids`` /
     ``kw_ids`` (each ranking's order), their ranks and ``fused`` (``context``,
     ``learned``); ``learned``; ``calibrated``, ``own``, ``evidence``, ``candidates`` and
     ``kinds`` (``calibrated``); ``ranked``, best first (the orderings that follow)."""
@@ -53,6 +55,8 @@ class Search:
     keyword: list[tuple[str, float]]
     kw_score: dict[str, float]
     null: Null | None = None
+    past: Past | None = None
+    asks_past: bool = False
     kind: str = "notes"
     long_records: bool = False
     observe: Callable[[list[str], np.ndarray], object] | None = None
@@ -103,10 +107,13 @@ def plan(kind: str, p: SearchParams) -> list[Stage]:
     from .lifted import Lifted
     from .names import Names
     from .notes import Notes
+    from .past import AsksPast
     from .standing import Standing
     from .weighted import Weighted
 
-    fused: list[Stage] = [Context(), Learned()] if kind == "conversation" else []
+    fused: list[Stage] = [AsksPast()]
+    if kind == "conversation":
+        fused += [Context(), Learned()]
     if p.weights.rule != "relevance-first":
         return [*fused, Weighted(), Current()]
     if kind == "notes":

@@ -1,8 +1,9 @@
 """What is current, applied to a search's ranking: each superseded record's current version in
 its place, a probable successor (a tentative change) before what it probably replaces, with the
-past asked for the versions a record replaced after it, and junk and duplicates below every
-other hit (docs/retrieval.md, "How memstream knows what is current"). The findings come from
-``engine.changes`` (``Verdicts``); the records from the store.
+past asked for (or a question about the past: ``retrieval.past``) the versions a record
+replaced after it, and junk and duplicates below every other hit (docs/retrieval.md, "How
+memstream knows what is current"). The findings come from ``engine.changes`` (``Verdicts``);
+the records from the store.
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ class Current:
     name: ClassVar[str] = "current"
 
     def run(self, search: Search) -> bool:
-        search.ranked = current_first(search.reads, search.sel, search.ranked, search.verdicts,
+        # a question about the past reads the versions since replaced, as the past asked for
+        sel = (dataclasses.replace(search.sel, include_invalid=True) if search.asks_past
+               else search.sel)
+        search.ranked = current_first(search.reads, sel, search.ranked, search.verdicts,
                                       named=[(a, b) for a, b, _ in spans(search.text,
                                                                           search.now)])
         return True
