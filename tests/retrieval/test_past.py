@@ -30,3 +30,20 @@ def test_a_vector_of_another_embedder_reads_as_about_now():
 def test_the_questions_are_distinct_questions():
     assert len(set(PAST + NOW + EVENTS)) == len(PAST + NOW + EVENTS)
     assert all(q.endswith("?") for q in PAST + NOW + EVENTS)
+
+
+def test_the_shipped_direction_is_the_one_the_questions_give(e5, monkeypatch):
+    """The default embedder's direction is shipped (no store's first search embeds the
+    questions); it is the one drawn from the questions as they are written, and questions
+    edited without running tools/past_direction.py again are not read with it."""
+    from memstream.retrieval import past as module
+
+    shipped = Past.shipped(e5.name)
+    assert shipped is not None
+    drawn = Past.between(np.array([e5.embed_query(q) for q in NOW + EVENTS]),
+                         np.array([e5.embed_query(q) for q in PAST]))
+    assert np.allclose(shipped.direction, drawn.direction, atol=1e-6)
+    assert abs(shipped.midpoint - drawn.midpoint) < 1e-6
+    assert Past.shipped("another-embedder") is None
+    monkeypatch.setattr(module, "PAST", PAST[:-1])
+    assert Past.shipped(e5.name) is None

@@ -66,12 +66,15 @@ def embed_documents_cached(store: VectorCache, embedder: Embedder, texts: Sequen
 def embed_queries_cached(store: VectorCache, embedder: Embedder, texts: Sequence[str]
                          ) -> np.ndarray:
     """Rows for ``texts`` embedded as queries (``Embedder.embed_query``: a model may embed a
-    query otherwise than a passage), from the cache where present; kept apart from the
-    passages' vectors of the same texts."""
+    query otherwise than a passage; in one call with an embedder that has ``embed_queries``),
+    from the cache where present; kept apart from the passages' vectors of the same texts."""
     hashes = [content_hash("\0query\0" + t) for t in texts]
     cached = store.cached_vectors(embedder.name, list(dict.fromkeys(hashes)))
-    new = [(h, embedder.embed_query(t)) for t, h in dict(zip(texts, hashes, strict=True)).items()
-           if h not in cached]
+    todo = {t: h for t, h in zip(texts, hashes, strict=True) if h not in cached}
+    many = getattr(embedder, "embed_queries", None)  # several in one call, where it can
+    rows = (list(many(list(todo))) if callable(many) and todo
+            else [embedder.embed_query(t) for t in todo])
+    new = list(zip(todo.values(), rows, strict=True))
     if new:
         store.cache_vectors(embedder.name, new)
         cached.update(new)

