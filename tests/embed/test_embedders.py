@@ -199,3 +199,31 @@ def test_memory_with_remote_embedder(server, tmp_path, monkeypatch):
         mem.add("banana")
         mem.flush(timeout=30)
         assert mem.stats()["embedded"] == 1
+
+
+def test_a_remote_embedder_embeds_the_past_questions_once_per_store(server, tmp_path,
+                                                                    monkeypatch):
+    """The questions a search reads the past with (``retrieval.past``) go to a remote
+    embedder in batches at a store's first search, and never again for that store."""
+    from memstream.retrieval.past import EVENTS, NOW, PAST
+
+    monkeypatch.setenv("MEMSTREAM_EMBED_URL", server)
+    monkeypatch.setenv("MEMSTREAM_EMBED_MODEL", "m1")
+    monkeypatch.setenv("MEMSTREAM_EMBED_DIM", "4")
+    asked = set(PAST + NOW + EVENTS)
+
+    def requests_for_questions() -> int:
+        return sum(bool(asked.intersection(s["body"]["input"])) for s in _Handler.seen)
+
+    with Memory(tmp_path / "r.db", embedder="openai") as mem:
+        mem.add("banana bread with walnuts")
+        mem.flush(timeout=30)
+        _Handler.seen = []
+        mem.search("What did I bake?")
+        sent = [t for s in _Handler.seen for t in s["body"]["input"] if t in asked]
+        assert sorted(sent) == sorted(asked)
+        assert requests_for_questions() <= 2  # in batches, not one request a question
+    _Handler.seen = []
+    with Memory(tmp_path / "r.db", embedder="openai") as mem:
+        mem.search("What did I bake?")
+        assert requests_for_questions() == 0

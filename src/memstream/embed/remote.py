@@ -75,3 +75,10 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         out: np.ndarray = self._embed([self.query_prefix + text])[0]
         return out
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries in as few requests as ``embed_documents`` makes (the fixed
+        questions a search reads the past with: ``retrieval.past``)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed([self.query_prefix + t for t in texts])
