@@ -51,8 +51,9 @@ class Query:
     listing has none) and which memories of a scope qualify: only some ``kinds``; a payload
     and metadata ``filters`` expression (docs/filters.md); created in ``[since, until]``;
     steps within ``step_range`` (first, last); with ``include_invalid`` also invalidated
-    (superseded) ones; ``as_of`` the memories as they were valid at that time. Empty: every
-    valid memory of the scope."""
+    (superseded) ones (a search whose text asks about the past reads them without it:
+    docs/retrieval.md, "How memstream knows what is current"); ``as_of`` the memories as they
+    were valid at that time. Empty: every valid memory of the scope."""
 
     text: str | None = None
     kinds: str | Sequence[str] | None = None
