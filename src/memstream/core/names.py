@@ -81,6 +81,8 @@ _INSIDE = set(",;()\"“”„«»‹›/")
 _QUOTES = {"\"": "\"", "“": "”\"", "„": "“”\"", "«": "»", "»": "«", "‹": "›", "”": "”"}
 #: the most words a quoted title has ("Gone with the Wind"; longer is a quotation)
 TITLE_WORDS = 6
+#: any quotation mark: a text without one holds no quoted title (``_quoted_titles`` is skipped)
+_ANY_QUOTE = re.compile("[" + re.escape("".join(_QUOTES)) + "]")
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 _ID = re.compile(r"^(?=.*\d)(?=.*[A-Z#])[#A-Z0-9][\w-]*$")
 
@@ -182,7 +184,7 @@ def extract(text: str) -> list[Mention]:
     german = not GERMAN.isdisjoint(lowered) and _is_german(
         [t for t in lowered if t not in _END])
     out: dict[str, Mention] = {}
-    titles = _quoted_titles(tokens)
+    titles = _quoted_titles(tokens) if _ANY_QUOTE.search(text) else {}
     done = 0  # tokens before this one belong to a name already read
     for i in caps:
         if i < done:

@@ -102,6 +102,7 @@ def plan(kind: str, p: SearchParams) -> list[Stage]:
     from .calibrated import Calibrated
     from .context import Context
     from .current import Current
+    from .earlier import Earlier
     from .follow_ups import FollowUps
     from .learned import Learned
     from .lifted import Lifted
@@ -120,4 +121,5 @@ def plan(kind: str, p: SearchParams) -> list[Stage]:
         ordering: list[Stage] = [Notes(), *([Names()] if p.entities else [])]
     else:
         ordering = [Lifted(), FollowUps()]
-    return [*fused, Calibrated(), *ordering, Current(), Standing()]
+    after: list[Stage] = [Earlier()] if kind == "notes" else []
+    return [*fused, Calibrated(), *ordering, Current(), *after, Standing()]
