@@ -2,20 +2,20 @@
 store of notes, the older records the best hit follows up (about the same thing, by the
 likeness ``retrieval.notes`` reads as a follow-up) are placed right after it.
 
-"Where did we live before we moved to Dunsby Marsh?" matches the note about the new house
-best; the answer is the older address it followed, which holds few of the question's words.
+"Where did I live before the student residence?" matches the note about the residence best;
+the answer is the older note about the flat it followed, which holds none of the question's
+words.
 When a change was found between the two (``engine.changes``), the ``current`` stage already
 places the replaced version there; this stage reads the same thing from the vectors alone, so
 the first hit never changes: only what follows it."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import ClassVar
 
 from ...retrieval.notes import LINK_RANK, LINK_Z, NOTES_PAIRS
-from ...retrieval.pipeline import Scored
 from . import Search
+from .current import _in_place
 
 __all__ = ["EARLIER_THING", "Earlier"]
 
@@ -46,8 +46,6 @@ class Earlier:
         if not chosen:
             return True
         moved = {h.item.id for h in chosen}
-        lifted = [h if h.score >= best.score else Scored(
-            h.item, best.score, dataclasses.replace(h.explain, lifted=EARLIER_THING))
-            for h in chosen]
+        lifted = [_in_place(best, h, h.item, EARLIER_THING, ()) for h in chosen]
         s.ranked = [best, *lifted, *[h for h in s.ranked[1:] if h.item.id not in moved]]
         return True
