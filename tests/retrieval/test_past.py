@@ -42,8 +42,10 @@ def test_the_shipped_direction_is_the_one_the_questions_give(e5, monkeypatch):
     assert shipped is not None
     drawn = Past.between(np.array([e5.embed_query(q) for q in NOW + EVENTS]),
                          np.array([e5.embed_query(q) for q in PAST]))
-    assert np.allclose(shipped.direction, drawn.direction, atol=1e-6)
-    assert abs(shipped.midpoint - drawn.midpoint) < 1e-6
+    # equal up to rounding: the embedder's float sums differ by CPU (AVX2 or AVX-512), which
+    # moves it by a few thousandths (cosine 0.99987); one question fewer, to 0.997 or less
+    assert float(shipped.direction @ drawn.direction) > 0.999
+    assert abs(shipped.midpoint - drawn.midpoint) < 1e-3
     assert Past.shipped("another-embedder") is None
     monkeypatch.setattr(module, "PAST", PAST[:-1])
     assert Past.shipped(e5.name) is None
