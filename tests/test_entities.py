@@ -184,6 +184,41 @@ def test_a_contraction_is_not_a_name_and_an_is_after_a_word_is_not_a_possessive(
         assert {e.name for e in mem.entities(namespace="chat")} == {"Nate", "Joanna"}
 
 
+def test_a_german_genitive_names_its_owner_and_a_note_with_zu_is_german() -> None:
+    """German writes the owner without an apostrophe: "Lauras Fahrrad" was one name, Laura
+    none, and "Opas Garten" a name; a given name that ends in "s" stays whole ("Jonas"). "zu"
+    and the determiners make a short note German, so its nouns need a name's place."""
+    laura = named("Lauras Fahrrad steht seit Montag im Keller.")
+    assert laura.get("Laura") == ("person", True) and "Lauras Fahrrad" not in laura
+    opa = named("Die Tomaten in Opas Garten sind reif.")
+    assert not {n for n, (_, strong) in opa.items() if strong} & {"Opas Garten", "Opa", "Opas"}
+    assert named("Jonas Weber kommt morgen.")["Jonas Weber"] == ("person", True)
+    assert not any(strong for _, strong in named("Keller in der Gartenstraße aufgeräumt, "
+                                                 "Regal zu klein.").values()
+                   if _ != "place")
+    assert {n for n, (_, strong) in named("Probe jede Woche um 8 Uhr.").items() if strong} \
+        == set()
+
+
+def test_a_german_word_in_capitals_or_camel_case_is_a_name_after_an_article() -> None:
+    """No German common noun is written "ADAC" or "ElektroHaus", so after an article such a
+    word is a name, where a capitalised noun is not; a compound with a hyphen is a noun."""
+    de = named("Termin beim ADAC wegen der Batterie, danach zum ElektroHaus.")
+    assert de["ADAC"][1] and de["ElektroHaus"][1]
+    assert not named("Wir haben das Drucker-Problem im Büro gelöst.").get(
+        "Drucker-Problem", ("", False))[1]
+
+
+def test_an_identifier_takes_no_joiner_and_ella_is_a_name_inside_a_sentence() -> None:
+    """"Factura F-88 de Seguros Nube" read as one name; "Ella" ("she" in Spanish) was never a
+    name, though it is a common given name wherever it stands inside a sentence."""
+    es = named("Recibo R-2031-77 de Seguros Nube pendiente.")
+    assert es["R-2031-77"] == ("id", True) and es["Seguros Nube"][1]
+    assert named("Dinner with Ella on Friday.")["Ella"] == ("person", True)
+    assert named("Henrik ist der Pate von Ella.")["Ella"][1]
+    assert "Ella" not in named("Ella vive en Madrid.")  # Spanish's "she", opening a sentence
+
+
 def test_a_word_that_greets_a_name_at_a_sentence_start_is_not_part_of_it() -> None:
     """"Hey Joanna!" and "Wow Caroline," open chat turns: the name is Joanna, Caroline; a run
     whose words make it one name, or that is not followed by a comma or an exclamation mark,

@@ -76,12 +76,13 @@ para eu ele ela nós eles elas quem onde é são foi não sim também já muito 
 il lo gli uno una e o ma se quando perché come in nel nella con senza per su io tu lui lei noi
 voi loro chi che dove è sono non sì anche già molto oggi
 """.split())
-GERMAN = {"der", "die", "das", "und", "ist", "nicht", "mit", "für", "ein", "eine", "auf",
-           "den", "dem", "des", "sich", "ich", "wir", "sie", "bei", "nach", "vom", "zum", "zur",
-           "auch", "noch", "bis", "seit", "wird", "sind", "hat", "haben", "kein", "keine",
-           "am", "um", "im", "beim", "aus", "von", "wegen", "jetzt", "wurde", "ab", "zurück",
-           "kommt", "macht", "ruft", "läuft", "fahren", "einer", "einem", "einen", "ins",
-           "über", "wieder", "heute", "morgen", "gestern", "mein", "meine", "nichts"}
+_GERMAN_WORDS = {"der", "die", "das", "und", "ist", "nicht", "mit", "für", "ein", "eine", "auf",
+                 "den", "dem", "des", "sich", "ich", "wir", "sie", "bei", "nach", "vom", "zum",
+                 "zur", "auch", "noch", "bis", "seit", "wird", "sind", "hat", "haben", "kein",
+                 "keine", "am", "um", "im", "beim", "aus", "von", "wegen", "jetzt", "wurde", "ab",
+                 "zurück", "kommt", "macht", "ruft", "läuft", "fahren", "einer", "einem", "einen",
+                 "ins", "über", "wieder", "heute", "morgen", "gestern", "mein", "meine", "nichts",
+                 "zu"}
 #: German function words that are English words too
 SHARED = {"am", "um", "in", "an", "so", "will", "die", "hat", "war", "also", "bin", "was",
            "man", "ab"}
@@ -94,6 +95,8 @@ ARTICLES = {"der", "die", "das", "den", "dem", "des", "ein", "eine", "einer", "e
              "eines", "beim", "im", "am", "zum", "zur", "vom", "ins", "kein", "keine", "mein",
              "meine", "meinen", "unser", "unsere", "dein", "deine", "sein", "seine", "ihr",
              "ihre", "jede", "jeden", "jeder", "diese", "diesen", "dieser"}
+#: German's function words and determiners, by which a text reads as German (``names``)
+GERMAN = frozenset(_GERMAN_WORDS | ARTICLES)
 #: words before a name that say what it names, in the languages of the sets and their
 #: neighbours: a place ("in Lisbon", "nach Bamberg", "en Cádiz") or a person ("with Jonah",
 #: "mit Katrin", "con Bruno": one word; "with Skyline Air" is a company); only when its own
@@ -130,6 +133,15 @@ DATES = _HAND_DATES | _word_list("calendar_words.txt")
 def given_names() -> frozenset[str]:
     """Given names common in some country (``first_names.txt``: tools/first_names.py)."""
     return frozenset(w for w in _word_list("first_names.txt") if w.lower() not in NEVER)
+
+
+@lru_cache(maxsize=1)
+def function_word_names() -> frozenset[str]:
+    """Given names that are a function word in some language (``NEVER``: "Ella", "Elle"),
+    of four letters or more: inside a sentence, where no function word is capitalised, they
+    are names."""
+    return frozenset(w for w in _word_list("first_names.txt")
+                     if w.lower() in NEVER and len(w) >= 4)
 
 
 @lru_cache(maxsize=1)

@@ -23,9 +23,12 @@ opens a sentence is strong when the tokenizer finds it far likelier capitalised 
 it is a common given name ("Marta": ``first_names.txt``); otherwise ("Never", "Submitted") it
 is *weak*: the graph keeps it, and counts it as an entity only once some strong mention of the
 same name confirms it. German capitalises every noun, so in German text a single word inside a
-sentence is strong only after a preposition, as a given name or as a street or a lake. The
-few closed-class words that open sentences (articles, pronouns, question words) are never
-names. A country or a city (``place_names.txt``) is a place. The figures (precision, recall and
+sentence is strong only after a preposition, as a given name, as a street or a lake, or
+written as no noun is ("TÜV", "MediaMarkt"); a German genitive ("Annas Geburtstag") names its
+owner. The few closed-class words that open sentences (articles, pronouns, question words) are
+never names, nor are they inside a sentence, unless they are common given names ("with
+Ella"). An identifier is a name of its own, with no joiner ("F-12 de Seguros Nube"). A
+country or a city (``place_names.txt``) is a place. The figures (precision, recall and
 kinds on the entities dev set, held out by note) are in docs/entities.md.
 """
 
@@ -35,10 +38,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from .casing import casing
 from .name_words import (
-    ARTICLES,
     BARE_TITLES,
     DATES,
     EVENTS,
@@ -54,6 +57,7 @@ from .name_words import (
     PLACES,
     SHARED,
     TITLES,
+    function_word_names,
     given_names,
     place_names,
 )
@@ -131,13 +135,6 @@ def _is_german(lowered: list[str]) -> bool:
         len(lowered) <= 24 and any(w not in SHARED and w not in JOINERS for w in hits))
 
 
-def _common_noun(tokens: list[str], i: int) -> bool:
-    """In German text: whether the word at ``i`` follows an article, a number or a unit, as a
-    common noun does ("beim Zahnarzt", "um 9 Uhr"), where a name mostly stands alone."""
-    before = tokens[i - 1].lower() if i > 0 else ""
-    return before in ARTICLES or before[:1].isdigit()
-
-
 @lru_cache(maxsize=1 << 16)
 def _kind(words: tuple[str, ...], titled: bool, before: str = "") -> str:
     if titled:
@@ -161,7 +158,7 @@ def _kind(words: tuple[str, ...], titled: bool, before: str = "") -> str:
         return "thing"
     if "&" in words:  # "Halden & Rowe", "Brenner & Söhne": a firm
         return "organization"
-    given = words[0] in given_names()
+    given = words[0] in given_names() or words[0] in function_word_names()
     if not given and key_of(" ".join(words)) in place_names():  # "Porto", "München"
         return "place"
     if before in PLACE_BEFORE:
@@ -196,7 +193,8 @@ def extract(text: str) -> list[Mention]:
             continue
         tok = tokens[i].rstrip(".")
         bare = _POSSESSIVE.sub("", tok) if tok[-1:] in "s'’" else tok
-        if not _is_cap(bare) or (bare.lower() in NEVER and not _is_id(bare)) or \
+        never = bare.lower() in NEVER and not _is_id(bare)
+        if not _is_cap(bare) or (never and bare not in function_word_names()) or \
                 _contraction(bare):
             continue
         back = i - 1  # the sentence opens here when only brackets and quotes stand before
@@ -204,8 +202,11 @@ def extract(text: str) -> list[Mention]:
             back -= 1
         start_initial = back < 0 or (tokens[back] in _END and tokens[back] not in ",;") or \
             _ends_sentence(tokens[back])
+        if never and (start_initial or not _named_anyway(bare)):
+            continue  # "Ella" opening a sentence is Spanish's "she"; "with Ella", a name
         span: list[str] = []
         titled = False
+        owned_here = False  # a German genitive ("Annas Geburtstag") ended the span
         j = i
         while j < len(tokens):
             t = tokens[j]
@@ -213,20 +214,25 @@ def extract(text: str) -> list[Mention]:
                 break
             word = t
             low = lowered[j]
-            if span and low in JOINERS and (not german or low == "&"):
+            if span and low in JOINERS and (not german or low == "&") and \
+                    not _is_id(span[-1]):
                 k = j  # "van der Berg", "de la Rioja": joiners run on to a capital
                 while k < len(tokens) and k - j < 3 and lowered[k] in JOINERS:
                     k += 1
-                if k < len(tokens) and _is_cap(tokens[k]) and lowered[k] not in NEVER:
+                if k < len(tokens) and _is_cap(tokens[k]) and lowered[k] not in NEVER and \
+                        not _is_id(tokens[k].rstrip(".")):
                     span.extend(tokens[j:k])
                     j = k
                     continue
             if not _is_cap(word) or (span and (low.rstrip(".") in NEVER or _contraction(word))) or \
                     (span and _is_id(word.rstrip(".")) != _is_id(span[-1])):
                 break  # an identifier is a name of its own
-            if not span and low != _POSSESSIVE.sub("", low) and \
-                    _POSSESSIVE.sub("", low) in BARE_TITLES:
-                j += 1  # "Mum's", "Oma's": a kinship word, not a name
+            genitive = not span and german and _genitive(word, tokens[j + 1]
+                                                         if j + 1 < len(tokens) else "")
+            if not span and ((low != _POSSESSIVE.sub("", low) and
+                              _POSSESSIVE.sub("", low) in BARE_TITLES) or
+                             (genitive and low[:-1] in BARE_TITLES)):
+                j += 1  # "Mum's", "Oma's", "Papas Auto": a kinship word, not a name
                 break
             if low.rstrip(".") in TITLES and (word.endswith(".") or low in BARE_TITLES):
                 if span and not titled:  # a title starts a name of its own
@@ -235,8 +241,10 @@ def extract(text: str) -> list[Mention]:
                 span.append(word)
                 j += 1
                 continue
-            possessive = word[-1] in "s'’" and len(word) > 2 and bool(_POSSESSIVE.search(word))
-            clean = _POSSESSIVE.sub("", word) if possessive else word
+            possessive = genitive or (word[-1] in "s'’" and len(word) > 2 and
+                                      bool(_POSSESSIVE.search(word)))
+            clean = word[:-1] if genitive else _POSSESSIVE.sub("", word) if possessive else word
+            owned_here = genitive
             # a full stop after a word ends the sentence, unless the word is a title
             stop = clean.endswith(".")
             clean = clean.rstrip(".")
@@ -250,12 +258,14 @@ def extract(text: str) -> list[Mention]:
             names.pop()
         if names:
             single = len(names) == 1
-            owned = _possessive_at(tokens, j)  # "Theo's": a possessive mostly follows a person
+            # "Theo's", "Annas Geburtstag": a possessive mostly follows a person
+            owned = owned_here or _possessive_at(tokens, j)
             strong = titled or not single or _is_id(names[0]) or owned or \
                 (not start_initial and not german) or \
                 (german and i > 0 and lowered[i - 1] in NAME_BEFORE) or \
                 (german and single and given_name(names[0])) or \
                 (german and single and _street_or_lake(names[0])) or \
+                (german and not start_initial and _shaped_like_a_name(names[0])) or \
                 (start_initial and not german and (casing(names[0]) or 0.0) > NAME_CASING) or \
                 (start_initial and single and given_name(names[0]))
             found = [(names, strong)]
@@ -290,6 +300,34 @@ def _greets(names: list[str], after: str) -> bool:
     nor "Marta Silva,", nor "Imogen Vale called")."""
     return len(names) == 2 and after in {",", "!"} and names[0] not in given_names() and \
         given_name(names[1]) and _kind(tuple(names), False) == "name"
+
+
+def _genitive(word: str, after: str) -> bool:
+    """Whether a capitalised word is a German genitive before the noun it owns, written
+    without an apostrophe ("Annas Geburtstag", "Mias Schule", "Papas Kreditkarte"): a given
+    name or a kinship word and an "s", itself no given name ("Jonas", "Niklas"), before a
+    capitalised word."""
+    stem = word[:-1]
+    return word.endswith("s") and len(stem) > 1 and _is_cap(after) and after not in _END and \
+        word not in given_names() and (stem in given_names() or stem.lower() in BARE_TITLES)
+
+
+def _shaped_like_a_name(word: str) -> bool:
+    """Whether a German word is written as no common noun is: in capitals ("beim TÜV", "die
+    DAK") or with a capital after a lowercase letter ("MediaMarkt", "eBay"; not the compound
+    "Outlook-Problem")."""
+    letters = [c for c in word if c.isalpha()]
+    return len(letters) > 1 and (all(c.isupper() for c in letters) or
+                                 any(a.islower() and b.isupper() for a, b in pairwise(word)))
+
+
+def _named_anyway(word: str) -> bool:
+    """Whether a capitalised function word inside a sentence is a given name there ("with
+    Ella", "von Ella": Spanish's "ella"): a common one, not much likelier lowercase."""
+    if word not in function_word_names():
+        return False
+    score = casing(word)
+    return score is None or score > GIVEN_CASING
 
 
 def _contraction(word: str) -> bool:
