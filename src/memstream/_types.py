@@ -131,14 +131,12 @@ class Explanation:
     ``cosine`` and ``keyword`` are the two relevance sources (None when that index did not
     return the record); ``vector_rank`` and ``keyword_rank`` are 1-based ranks in each list.
     ``lifted`` says why a hit stands above hits that score higher (None for every other hit):
-    "standing instruction or preference" (retrieval.standing), "an earlier record about the
-    same thing as the best match" (a question about the past: engine.stages.earlier).
-    ``updates`` names the records this hit follows up and was placed above: a newer memory
-    about the same thing, as relevant to the query (a changed fact, a moved event, the reply
-    to a question); its relevance is its own. ``recency_from`` says what the recency counts
-    from: "write" (the record was written then, and never used since) or "access" (a search
-    that touched it, or an add of the same text, used it since: python-api.md, "When a
-    search counts as a use").
+    "standing instruction or preference" (retrieval.standing). ``updates`` names the records
+    this hit follows up and was placed above: a newer memory about the same thing, as
+    relevant to the query (a changed fact, a moved event, the reply to a question); its
+    relevance is its own. ``recency_from`` says what the recency counts from: "write" (the
+    record was written then, and never used since) or "access" (a search that touched it, or
+    an add of the same text, used it since: python-api.md, "When a search counts as a use").
     ``adjustments`` names what the ordering of a store of notes added to the relevance logit
     to rank the hit (retrieval.notes: "follows up the best match", "of the date the query
     names", ...), in logits; ``raw_relevance`` includes them, ``relevance`` does not.
@@ -155,9 +153,8 @@ class Explanation:
     (relevance as a chance), "notes" and "names" (a store of notes' ordering, and the memories
     its names lead to), "lifted" and "follow-ups" (the conversation's and long records'
     ordering), "current" (current versions in place of what they replace; junk and duplicates
-    last), "earlier" (a store of notes asked about the past: the older records the best
-    match follows up placed after it), "standing" (standing instructions for a request) and
-    "weighted" (the paper's weighted sum).
+    last), "standing" (standing instructions for a request) and "weighted" (the paper's
+    weighted sum).
     """
 
     recency: float

@@ -378,31 +378,3 @@ def test_a_question_about_the_past_finds_the_version_replaced_by_hand(small: Mem
         hits = small.search(question, namespace="n", k=3, touch=False)
         assert [h.record.id for h in hits[:2]] == [new, old], question
         assert not hits[1].record.valid
-
-
-MOVE = [("I live in a shared flat at 7 Lark Lane with Kai and Merve.", 300),
-        ("I live in room 214 of the Millbrook student residence now.", 30),
-        ("Before exams I always study in the old library.", 200),
-        ("Kai lives in Hamburg these days and works at a bike shop.", 100),
-        ("Merve's birthday is on the 9th of July.", 250),
-        ("The residence office is open until four on weekdays.", 20),
-        ("Student card renewed before the residence deadline.", 25),
-        ("My bike needs new brakes before winter.", 60),
-        ("Dentist appointment on the 3rd at ten.", 10)]
-
-
-def test_a_question_about_the_past_gets_what_the_best_match_followed(small: Memory):
-    """"Where did I live before the residence?" matches the note about the residence best; the
-    older note it follows up (alike, no change found between them) comes right after it, where
-    a note sharing the question's words stood; the first hit stays, and a question about now
-    is not changed."""
-    old, new, *_ = [r.id for r in small.add_many(
-        [{"content": t, "at": NOW - d * DAY} for t, d in MOVE], namespace="n")]
-    past = small.search("Where did I live before the student residence?", namespace="n", k=3,
-                        touch=False)
-    assert [h.record.id for h in past[:2]] == [new, old]
-    assert "earlier" in past[0].explain.stages
-    assert past[1].explain.lifted == "an earlier record about the same thing as the best match"
-    assert past[1].score <= past[0].score and past[2].score <= past[1].score
-    now = small.search("Where do I live?", namespace="n", k=3, touch=False)
-    assert now[0].record.id == new and "earlier" not in now[0].explain.stages

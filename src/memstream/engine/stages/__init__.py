@@ -102,7 +102,6 @@ def plan(kind: str, p: SearchParams) -> list[Stage]:
     from .calibrated import Calibrated
     from .context import Context
     from .current import Current
-    from .earlier import Earlier
     from .follow_ups import FollowUps
     from .learned import Learned
     from .lifted import Lifted
@@ -121,5 +120,4 @@ def plan(kind: str, p: SearchParams) -> list[Stage]:
         ordering: list[Stage] = [Notes(), *([Names()] if p.entities else [])]
     else:
         ordering = [Lifted(), FollowUps()]
-    after: list[Stage] = [Earlier()] if kind == "notes" else []
-    return [*fused, Calibrated(), *ordering, Current(), *after, Standing()]
+    return [*fused, Calibrated(), *ordering, Current(), Standing()]
