@@ -219,6 +219,14 @@ def test_an_identifier_takes_no_joiner_and_ella_is_a_name_inside_a_sentence() ->
     assert "Ella" not in named("Ella vive en Madrid.")  # Spanish's "she", opening a sentence
 
 
+def test_von_after_a_given_name_begins_a_german_family_name() -> None:
+    """German text read "von" as a preposition only: "Konrad von Auerbach" was two names."""
+    assert named("Morgen kommt Konrad von Auerbach zum Essen.")["Konrad von Auerbach"] == (
+        "person", True)
+    de = named("Die Mutter von Jonas kommt morgen, mit Lena von Jonas' Team.")
+    assert "Mutter von Jonas" not in de and "Lena von Jonas" not in de and de["Jonas"][1]
+
+
 def test_a_word_that_greets_a_name_at_a_sentence_start_is_not_part_of_it() -> None:
     """"Hey Joanna!" and "Wow Caroline," open chat turns: the name is Joanna, Caroline; a run
     whose words make it one name, or that is not followed by a comma or an exclamation mark,

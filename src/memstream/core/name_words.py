@@ -11,6 +11,9 @@ from importlib import resources
 #: joiners that stay inside a name between two capitalised words
 JOINERS = {"of", "de", "del", "della", "di", "da", "do", "dos", "das", "du", "des", "la", "le",
             "los", "las", "van", "von", "der", "den", "ten", "&", "al"}
+#: the joiners that begin a family name in German text, after a given name ("Henrik von
+#: Laufen", "Ursula von der Leyen"), where "von" is otherwise a preposition
+NOBLE = {"von", "van", "de"}
 #: titles: a person follows, and the title stays out of the key
 TITLES = {"dr", "mr", "mrs", "ms", "miss", "prof", "sir", "dame", "frau", "herr", "fr", "hr",
            "sr", "sra", "srta", "dra", "don", "doña", "dña", "mme", "mlle", "m", "dott", "sig",

@@ -25,11 +25,12 @@ is *weak*: the graph keeps it, and counts it as an entity only once some strong 
 same name confirms it. German capitalises every noun, so in German text a single word inside a
 sentence is strong only after a preposition, as a given name, as a street or a lake, or
 written as no noun is ("TÜV", "MediaMarkt"); a German genitive ("Annas Geburtstag") names its
-owner. The few closed-class words that open sentences (articles, pronouns, question words) are
-never names, nor are they inside a sentence, unless they are common given names ("with
-Ella"). An identifier is a name of its own, with no joiner ("F-12 de Seguros Nube"). A
-country or a city (``place_names.txt``) is a place. The figures (precision, recall and
-kinds on the entities dev set, held out by note) are in docs/entities.md.
+owner, and "von" after a given name begins a family name ("Henrik von Laufen"). The few
+closed-class words that open sentences (articles, pronouns, question words) are never names,
+nor are they inside a sentence, unless they are common given names ("with Ella"). An
+identifier is a name of its own, with no joiner ("F-12 de Seguros Nube"). A country or a city
+(``place_names.txt``) is a place. The figures (precision, recall and kinds on the entities
+dev set, held out by note) are in docs/entities.md.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from .name_words import (
     NAME_BEFORE,
     NAMED_ENDINGS,
     NEVER,
+    NOBLE,
     ORGS,
     PERSON_BEFORE,
     PLACE_BEFORE,
@@ -214,13 +216,18 @@ def extract(text: str) -> list[Mention]:
                 break
             word = t
             low = lowered[j]
-            if span and low in JOINERS and (not german or low == "&") and \
+            # in German "von" is mostly a preposition ("Pate von Ella"); after a given name,
+            # before a word that is none, it is the particle of a family name
+            noble = german and low in NOBLE and span[0] in given_names()
+            if span and low in JOINERS and (not german or low == "&" or noble) and \
                     not _is_id(span[-1]):
                 k = j  # "van der Berg", "de la Rioja": joiners run on to a capital
                 while k < len(tokens) and k - j < 3 and lowered[k] in JOINERS:
                     k += 1
                 if k < len(tokens) and _is_cap(tokens[k]) and lowered[k] not in NEVER and \
-                        not _is_id(tokens[k].rstrip(".")):
+                        not _is_id(tokens[k].rstrip(".")) and \
+                        not (noble and _POSSESSIVE.sub("", tokens[k].rstrip("."))
+                             in given_names()):
                     span.extend(tokens[j:k])
                     j = k
                     continue
