@@ -225,6 +225,8 @@ def test_von_after_a_given_name_begins_a_german_family_name() -> None:
         "person", True)
     de = named("Die Mutter von Jonas kommt morgen, mit Lena von Jonas' Team.")
     assert "Mutter von Jonas" not in de and "Lena von Jonas" not in de and de["Jonas"][1]
+    # a particle that opens a German sentence has no given name before it (it raised)
+    assert {"Van Morrison", "Berlin"} <= set(named("Van Morrison spielt heute in Berlin."))
 
 
 def test_a_word_that_greets_a_name_at_a_sentence_start_is_not_part_of_it() -> None:

@@ -218,7 +218,7 @@ def extract(text: str) -> list[Mention]:
             low = lowered[j]
             # in German "von" is mostly a preposition ("Pate von Ella"); after a given name,
             # before a word that is none, it is the particle of a family name
-            noble = german and low in NOBLE and span[0] in given_names()
+            noble = bool(span) and german and low in NOBLE and span[0] in given_names()
             if span and low in JOINERS and (not german or low == "&" or noble) and \
                     not _is_id(span[-1]):
                 k = j  # "van der Berg", "de la Rioja": joiners run on to a capital
