@@ -196,19 +196,18 @@ def extract(text: str) -> list[Mention]:
         tok = tokens[i].rstrip(".")
         bare = _POSSESSIVE.sub("", tok) if tok[-1:] in "s'’" else tok
         never = bare.lower() in NEVER and not _is_id(bare)
-        if not _is_cap(bare) or (never and bare not in function_word_names()) or \
-                _contraction(bare):
+        if not _is_cap(bare) or (never and bare not in _named_anyway()) or _contraction(bare):
             continue
         back = i - 1  # the sentence opens here when only brackets and quotes stand before
         while back >= 0 and tokens[back] in _INSIDE and tokens[back] not in ",;":
             back -= 1
         start_initial = back < 0 or (tokens[back] in _END and tokens[back] not in ",;") or \
             _ends_sentence(tokens[back])
-        if never and (start_initial or not _named_anyway(bare)):
+        if never and start_initial:
             continue  # "Ella" opening a sentence is Spanish's "she"; "with Ella", a name
         span: list[str] = []
         titled = False
-        owned_here = False  # a German genitive ("Annas Geburtstag") ended the span
+        genitive = False  # a German genitive ("Annas Geburtstag") ends the span
         j = i
         while j < len(tokens):
             t = tokens[j]
@@ -251,7 +250,6 @@ def extract(text: str) -> list[Mention]:
             possessive = genitive or (word[-1] in "s'’" and len(word) > 2 and
                                       bool(_POSSESSIVE.search(word)))
             clean = word[:-1] if genitive else _POSSESSIVE.sub("", word) if possessive else word
-            owned_here = genitive
             # a full stop after a word ends the sentence, unless the word is a title
             stop = clean.endswith(".")
             clean = clean.rstrip(".")
@@ -266,7 +264,7 @@ def extract(text: str) -> list[Mention]:
         if names:
             single = len(names) == 1
             # "Theo's", "Annas Geburtstag": a possessive mostly follows a person
-            owned = owned_here or _possessive_at(tokens, j)
+            owned = genitive or _possessive_at(tokens, j)
             strong = titled or not single or _is_id(names[0]) or owned or \
                 (not start_initial and not german) or \
                 (german and i > 0 and lowered[i - 1] in NAME_BEFORE) or \
@@ -328,13 +326,13 @@ def _shaped_like_a_name(word: str) -> bool:
                                  any(a.islower() and b.isupper() for a, b in pairwise(word)))
 
 
-def _named_anyway(word: str) -> bool:
-    """Whether a capitalised function word inside a sentence is a given name there ("with
-    Ella", "von Ella": Spanish's "ella"): a common one, not much likelier lowercase."""
-    if word not in function_word_names():
-        return False
-    score = casing(word)
-    return score is None or score > GIVEN_CASING
+@lru_cache(maxsize=1)
+def _named_anyway() -> frozenset[str]:
+    """The function words that are names inside a sentence ("with Ella", "von Ella":
+    Spanish's "ella"): common given names (``function_word_names``) the tokenizer does not
+    find much likelier lowercase."""
+    return frozenset(w for w in function_word_names()
+                     if (score := casing(w)) is None or score > GIVEN_CASING)
 
 
 def _contraction(word: str) -> bool:
