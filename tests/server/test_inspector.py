@@ -549,6 +549,30 @@ def test_the_page_says_loading_until_its_data_is_in(browser: Any,
     context.close()
 
 
+def test_a_search_sent_while_the_namespace_opens_keeps_its_hits(
+        page: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
+    """The namespace's overview is held back until the search has answered: opening the
+    namespace used to clear the hits when the overview came in, after the search."""
+    srv, _ = seeded
+    held: list[Any] = []
+    page.route("**/v1/inspect/overview*", lambda route: held.append(route))
+    open_namespace(page, srv.keys["inspector"], "team-a")
+    for _ in range(300):  # until the namespace is chosen and its overview is on the way
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the page never asked for the overview"
+    page.locator("#tab-search").click()
+    page.locator("#q").fill("marathon training")
+    page.locator("#q").press("Enter")
+    hits = page.locator("#hits li")
+    sync_api.expect(hits.first).to_contain_text("marathon")
+    held[0].continue_()
+    sync_api.expect(page.locator("body")).to_have_attribute("data-state", "ready")
+    assert hits.count() == 2
+    sync_api.expect(page.locator("#status")).to_contain_text("2 hits")
+
+
 def test_the_documented_screenshot_command_runs_as_root(
         tmp_path: Path, seeded: tuple[Server, dict[str, Any]]) -> None:
     """docs/server.md's recipe (Chromium on the command line, as root in a container) shows the
@@ -592,6 +616,7 @@ def test_a_hit_reached_through_a_name_says_so_in_score_order(browser: Any,
         pg.set_default_timeout(15_000)
         pg.goto(srv.url + "/")
         open_namespace(pg, srv.keys["reader"], "default")
+        sync_api.expect(pg.locator("body")).to_have_attribute("data-state", "ready")
         pg.locator("#tab-search").click()
         pg.locator("#q").fill("Where does the person who gave me Dune work?")
         pg.locator("#q").press("Enter")

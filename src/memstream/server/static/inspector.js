@@ -136,6 +136,10 @@ async function connect(event) {
   if (!(await loadNamespaces())) { busy(false, "waiting"); return; }
   state.ns = $("namespace").value.trim();
   if (!state.ns) { showError("Choose a namespace."); busy(false, "waiting"); return; }
+  // an earlier namespace's hits go now, not after the overview: a search started meanwhile
+  // is for this namespace and must not be wiped when the overview comes in
+  status("", "tab-search");
+  $("hits").replaceChildren();
   sessionStorage.setItem("memstream-namespace", state.ns);
   state.plotsFor = null;
   try {
@@ -151,8 +155,6 @@ async function connect(event) {
   const o = state.overview;
   status(`Namespace ${o.namespace}: ${o.total} records.`, "tab-records");
   status(`Namespace ${o.namespace}: plots of ${o.total} records.`, "tab-plots");
-  status("", "tab-search");  // an earlier namespace's hits are gone
-  $("hits").replaceChildren();
   $("f-kind").replaceChildren(el("option", { value: "" }, "any"),
     ...Object.keys(o.kinds).sort().map((k) => el("option", { value: k }, k)));
   $("agent-list").replaceChildren(...o.agents.map((a) => el("option", { value: a })));
@@ -361,6 +363,7 @@ async function search(event) {
   if ($("q-user").value.trim()) body.user_id = $("q-user").value.trim();
   const hits = await shown("/v1/search", body);
   if (hits === undefined) return;
+  if (body.namespace !== state.ns) return;  // another namespace was opened meanwhile
   showError("");
   const items = hits.map((h) => {
     const x = h.explain;
