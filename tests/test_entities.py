@@ -304,6 +304,37 @@ def test_the_person_who_gave_me_dune(mem: Memory) -> None:
         plain[:priya]
 
 
+def test_the_embedder_reads_the_kinds_the_words_leave_open(mem: Memory, tmp_path: Path
+                                                             ) -> None:
+    """A brand, an app and an acronym carry no title and no "Street": their words say
+    "name" or "thing", and the default embedder gives them a kind (the same again after an
+    export and an import); without an embedder they keep the words' kinds."""
+    from memstream.engine.transfer import export_jsonl, import_jsonl
+
+    texts = ("Netflix subscription renews on the 3rd; consider cancelling.",
+             "Spotify family plan now includes Grandma Ruth.",
+             "Termin beim TÜV für den Golf am 12. Juni.")
+    for text in texts:
+        mem.add(text, user_id="u")
+    mem.flush()
+    kinds = {e.name: e.kind for e in mem.entities(user_id="u")}
+    assert kinds["Netflix"] == kinds["Spotify"] == "product"
+    assert kinds["TÜV"] == "organization" and kinds["Ruth"] == "person"
+    dump = tmp_path / "all.jsonl"
+    with dump.open("w", encoding="utf-8") as out:
+        export_jsonl(mem, out)
+    with Memory(tmp_path / "imported.db", embedder=mem.embedder, llm=None) as again:
+        with dump.open(encoding="utf-8") as raw:
+            import_jsonl(again, raw)
+        again.flush()
+        assert {e.name: e.kind for e in again.entities(user_id="u")} == kinds
+    with Memory(tmp_path / "words.db", embedder="none", llm=None) as words:
+        for text in texts:
+            words.add(text, user_id="u")
+        plain = {e.name: e.kind for e in words.entities(user_id="u")}
+    assert (plain["Netflix"], plain["TÜV"]) == ("name", "thing")
+
+
 def test_the_profile_and_its_order(tmp_path: Path) -> None:
     with Memory(tmp_path / "p.db", embedder="none") as m:
         m.add("Marta Silva joined the Porto book club.", user_id="u", at=1000.0)

@@ -49,6 +49,23 @@ class GraphConformance:
                              model="m")
         assert names(store.graph.entities("ns")) == {"Pell"}
 
+    def test_the_kinds_left_open_are_listed_and_set_once(self, store: Any) -> None:
+        """Confirmed entities of kind "name" or "thing" wait for a kind (weak ones do not);
+        a kind set is kept, and one no longer open is not overwritten."""
+        store.records.insert([rec("The Fibrenest bill and the NHS letter came.", at=T0),
+                              rec("Zorblat called.", at=T0 + 1),  # weak: opens a sentence
+                              rec("Lunch with Marta Silva.", at=T0 + 2)], model="m")
+        open_ = dict(store.graph.unread_kinds())
+        assert sorted(open_.values()) == ["Fibrenest", "NHS"]  # "Marta Silva" is a person
+        assert store.graph.unread_kinds(1) != [] and len(store.graph.unread_kinds(1)) == 1
+        marta = next(e for e in store.graph.entities("ns") if e.name == "Marta Silva")
+        assert store.graph.set_kinds([*((eid, "organization") for eid in open_),
+                                      (marta.id, "place")]) == 2
+        assert store.graph.unread_kinds() == []
+        kinds = {e.name: e.kind for e in store.graph.entities("ns")}
+        assert kinds == {"Fibrenest": "organization", "NHS": "organization",
+                         "Marta Silva": "person"}
+
     def test_find_reads_longer_names_and_weak_ones(self, store: Any) -> None:
         store.records.insert([rec("Marta gave me Dune."), rec("Today I met Marta Silva.")],
                              model="m")

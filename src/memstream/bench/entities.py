@@ -289,12 +289,14 @@ def matches(listed: str, labelled: str) -> bool:
         long_[1:] == short or long_[:-1] == short)
 
 
-def dev_set(path: str | Path) -> dict[str, Any]:
+def dev_set(path: str | Path, *, embedder: str | None = None) -> dict[str, Any]:
     """What ``Memory.entities`` lists for each note of a labelled set (``entities_dev.json``:
     ``{"notes": [{"id", "lang", "text", "entities": [{"name", "kind"}], "not_entities"}]}``),
     each note stored under a user of its own: precision, recall and the share of matched
     names with the labelled kind, overall and per language and kind; listed names that the
-    note labels not-an-entity (weekdays and months among them), counted apart."""
+    note labels not-an-entity (weekdays and months among them), counted apart. The kinds are
+    what a user gets with ``embedder`` (None: the default), which reads the kinds the words
+    leave open (``cognition.kinds``); "none" gives the kinds of the words alone."""
     try:
         notes = json.loads(Path(path).read_text(encoding="utf-8"))["notes"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -304,11 +306,12 @@ def dev_set(path: str | Path) -> dict[str, Any]:
     tally: dict[str, list[int]] = {}  # group -> right, listed, labelled, kind right
     junk: list[str] = []
     calendar = 0
-    with Memory(":memory:", embedder="none", config=Config(reflection_threshold=0),
+    with Memory(":memory:", embedder=embedder, config=Config(reflection_threshold=0),
                 llm=None) as mem:
         for note in notes:
             user = f"note-{note['id']}"
             mem.add(note["text"], user_id=user)
+            mem.flush()
             listed = mem.entities(user_id=user, limit=1000)
             labels = note.get("entities") or []
             found = {n for n, lab in enumerate(labels)

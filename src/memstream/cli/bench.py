@@ -234,7 +234,7 @@ def bench_entities(st: _State, n: int, queries: int, everyday: str | None,
     found = entities.quality()
     out: dict[str, object] = {"quality": found}
     if labelled:
-        out["data"] = listed = entities.dev_set(labelled)
+        out["data"] = listed = entities.dev_set(labelled, embedder=st.embedder)
         if not st.as_json:
             click.echo(f"{labelled}, what Memory.entities lists, precision / recall / kind "
                        "right:")

@@ -21,6 +21,7 @@ from ..store import Patch
 from . import changes
 from . import cognitive as cog
 from .building import build_record, build_records
+from .kinds import read_kinds
 from .subscribers import maybe_prune
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class Writes:
     def after_enrichment(self, worker: EnrichmentWorker | None) -> None:
         """What the worker runs after its batches: the comparison of the records it embedded
         (``changes.compare``), then reflection and the other steps over the namespaces written
-        (``cognitive.after_enrichment``). What fails is handed back, done again on the
+        (``cognitive.after_enrichment``), then the kinds of names their words left open
+        (``kinds.read_kinds``). What fails is handed back, done again on the
         worker's retry, never dropped."""
         mem = self._mem
         touched = self.take_touched()
@@ -62,6 +64,7 @@ class Writes:
             if embedded and mem.config.find_changes:
                 changes.compare(mem, embedded, background=mem.vectors.background())
             cog.after_enrichment(mem, touched)
+            read_kinds(mem)
         except Exception:
             with self._lock:
                 self._touched.update(touched)

@@ -176,6 +176,14 @@ class EntityGraph(Protocol):
     def size(self, namespace: str | None = None) -> tuple[int, int]:
         """(entities, mentions) stored."""
 
+    def unread_kinds(self, limit: int = 64) -> list[tuple[int, str]]:
+        """(id, name) of confirmed entities whose kind the words left open ("name" or
+        "thing"), of any namespace, at most ``limit``."""
+
+    def set_kinds(self, kinds: Sequence[tuple[int, str]]) -> int:
+        """Set the kinds read for these entities where the kind is still open; how many were
+        set."""
+
     def relate(self, namespace: str, owner: str,
                triples: Sequence[tuple[str, str, str, str, float]]) -> int:
         """Keep relations (subject, predicate, object, record id, time); a newer one on the

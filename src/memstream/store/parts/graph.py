@@ -46,6 +46,10 @@ _UPSERT = (" ON CONFLICT (namespace, owner, key) DO UPDATE SET "
            "ELSE entities.name END, "
            "kind = CASE WHEN entities.strong = 0 AND excluded.strong > 0 THEN excluded.kind "
            "ELSE entities.kind END")
+#: the confirmed entities whose kind the words left open (``cognition.kinds.UNREAD``): the
+#: condition of the partial index ``entities_unread`` (the schemas' graph migrations), written
+#: the same in each query so that the index serves it
+_UNREAD_WHERE = "kind IN ('name', 'thing') AND strong > 0"
 _ENTITY = ("e.id, e.namespace, e.owner, e.name, e.kind, e.key, e.mentions, e.strong, "
            "e.first_seen, e.last_seen")
 
@@ -169,6 +173,27 @@ class Graph:
         """Link a record whose text changed again."""
         self.unlink(db, record.namespace, [record.id])
         self.link(db, [record])
+
+    def unread_kinds(self, limit: int = 64) -> list[tuple[int, str]]:
+        """(id, name) of confirmed entities whose kind the words left open (``UNREAD``), on
+        the index that holds only those (so that finding none costs nothing)."""
+        ph = self._ph
+        with self._session(False) as db:
+            rows = db.execute(f"SELECT id, name FROM entities WHERE {_UNREAD_WHERE} LIMIT {ph}",
+                              (limit,)).fetchall()
+        return [(int(r[0]), r[1]) for r in rows]
+
+    def set_kinds(self, kinds: Sequence[tuple[int, str]]) -> int:
+        """Set the kinds read for these entities, where the kind is still open (a relink
+        meanwhile may have named it). How many were set."""
+        ph = self._ph
+        done = 0
+        with self._session(True) as db:
+            for eid, kind in sorted(kinds):
+                cur = db.execute(f"UPDATE entities SET kind = {ph} WHERE id = {ph} AND "
+                                 f"{_UNREAD_WHERE}", (kind, eid))
+                done += max(0, cur.rowcount or 0)
+        return done
 
     def clear(self, db: Any) -> None:
         db.execute("DELETE FROM entity_relations")

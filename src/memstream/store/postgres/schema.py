@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..parts.lg_tables import schema
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 GRAPH_VERSION = 6  #: the migration that makes the entity graph
 LOCK_ID = 0x6D656D73  # "mems": the advisory lock migrations take
 EVENTS_LOCK = 0x6D657674  # "mevt": taken before numbering events (commit order)
@@ -180,6 +180,9 @@ MIGRATIONS: dict[int, list[str]] = {
         "CREATE INDEX entity_relations_record ON entity_relations(record_id)",
         *schema("BYTEA"),  # LangGraph's checkpoint tables (see the SQLite migration 9)
     ],
+    # the entities whose kind the words left open (see the SQLite migration 10)
+    7: ["CREATE INDEX entities_unread ON entities(id) WHERE kind IN ('name', 'thing') "
+        "AND strong > 0"],
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..parts.lg_tables import schema
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 GRAPH_VERSION = 9  #: the migration that makes the entity graph
 
 COLUMNS = (
@@ -252,4 +252,9 @@ CREATE INDEX entity_relations_subject
     ON entity_relations(namespace, owner, subject_key, predicate, valid_from);
 CREATE INDEX entity_relations_record ON entity_relations(record_id);
 """ + "".join(f"{statement};\n" for statement in schema("BLOB")),
+    # the entities whose kind the words left open, for the worker to read from the embedder
+    # (cognition/kinds.py); the condition is the graph part's ``_UNREAD_WHERE``
+    10: """
+CREATE INDEX entities_unread ON entities(id) WHERE kind IN ('name', 'thing') AND strong > 0;
+""",
 }

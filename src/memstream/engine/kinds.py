@@ -1,0 +1,44 @@
+"""The kinds the worker reads for names whose words left them open (``cognition.kinds``): after
+each round of background work, the confirmed entities of kind "name" or "thing" are read from
+the embedder a batch at a time and given the kind their name lies nearest. Without an embedder
+they keep the kind their words gave. The entities to read are found on an index that holds only
+them, so a store with none left pays one empty index look-up a round."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..cognition.kinds import kinds_of
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+__all__ = ["BATCH", "ROUND", "read_kinds"]
+
+log = logging.getLogger("memstream.entities")
+
+#: names embedded in one call
+BATCH = 64
+#: names read in one round of the worker at most; more wait for its next round
+ROUND = 2048
+
+
+def read_kinds(mem: Memory) -> int:
+    """Read the open kinds of confirmed entities, at most ``ROUND`` of them; when more are
+    left, the worker is woken for another round. How many were set."""
+    if mem.embedder is None:
+        return 0
+    graph = mem.store.graph
+    done = read = 0
+    while read < ROUND:
+        todo = graph.unread_kinds(BATCH)
+        if not todo:
+            return done
+        read += len(todo)
+        done += graph.set_kinds(list(zip([eid for eid, _ in todo],
+                                         kinds_of(mem.embedder, [n for _, n in todo]),
+                                         strict=True)))
+    log.info("read the kinds of %d names; more are left for the next round", read)
+    mem.writes.kick()
+    return done
