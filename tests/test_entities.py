@@ -335,6 +335,25 @@ def test_the_embedder_reads_the_kinds_the_words_leave_open(mem: Memory, tmp_path
     assert (plain["Netflix"], plain["TÜV"]) == ("name", "thing")
 
 
+def test_kinds_that_cannot_be_read_stay_open_and_flush_goes_on(
+        tmp_path: Path, e5: object, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The kinds are a hint: an embedder that fails on them leaves them open, logs why, and
+    neither the worker nor flush() fails for it."""
+    import memstream.engine.kinds as kinds
+
+    def down(embedder: object, names: object) -> list[str]:
+        raise OSError("the kinds' embedder is down")
+
+    monkeypatch.setattr(kinds, "kinds_of", down)
+    with Memory(tmp_path / "k.db", embedder=e5, llm=None) as m:
+        m.add("Netflix subscription renews on the 3rd; consider cancelling.", user_id="u")
+        m.flush(timeout=20)
+        assert [(e.name, e.kind) for e in m.entities(user_id="u")] == [("Netflix", "name")]
+        assert m.search("Netflix", user_id="u")
+    assert "reading the kinds of names failed" in caplog.text
+
+
 def test_the_profile_and_its_order(tmp_path: Path) -> None:
     with Memory(tmp_path / "p.db", embedder="none") as m:
         m.add("Marta Silva joined the Porto book club.", user_id="u", at=1000.0)

@@ -10,6 +10,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..cognition.kinds import kinds_of
+from ..errors import MemstreamError
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -36,9 +37,15 @@ def read_kinds(mem: Memory) -> int:
         if not todo:
             return done
         read += len(todo)
-        done += graph.set_kinds(list(zip([eid for eid, _ in todo],
-                                         kinds_of(mem.embedder, [n for _, n in todo]),
-                                         strict=True)))
+        try:
+            kinds = kinds_of(mem.embedder, [n for _, n in todo])
+        except (MemstreamError, OSError, ValueError) as exc:
+            # the kinds are a hint: they wait for the next round, and the embeddings, the
+            # comparisons and flush() go on (an embedder that is down fails those itself)
+            log.warning("reading the kinds of names failed (%s); they stay open until the "
+                        "next round", exc)
+            return done
+        done += graph.set_kinds(list(zip([eid for eid, _ in todo], kinds, strict=True)))
     log.info("read the kinds of %d names; more are left for the next round", read)
     mem.writes.kick()
     return done
