@@ -354,6 +354,29 @@ def test_kinds_that_cannot_be_read_stay_open_and_flush_goes_on(
     assert "reading the kinds of names failed" in caplog.text
 
 
+def test_a_round_reads_a_bounded_number_of_kinds_and_leaves_the_rest_for_the_next(
+        tmp_path: Path, e5: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round of the worker reads ``ROUND`` kinds at most and wakes nothing: flush() waits
+    for one round, never for a whole backlog (a store written before kinds were read)."""
+    from types import SimpleNamespace
+
+    import memstream.engine.kinds as kinds
+
+    monkeypatch.setattr(kinds, "ROUND", 2)
+    monkeypatch.setattr(kinds, "BATCH", 2)
+    with Memory(tmp_path / "k.db", embedder="none", llm=None) as m:
+        m.add("The Fibrenest bill, the Zalando parcel, the Trello board, the Datalia invoice "
+              "and the Iberflyt ticket came.", user_id="u")
+        m.flush()
+        assert len(m.store.graph.unread_kinds(100)) == 5  # no embedder: the words' kinds
+        worker = SimpleNamespace(embedder=e5, store=m.store)
+        assert kinds.read_kinds(worker) == 2  # type: ignore[arg-type]
+        assert len(m.store.graph.unread_kinds(100)) == 3
+        assert kinds.read_kinds(worker) == 2  # type: ignore[arg-type]
+        assert kinds.read_kinds(worker) == 1  # type: ignore[arg-type]
+        assert m.store.graph.unread_kinds(100) == []
+
+
 def test_the_profile_and_its_order(tmp_path: Path) -> None:
     with Memory(tmp_path / "p.db", embedder="none") as m:
         m.add("Marta Silva joined the Porto book club.", user_id="u", at=1000.0)

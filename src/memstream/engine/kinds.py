@@ -2,7 +2,12 @@
 each round of background work, the confirmed entities of kind "name" or "thing" are read from
 the embedder a batch at a time and given the kind their name lies nearest. Without an embedder
 they keep the kind their words gave. The entities to read are found on an index that holds only
-them, so a store with none left pays one empty index look-up a round."""
+them, so a store with none left pays one empty index look-up a round.
+
+A round reads at most ``ROUND`` names (about 4 s with the default model), so that ``flush()``
+never waits long for a hint: a store with more waiting (one written before kinds were read,
+or a large import) reads the rest in the rounds that follow, one each time the worker wakes
+(each add, and each time the store is opened)."""
 
 from __future__ import annotations
 
@@ -22,12 +27,12 @@ log = logging.getLogger("memstream.entities")
 #: names embedded in one call
 BATCH = 64
 #: names read in one round of the worker at most; more wait for its next round
-ROUND = 2048
+ROUND = 512
 
 
 def read_kinds(mem: Memory) -> int:
-    """Read the open kinds of confirmed entities, at most ``ROUND`` of them; when more are
-    left, the worker is woken for another round. How many were set."""
+    """Read the open kinds of confirmed entities, at most ``ROUND`` of them (the rest wait
+    for the worker's next round). How many were set."""
     if mem.embedder is None:
         return 0
     graph = mem.store.graph
@@ -46,6 +51,5 @@ def read_kinds(mem: Memory) -> int:
                         "next round", exc)
             return done
         done += graph.set_kinds(list(zip([eid for eid, _ in todo], kinds, strict=True)))
-    log.info("read the kinds of %d names; more are left for the next round", read)
-    mem.writes.kick()
+    log.info("read the kinds of %d names; more are left for the worker's next round", read)
     return done
