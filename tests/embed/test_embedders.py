@@ -39,6 +39,30 @@ def test_stored_texts_go_to_the_engine_a_few_at_a_time_with_the_same_vectors(e5)
     assert np.array_equal(default, together)
 
 
+def test_background_queries_leave_every_query_handle_to_searches(e5):
+    """The kinds of names are read as background work: with every query handle taken (two
+    searches embedding), they are still embedded, on the stored texts' handles, and the
+    vectors are the queries' own; the kinds read them that way."""
+    from memstream.cognition.kinds import _queries
+
+    names = ["Netflix", "Zalando", "Corrigan Plumbing"]
+    want = e5.embed_queries(names)
+    taken = [e5._query_models.get() for _ in range(e5.query_workers)]
+    got: list[np.ndarray] = []
+    try:
+        assert e5._query_models.empty()
+        # in a thread: one that waited for a query handle would wait for ever
+        reader = threading.Thread(target=lambda: got.append(_queries(e5, names)), daemon=True)
+        reader.start()
+        reader.join(timeout=60)
+        assert got, "the kinds waited for a query handle"
+        assert np.array_equal(got[0], want)
+        assert np.array_equal(e5.embed_queries_in_background(names), want)
+    finally:
+        for model in taken:
+            e5._query_models.put(model)
+
+
 def test_semantic_search_finds_paraphrase(db_path: Path, e5):
     with Memory(db_path, embedder=e5) as mem:
         mem.add("My sister moved to Canada last spring.")

