@@ -3,6 +3,9 @@ and embedded, with the entity graph on and off in turn (notes a second, twice ea
 
     python benchmarks/entity_ingest.py ../shared/data/everyday_dev.json [count]
 
+With the graph on, the worker also reads the kinds the names' words leave open
+(``cognition.kinds``), from a cold start each run.
+
 ``memstream bench entities`` measures the graph's cost where it is largest, records whose
 vectors are given; this measures it beside the embedding every added note pays
 (docs/benchmarks.md, "Entities")."""
@@ -16,10 +19,12 @@ import time
 from pathlib import Path
 
 from memstream import Config, Memory
+from memstream.cognition import kinds
 from memstream.store.parts.graph import Graph
 
 
 def rate(texts: list[str], graph: bool) -> float:
+    kinds._memo.clear()  # every run reads the kinds of its names afresh, as a new process does
     link = Graph.link
     if not graph:  # the write path without linking names (as bench.entities does)
         Graph.link = lambda self, db, records: None  # type: ignore[method-assign,assignment]
