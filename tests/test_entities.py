@@ -354,6 +354,37 @@ def test_kinds_that_cannot_be_read_stay_open_and_flush_goes_on(
     assert "reading the kinds of names failed" in caplog.text
 
 
+def test_a_failure_reading_kinds_does_not_compare_the_new_records_again(
+        tmp_path: Path, e5: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kinds are read after the comparisons of new records with older ones: when reading
+    them fails (here a store error), the worker retries, but nothing it compared is handed
+    back and compared twice."""
+    import memstream.engine.changes as changes
+    import memstream.engine.writes as writes
+
+    compared: list[str] = []
+    compare = changes.compare
+    failures = [1]
+
+    def counting(mem: Memory, items: list[tuple[str, str]], **kw: object) -> object:
+        compared.extend(rid for _, rid in items)
+        return compare(mem, items, **kw)  # type: ignore[arg-type]
+
+    def once(mem: Memory) -> int:
+        if failures and compared:  # the round that compared the new record
+            failures.pop()
+            raise RuntimeError("the store was busy")
+        return 0
+
+    monkeypatch.setattr(changes, "compare", counting)
+    monkeypatch.setattr(writes, "read_kinds", once)
+    with Memory(tmp_path / "k.db", embedder=e5, llm=None) as m:
+        rec = m.add("Netflix subscription renews on the 3rd.", user_id="u")
+        m.flush(timeout=30)
+        assert not failures  # it failed once, and the worker went on
+        assert compared.count(rec.id) == 1
+
+
 def test_a_round_reads_a_bounded_number_of_kinds_and_leaves_the_rest_for_the_next(
         tmp_path: Path, e5: object, monkeypatch: pytest.MonkeyPatch) -> None:
     """A round of the worker reads ``ROUND`` kinds at most and wakes nothing: flush() waits

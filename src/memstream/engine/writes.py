@@ -54,9 +54,9 @@ class Writes:
     def after_enrichment(self, worker: EnrichmentWorker | None) -> None:
         """What the worker runs after its batches: the comparison of the records it embedded
         (``changes.compare``), then reflection and the other steps over the namespaces written
-        (``cognitive.after_enrichment``), then the kinds of names their words left open
-        (``kinds.read_kinds``). What fails is handed back, done again on the
-        worker's retry, never dropped."""
+        (``cognitive.after_enrichment``); what fails of those is handed back, done again on
+        the worker's retry, never dropped. Then the kinds of names their words left open
+        (``kinds.read_kinds``), which wait in the store until they are read."""
         mem = self._mem
         touched = self.take_touched()
         embedded = worker.take_embedded() if worker is not None else []
@@ -64,13 +64,14 @@ class Writes:
             if embedded and mem.config.find_changes:
                 changes.compare(mem, embedded, background=mem.vectors.background())
             cog.after_enrichment(mem, touched)
-            read_kinds(mem)
         except Exception:
             with self._lock:
                 self._touched.update(touched)
             if worker is not None:
                 worker.give_back(embedded)
             raise
+        # after the rest is done: the kinds wait in the store, so nothing is handed back
+        read_kinds(mem)
 
     def refresh(self, duplicates: str | None) -> bool:
         """Whether a repeat refreshes what is stored (``duplicates``, else the config's)."""
