@@ -302,7 +302,10 @@ class Entity:
     product, identifier, ...): ``owner`` is the records' ``user_id`` (None: records without
     one); ``mentions`` counts the records that mention it, ``first_seen`` and ``last_seen`` are
     the oldest and newest of their times. ``confirmed``: some mention's position says it is a
-    name (only confirmed entities are listed: docs/entities.md)."""
+    name (only confirmed entities are listed: docs/entities.md). ``kind`` is one of person,
+    place, organization, product, event, work, id, date, thing or name: what the words say,
+    and where they leave it open (thing, name), what the embedder reads in the background
+    ("Kinds the words do not tell")."""
 
     id: int
     namespace: str

@@ -71,7 +71,9 @@ __all__ = ["Mention", "extract", "key_of"]
 class Mention:
     name: str  #: as written, without title or possessive
     key: str  #: what makes two mentions one entity (``key_of``)
-    kind: str  #: person, place, organization, event, work, id, date, thing or name (not known)
+    #: person, place, organization, event, work, id, date, thing (a word in capitals) or name
+    #: (the words do not tell: the worker reads those two from the embedder, cognition.kinds)
+    kind: str
     strong: bool  #: whether its position alone says it is a name
 
 
