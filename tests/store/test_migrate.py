@@ -320,3 +320,20 @@ def test_entities_keep_their_names_and_kinds_on_every_path(tmp_path: Path, pg_ur
         assert CliRunner().invoke(cli, ["migrate", str(src), target]).exit_code == 0
         with Memory(target, embedder="none") as mem:
             assert listed(mem) == want, target
+
+
+def test_the_kinds_the_embedder_read_are_carried_to_the_target(tmp_path: Path, pg_url: str,
+                                                               e5: object) -> None:
+    """A kind the source's worker read from the embedder (Netflix, a product: its words say
+    only "name") is the target's too, opened without an embedder, on SQLite and PostgreSQL."""
+    src = tmp_path / "src.db"
+    with Memory(src, embedder=e5, llm=None) as mem:
+        mem.add("Netflix subscription renews on the 3rd; consider cancelling.", user_id="u")
+        mem.add("Lunch with Marta Silva at Café Luso.", user_id="u")
+        mem.flush()
+        want = sorted((e.name, e.kind) for e in mem.entities(user_id="u"))
+    assert ("Netflix", "product") in want
+    for target in (str(tmp_path / "copy.db"), pg_url):
+        assert CliRunner().invoke(cli, ["migrate", str(src), target]).exit_code == 0
+        with Memory(target, embedder="none", llm=None) as mem:
+            assert sorted((e.name, e.kind) for e in mem.entities(user_id="u")) == want, target

@@ -9,7 +9,8 @@ Every table is carried as it is:
 - LangGraph's checkpoint tables, when a checkpointer has used the store
   (``store._lg_tables.TABLES``).
 Only what is rebuilt from those is not copied (``DERIVED``): the keyword index, the embedding
-cache, the HNSW graph's log and the entity graph (the target's inserts link its records).
+cache, the HNSW graph's log and the entity graph (the target's inserts link its records; the
+kinds the source's embedder read for names are carried over).
 
 The target must be empty, or the target of a migrate that did not finish. From the first write
 until the copy is verified, the target carries a mark (``MARK`` in its settings): a memory will
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cognition.kinds import UNREAD
 from ..errors import Conflict, InvalidInput
 from ..store import Store, keys_of
 from ..store.parts.events import OUTBOX_TABLES
@@ -51,6 +53,8 @@ OWN_SETTINGS = frozenset({"schema_version", MARK, SCRUB_PENDING})
 DERIVED = ("records_fts", "embedding_cache", "vector_log", "entities", "entity_mentions")
 #: how many records with a NUL character an error names
 NAMED = 5
+#: entity keys looked up in the target at once, when the kinds are carried over
+KINDS_CHUNK = 200
 
 
 @dataclass
@@ -245,6 +249,7 @@ def copy_store(source: Store, target: Store, *, batch: int = BATCH,
             after = page[-1][0].id
             done += len(page)
             tick("records", done, records)
+    _carry_kinds(source, target)
     position, copied = 0, 0
     while entries := source.transfer.history_page(position, batch * 5):
         target.transfer.put_history([e for _, e in entries])
@@ -262,6 +267,23 @@ def copy_store(source: Store, target: Store, *, batch: int = BATCH,
             offset += len(rows)
             tick(table, offset, None)
     _copy_checkpoints(source, target, batch, tick)
+
+
+def _carry_kinds(source: Store, target: Store) -> None:
+    """The kinds the source's worker read for names whose words left them open
+    (``cognition.kinds``), given to the same entities of the target (its inserts linked the
+    copied records with the kinds of the words), so that they hold without an embedder."""
+    for ns in source.namespaces():
+        by_owner: dict[str, dict[str, str]] = {}
+        for e in source.graph.entities(ns, None, limit=1 << 62):
+            if e.kind not in UNREAD:
+                by_owner.setdefault(e.owner or "", {})[e.key] = e.kind
+        for owner, kinds in by_owner.items():
+            keys = list(kinds)
+            for start in range(0, len(keys), KINDS_CHUNK):
+                found = target.graph.find(ns, [owner], keys[start:start + KINDS_CHUNK])
+                target.graph.set_kinds([(e.id, kinds[e.key]) for e in found
+                                        if e.key in kinds and e.kind in UNREAD])
 
 
 def _copy_checkpoints(source: Store, target: Store, batch: int, tick: ProgressFn) -> None:
