@@ -370,7 +370,7 @@ def test_a_failure_reading_kinds_does_not_compare_the_new_records_again(
         compared.extend(rid for _, rid in items)
         return compare(mem, items, **kw)  # type: ignore[arg-type]
 
-    def once(mem: Memory) -> int:
+    def once(mem: Memory, **kw: object) -> int:
         if failures and compared:  # the round that compared the new record
             failures.pop()
             raise RuntimeError("the store was busy")
@@ -388,7 +388,8 @@ def test_a_failure_reading_kinds_does_not_compare_the_new_records_again(
 def test_a_round_reads_a_bounded_number_of_kinds_and_leaves_the_rest_for_the_next(
         tmp_path: Path, e5: object, monkeypatch: pytest.MonkeyPatch) -> None:
     """A round of the worker reads ``ROUND`` kinds at most and wakes nothing: flush() waits
-    for one round, never for a whole backlog (a store written before kinds were read)."""
+    for one round, never for a whole backlog (a store written before kinds were read); a
+    worker asked to stop (a store closing) ends its round at the next batch."""
     from types import SimpleNamespace
 
     import memstream.engine.kinds as kinds
@@ -403,7 +404,14 @@ def test_a_round_reads_a_bounded_number_of_kinds_and_leaves_the_rest_for_the_nex
         worker = SimpleNamespace(embedder=e5, store=m.store)
         assert kinds.read_kinds(worker) == 2  # type: ignore[arg-type]
         assert len(m.store.graph.unread_kinds(100)) == 3
-        assert kinds.read_kinds(worker) == 2  # type: ignore[arg-type]
+        asked = []  # a worker asked to stop ends its round at the next batch
+
+        def stopping() -> bool:
+            asked.append(True)
+            return len(asked) > 1
+
+        monkeypatch.setattr(kinds, "ROUND", 10)
+        assert kinds.read_kinds(worker, stopping=stopping) == 2  # type: ignore[arg-type]
         assert kinds.read_kinds(worker) == 1  # type: ignore[arg-type]
         assert m.store.graph.unread_kinds(100) == []
 

@@ -236,6 +236,11 @@ class EnrichmentWorker:
             if self._idle.is_set():
                 self.notify()
 
+    def stopping(self) -> bool:
+        """Whether the worker was asked to stop: long steps of ``after`` end at their next
+        batch (the kinds of names: ``kinds.read_kinds``)."""
+        return self._stop
+
     def stop(self, timeout: float = 30.0) -> None:
         """Stop after the batch in hand (waiting at most ``timeout`` s); what is still queued
         stays in the database for the next worker."""

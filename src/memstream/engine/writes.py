@@ -71,7 +71,7 @@ class Writes:
                 worker.give_back(embedded)
             raise
         # after the rest is done: the kinds wait in the store, so nothing is handed back
-        read_kinds(mem)
+        read_kinds(mem, stopping=worker.stopping if worker is not None else None)
 
     def refresh(self, duplicates: str | None) -> bool:
         """Whether a repeat refreshes what is stored (``duplicates``, else the config's)."""
