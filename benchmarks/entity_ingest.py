@@ -4,7 +4,7 @@ and embedded, with the entity graph on and off in turn (notes a second, twice ea
     python benchmarks/entity_ingest.py ../shared/data/everyday_dev.json [count]
 
 With the graph on, the worker also reads the kinds the names' words leave open
-(``cognition.kinds``), from a cold start each run.
+(``cognition.kinds``, ``engine.kinds``), from a cold start each run.
 
 ``memstream bench entities`` measures the graph's cost where it is largest, records whose
 vectors are given; this measures it beside the embedding every added note pays
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from memstream import Config, Memory
-from memstream.cognition import kinds
+from memstream.engine import kinds
 from memstream.store.parts.graph import Graph
 
 

@@ -345,7 +345,8 @@ def test_kinds_that_cannot_be_read_stay_open_and_flush_goes_on(
     def down(embedder: object, names: object) -> list[str]:
         raise OSError("the kinds' embedder is down")
 
-    monkeypatch.setattr(kinds, "kinds_of", down)
+    monkeypatch.setattr(kinds, "name_vectors", down)
+    monkeypatch.setattr(kinds, "_memo", type(kinds._memo)())  # nothing read in this process
     with Memory(tmp_path / "k.db", embedder=e5, llm=None) as m:
         m.add("Netflix subscription renews on the 3rd; consider cancelling.", user_id="u")
         m.flush(timeout=20)
@@ -393,6 +394,7 @@ def test_a_round_reads_a_bounded_number_of_kinds_and_leaves_the_rest_for_the_nex
     from types import SimpleNamespace
 
     import memstream.engine.kinds as kinds
+    from memstream.engine.queries import QueryVectors
 
     monkeypatch.setattr(kinds, "ROUND", 2)
     monkeypatch.setattr(kinds, "BATCH", 2)
@@ -401,7 +403,8 @@ def test_a_round_reads_a_bounded_number_of_kinds_and_leaves_the_rest_for_the_nex
               "and the Iberflyt ticket came.", user_id="u")
         m.flush()
         assert len(m.store.graph.unread_kinds(100)) == 5  # no embedder: the words' kinds
-        worker = SimpleNamespace(embedder=e5, store=m.store)
+        worker = SimpleNamespace(embedder=e5, store=m.store,
+                                 vectors=QueryVectors(e5, m.store.kv))  # type: ignore[arg-type]
         assert kinds.read_kinds(worker) == 2  # type: ignore[arg-type]
         assert len(m.store.graph.unread_kinds(100)) == 3
         asked = []  # a worker asked to stop ends its round at the next batch

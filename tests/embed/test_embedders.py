@@ -43,7 +43,7 @@ def test_background_queries_leave_every_query_handle_to_searches(e5):
     """The kinds of names are read as background work: with every query handle taken (two
     searches embedding), they are still embedded, on the stored texts' handles, and the
     vectors are the queries' own; the kinds read them that way."""
-    from memstream.cognition.kinds import _queries
+    from memstream.engine.kinds import name_vectors
 
     names = ["Netflix", "Zalando", "Corrigan Plumbing"]
     want = e5.embed_queries(names)
@@ -52,7 +52,7 @@ def test_background_queries_leave_every_query_handle_to_searches(e5):
     try:
         assert e5._query_models.empty()
         # in a thread: one that waited for a query handle would wait for ever
-        reader = threading.Thread(target=lambda: got.append(_queries(e5, names)), daemon=True)
+        reader = threading.Thread(target=lambda: got.append(name_vectors(e5, names)), daemon=True)
         reader.start()
         reader.join(timeout=60)
         assert got, "the kinds waited for a query handle"

@@ -1,6 +1,7 @@
 """The kind of a name whose words and place in the sentence did not tell it
 (``core.names``: kind "name", or "thing" for a word in capitals), read from the embedder: the
-name alone is embedded as a query and takes the kind whose description it lies nearest.
+name alone, embedded as a query, takes the kind whose descriptions it lies nearest. A pure
+function of vectors; the engine embeds (``engine/kinds.py``).
 
 "Netflix", "Trello", "Zalando", "Iberflyt" and "Canela" carry no title, no "Street" or "GmbH",
 and the sentence around them ("switched the team from Trello to Notion") says little a rule
@@ -15,15 +16,9 @@ embedder's, not the wording's.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
-
 import numpy as np
 
-from ..embed.protocol import Embedder
-
-__all__ = ["DESCRIPTIONS", "MEMO", "UNREAD", "kinds_of"]
+__all__ = ["DESCRIBED", "DESCRIPTIONS", "UNREAD", "kinds_of"]
 
 #: the kinds a name's words may leave open: a name the extractor could not place, and a word
 #: in capitals ("IKEA", "TÜV")
@@ -37,54 +32,17 @@ DESCRIPTIONS: dict[str, tuple[str, ...]] = {
     "product": ("a product", "an app, service or device"),
     "event": ("an event", "a festival or concert"),
 }
-
-_lock = threading.Lock()
-_centres: dict[tuple[str, int], tuple[list[str], np.ndarray]] = {}
-
-
-def _kind_centres(embedder: Embedder) -> tuple[list[str], np.ndarray]:
-    """The mean query vector of each kind's descriptions, made once per embedder."""
-    key = (embedder.name, embedder.dim)
-    with _lock:
-        if key not in _centres:
-            kinds = list(DESCRIPTIONS)
-            rows = [np.asarray(_queries(embedder, DESCRIPTIONS[k]), dtype=np.float32).mean(axis=0)
-                    for k in kinds]
-            _centres[key] = (kinds, np.vstack(rows))
-        return _centres[key]
+#: every description, kind by kind: the rows ``kinds_of`` is given, embedded as queries
+DESCRIBED: tuple[str, ...] = tuple(d for ds in DESCRIPTIONS.values() for d in ds)
 
 
-def _queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Query vectors of ``texts``, as background work where the embedder can (the default
-    one: so that a search never waits for them), else in one call, else one by one."""
-    for method in ("embed_queries_in_background", "embed_queries"):
-        many = getattr(embedder, method, None)
-        if many is not None:
-            return np.asarray(many(list(texts)), dtype=np.float32)
-    return np.vstack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
-
-
-#: names whose kind this process has read, per embedder (in memory only: a name is never
-#: written anywhere but its entity's row, which an erasure deletes)
-MEMO = 4096
-_memo: OrderedDict[tuple[str, str], str] = OrderedDict()
-
-
-def kinds_of(embedder: Embedder, names: Sequence[str]) -> list[str]:
-    """The kind of each name, the one whose descriptions its query vector lies nearest (a
-    name this process read lately is not embedded again: the same firm or app under another
-    owner)."""
-    kinds, centres = _kind_centres(embedder)
-    with _lock:
-        known = {n: _memo[(embedder.name, n)] for n in names if (embedder.name, n) in _memo}
-    todo = list(dict.fromkeys(n for n in names if n not in known))
-    if todo:
-        scores = _queries(embedder, todo) @ centres.T
-        read = {n: kinds[int(i)] for n, i in zip(todo, np.argmax(scores, axis=1), strict=True)}
-        known.update(read)
-        with _lock:
-            for n, kind in read.items():
-                _memo[(embedder.name, n)] = kind
-            while len(_memo) > MEMO:
-                _memo.popitem(last=False)
-    return [known[n] for n in names]
+def kinds_of(names: np.ndarray, described: np.ndarray) -> list[str]:
+    """The kind of each name (``names``: their query vectors, a row each), the one whose
+    descriptions' mean vector (``described``: the query vectors of ``DESCRIBED``) its vector
+    lies nearest."""
+    kinds, centres, start = list(DESCRIPTIONS), [], 0
+    for k in kinds:
+        centres.append(np.asarray(described[start:start + len(DESCRIPTIONS[k])]).mean(axis=0))
+        start += len(DESCRIPTIONS[k])
+    scores = np.asarray(names, dtype=np.float32) @ np.vstack(centres).astype(np.float32).T
+    return [kinds[int(i)] for i in np.argmax(scores, axis=1)]

@@ -30,7 +30,7 @@ class QueryVectors:
         self._embedder = embedder
         self._kv = kv
         self._cache: dict[str, np.ndarray] = {}
-        self._rows: dict[tuple[str, ...], np.ndarray] = {}
+        self._rows: dict[tuple[bool | str, ...], np.ndarray] = {}  # (as queries, *texts)
         self._lock = threading.Lock()
         self._rows_lock = threading.Lock()
         self._thread: ThreadPoolExecutor | None = None
@@ -40,18 +40,19 @@ class QueryVectors:
         """The embedded background sentences (once; cached in the store)."""
         return self.rows(BACKGROUND)
 
-    def rows(self, texts: tuple[str, ...]) -> np.ndarray | None:
-        """A fixed set of sentences (``BACKGROUND``, ``cognition.changes.CHATTER``) embedded
-        once and kept (and cached in the store)."""
+    def rows(self, texts: tuple[str, ...], *, queries: bool = False) -> np.ndarray | None:
+        """A fixed set of sentences (``BACKGROUND``, ``cognition.changes.CHATTER``; as queries,
+        ``cognition.kinds.DESCRIBED``) embedded once and kept (and cached in the store)."""
         if self._embedder is None:
             return None
-        rows = self._rows.get(texts)
+        rows = self._rows.get((queries, *texts))
         if rows is None:  # embedded outside the engine's lock, so adds never wait for it; once:
             with self._rows_lock:  # twenty first searches at once embed it one time
-                rows = self._rows.get(texts)
+                rows = self._rows.get((queries, *texts))
                 if rows is None:
-                    rows = embed_documents_cached(self._kv, self._embedder, list(texts))
-                    self._rows[texts] = rows
+                    embed = embed_queries_cached if queries else embed_documents_cached
+                    rows = embed(self._kv, self._embedder, list(texts))
+                    self._rows[(queries, *texts)] = rows
         return rows
 
     def past(self) -> Past | None:
