@@ -247,13 +247,14 @@ def test_every_table_of_a_store_is_carried_or_rebuilt(tmp_path: Path) -> None:
     """A table a later change adds must be carried by migrate or named as rebuilt."""
     import sqlite3
 
-    from memstream.engine.migrate import CHECKPOINT_TABLES, DERIVED, OUTBOX_TABLES
+    from memstream.engine.migrate import CHECKPOINT_TABLES, DERIVED, GRAPH_TABLES, OUTBOX_TABLES
 
     src = tmp_path / "all.db"
     seed_everything(src)
     with sqlite3.connect(src) as db:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    carried = {"records", "history", "api_keys", "meta", *OUTBOX_TABLES, *CHECKPOINT_TABLES}
+    carried = {"records", "history", "api_keys", "meta", *OUTBOX_TABLES, *CHECKPOINT_TABLES,
+               *GRAPH_TABLES}
     rebuilt = {t for t in tables if t.startswith(DERIVED)} | {"sqlite_sequence"}
     assert tables - carried - rebuilt == set()
 
@@ -337,3 +338,61 @@ def test_the_kinds_the_embedder_read_are_carried_to_the_target(tmp_path: Path, p
         assert CliRunner().invoke(cli, ["migrate", str(src), target]).exit_code == 0
         with Memory(target, embedder="none", llm=None) as mem:
             assert sorted((e.name, e.kind) for e in mem.entities(user_id="u")) == want, target
+
+
+def test_the_graph_goes_over_as_the_source_holds_it_and_is_verified(tmp_path: Path,
+                                                                    pg_url: str) -> None:
+    """A source whose names an older release extracted (here: a kind and a name as written
+    that today's extractor would not give, and an entity it would not find) keeps them on the
+    target, SQLite and PostgreSQL; a target whose graph lost mentions fails the check."""
+    import sqlite3
+
+    src = tmp_path / "src.db"
+    with Memory(src, embedder="none") as mem:
+        rid = mem.add("Lunch with Marta Silva at Café Luso.", user_id="u", at=T0).id
+        mem.add("Marta Silva moved to Porto.", user_id="u", at=T0 + 60)
+    with sqlite3.connect(src) as db:  # as an older extractor left them
+        db.execute("UPDATE entities SET kind = 'organization', name = 'MARTA SILVA' "
+                   "WHERE key = 'marta silva'")
+        db.execute("INSERT INTO entities (namespace, owner, key, name, kind, mentions, strong, "
+                   "first_seen, last_seen) VALUES ('default', 'u', 'lunch with', 'Lunch With', "
+                   "'name', 1, 1, ?, ?)", (T0, T0))
+        db.execute("INSERT INTO entity_mentions (entity_id, record_id, namespace, at, strong) "
+                   "SELECT id, ?, 'default', ?, 1 FROM entities WHERE key = 'lunch with'",
+                   (rid, T0))
+        lost = db.execute("SELECT count(*) FROM entity_mentions WHERE record_id = ?",
+                          (rid,)).fetchone()[0]
+
+    def graph(mem: Memory) -> list[tuple[Any, ...]]:
+        return sorted((e.name, e.kind, e.mentions, e.first_seen, e.last_seen,
+                       tuple(sorted(mem.store.graph.mentions([e.id])[e.id])))
+                      for e in mem.entities(user_id="u"))
+
+    with Memory(src, embedder="none") as mem:
+        want = graph(mem)
+        sizes = mem.store.graph.size()
+    assert ("MARTA SILVA", "organization", 2) in [w[:3] for w in want]
+    assert ("Lunch With", "name", 1) in [w[:3] for w in want]
+    for target in (str(tmp_path / "copy.db"), pg_url):
+        moved = CliRunner().invoke(cli, ["--json", "migrate", str(src), target])
+        assert moved.exit_code == 0, moved.output
+        tables = json.loads(moved.stdout)["tables"]
+        assert (tables["entities"], tables["entity_mentions"]) == \
+            ([sizes[0]] * 2, [sizes[1]] * 2)
+        with Memory(target, embedder="none") as mem:
+            assert graph(mem) == want, target
+        if target.endswith(".db"):  # the copy loses the first note's mentions
+            with sqlite3.connect(target) as db:
+                db.execute("DELETE FROM entity_mentions WHERE record_id = ?", (rid,))
+        else:
+            with psycopg.connect(pg_url, autocommit=True) as conn:
+                conn.execute("DELETE FROM entity_mentions WHERE record_id = %s", (rid,))
+        a, b = open_store(str(src)), open_store(target)
+        try:
+            report = verify(a, b, sample=10)
+        finally:
+            a.close()
+            b.close()
+        assert not report.ok
+        assert report.tables["entity_mentions"] == (sizes[1], sizes[1] - lost)
+        assert f"default/{rid}: entities differ" in report.sample_mismatches

@@ -7,10 +7,13 @@ Every table is carried as it is:
 - the change-event log with its numbers, webhooks with their secrets and delivery cursors,
   dead letters and the relations an LLM read between entities (``store._events.OUTBOX_TABLES``);
 - LangGraph's checkpoint tables, when a checkpointer has used the store
-  (``store._lg_tables.TABLES``).
+  (``store._lg_tables.TABLES``);
+- the entity graph as the source holds it (``GRAPH_TABLES``): each entity with its name as
+  written, its kind (the kinds the source's embedder read included), counts and times, and
+  which records mention it. The target does not extract the names again, so a store whose
+  names an older release extracted keeps them as they were.
 Only what is rebuilt from those is not copied (``DERIVED``): the keyword index, the embedding
-cache, the HNSW graph's log and the entity graph (the target's inserts link its records; the
-kinds the source's embedder read for names are carried over).
+cache and the HNSW graph's log.
 
 The target must be empty, or the target of a migrate that did not finish. From the first write
 until the copy is verified, the target carries a mark (``MARK`` in its settings): a memory will
@@ -20,7 +23,7 @@ log, webhooks and checkpoints. Before anything is written, the source is read on
 target cannot hold (a NUL character for PostgreSQL): such a store is refused whole, never copied
 halfway. Verification compares, per namespace, the record, valid and embedded counts; the
 history length; keys; settings; every carried table's row count; and a sample of records field
-by field.
+by field, with the entities each mentions.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from ..cognition.kinds import UNREAD
 from ..errors import Conflict, InvalidInput
 from ..store import Store, keys_of
 from ..store.parts.events import OUTBOX_TABLES
@@ -50,11 +52,11 @@ MARK = "migrating_from"
 #: settings that belong to the store itself, never copied
 OWN_SETTINGS = frozenset({"schema_version", MARK, SCRUB_PENDING})
 #: what is rebuilt from the carried tables, so not copied
-DERIVED = ("records_fts", "embedding_cache", "vector_log", "entities", "entity_mentions")
+DERIVED = ("records_fts", "embedding_cache", "vector_log")
+#: the entity graph's tables, carried as the source holds them (``Graph.rows_page``)
+GRAPH_TABLES = ("entities", "entity_mentions")
 #: how many records with a NUL character an error names
 NAMED = 5
-#: entity keys looked up in the target at once, when the kinds are carried over
-KINDS_CHUNK = 200
 
 
 @dataclass
@@ -245,11 +247,11 @@ def copy_store(source: Store, target: Store, *, batch: int = BATCH,
             for rec, model in page:
                 by_model.setdefault(model, []).append(rec)
             for model, recs in by_model.items():
-                target.records.insert(recs, model=model, history=False)
+                target.records.insert(recs, model=model, history=False, link=False)
             after = page[-1][0].id
             done += len(page)
             tick("records", done, records)
-    _carry_kinds(source, target)
+    _copy_graph(source, target, batch, tick)
     position, copied = 0, 0
     while entries := source.transfer.history_page(position, batch * 5):
         target.transfer.put_history([e for _, e in entries])
@@ -269,21 +271,18 @@ def copy_store(source: Store, target: Store, *, batch: int = BATCH,
     _copy_checkpoints(source, target, batch, tick)
 
 
-def _carry_kinds(source: Store, target: Store) -> None:
-    """The kinds the source's worker read for names whose words left them open
-    (``cognition.kinds``), given to the same entities of the target (its inserts linked the
-    copied records with the kinds of the words), so that they hold without an embedder."""
-    for ns in source.namespaces():
-        by_owner: dict[str, dict[str, str]] = {}
-        for e in source.graph.entities(ns, None, limit=1 << 62):
-            if e.kind not in UNREAD:
-                by_owner.setdefault(e.owner or "", {})[e.key] = e.kind
-        for owner, kinds in by_owner.items():
-            keys = list(kinds)
-            for start in range(0, len(keys), KINDS_CHUNK):
-                found = target.graph.find(ns, [owner], keys[start:start + KINDS_CHUNK])
-                target.graph.set_kinds([(e.id, kinds[e.key]) for e in found
-                                        if e.key in kinds and e.kind in UNREAD])
+def _copy_graph(source: Store, target: Store, batch: int, tick: ProgressFn) -> None:
+    """The source's entity graph as it is, a page of entities (and their mentions) a
+    transaction."""
+    after, copied = 0, 0
+    while True:
+        entities, mentions = source.graph.rows_page(after, batch)
+        if not entities:
+            return
+        target.graph.put_rows(entities, mentions)
+        after = entities[-1][0]
+        copied += len(entities)
+        tick("entities", copied, None)
 
 
 def _copy_checkpoints(source: Store, target: Store, batch: int, tick: ProgressFn) -> None:
@@ -339,6 +338,9 @@ def verify(source: Store, target: Store, *, sample: int = SAMPLE, seed: int = 0
             if not xs or not ys or xs[0].to_dict() != ys[0].to_dict():
                 report.sample_mismatches.append(f"{ns}/{rid}: fields differ")
                 continue
+            if _named(source, ns, rid) != _named(target, ns, rid):
+                report.sample_mismatches.append(f"{ns}/{rid}: entities differ")
+                continue
             ex = source.indexes.embeddings(ns, [rid]).get(rid)
             ey = target.indexes.embeddings(ns, [rid]).get(rid)
             if (ex is None) != (ey is None) or (ex is not None and ey is not None
@@ -353,10 +355,20 @@ def verify(source: Store, target: Store, *, sample: int = SAMPLE, seed: int = 0
     for table in OUTBOX_TABLES:
         report.tables[table] = (source.transfer.outbox_count(table),
                                 target.transfer.outbox_count(table))
+    for table, theirs_n, ours_n in zip(GRAPH_TABLES, source.graph.size(), target.graph.size(),
+                                       strict=True):
+        report.tables[table] = (theirs_n, ours_n)
     ckpt_a, ckpt_b = _checkpoint_counts(source), _checkpoint_counts(target)
     for table in CHECKPOINT_TABLES:
         report.tables[table] = (ckpt_a[table], ckpt_b[table])
     return report
+
+
+def _named(store: Store, namespace: str, record_id: str) -> list[dict[str, Any]]:
+    """The entities a record mentions, as comparable across stores (ids aside)."""
+    found = store.graph.record_entities(namespace, [record_id]).get(record_id, [])
+    return sorted(({k: v for k, v in e.to_dict().items() if k != "id"} for e in found),
+                  key=lambda e: e["key"])
 
 
 def finish(target: Store, report: MigrationReport) -> None:

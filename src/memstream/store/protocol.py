@@ -184,6 +184,17 @@ class EntityGraph(Protocol):
         """Set the kinds read for these entities where the kind is still open; how many were
         set."""
 
+    def rows_page(self, after: int, limit: int
+                  ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The graph as stored, for ``migrate``: up to ``limit`` entities with an id above
+        ``after``, in id order (id first, then ``parts.graph.ENTITY_COLUMNS``), and their
+        mentions (entity id first, then ``parts.graph.MENTION_COLUMNS``)."""
+
+    def put_rows(self, entities: Sequence[Sequence[Any]], mentions: Sequence[Sequence[Any]]
+                 ) -> None:
+        """Store a page read by another store's ``rows_page`` as it is (the entities get ids
+        of this store), in one transaction."""
+
     def relate(self, namespace: str, owner: str,
                triples: Sequence[tuple[str, str, str, str, float]]) -> int:
         """Keep relations (subject, predicate, object, record id, time); a newer one on the
@@ -202,8 +213,8 @@ class RecordStore(Protocol):
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
-               history: bool = True, ann: bool = True, refresh: bool = False
-               ) -> dict[str, Record]:
+               history: bool = True, ann: bool = True, refresh: bool = False,
+               link: bool = True) -> dict[str, Record]:
         """Store new records atomically: all or none. Each gets a history entry ``event``.
         A record's ``embedding`` (if set) is stored with it as made by ``model``; records
         without one are queued for embedding, and those whose id is in ``rate`` for an
@@ -212,7 +223,8 @@ class RecordStore(Protocol):
         later updates and deletes are still recorded). ``ann=False``: these vectors are only
         ever compared exactly within a small selection, so no approximate index needs to be
         made for their dimension (PostgreSQL keeps one HNSW index per dimension, and every
-        insert into it costs far more than the row).
+        insert into it costs far more than the row). ``link=False`` leaves them out of the
+        entity graph (``migrate``, which copies the source's graph as it is).
 
         ``refresh=True``: a record that repeats a valid stored memory (``parts.common.memory_key``:
         same scope, kind, text, data and metadata, no step), or one given earlier in the same

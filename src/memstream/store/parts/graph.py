@@ -20,7 +20,8 @@ from ..._types import Entity, Record, Relation
 from ...core.names import extract, key_of
 from .backend import Backend
 
-__all__ = ["MAX_PER_RECORD", "MAX_PER_WRITE", "READ_CHARS", "Graph"]
+__all__ = ["ENTITY_COLUMNS", "MAX_PER_RECORD", "MAX_PER_WRITE", "MENTION_COLUMNS", "READ_CHARS",
+           "Graph"]
 
 log = logging.getLogger("memstream.entities")
 
@@ -50,6 +51,9 @@ _UPSERT = (" ON CONFLICT (namespace, owner, key) DO UPDATE SET "
 #: condition of the partial index ``entities_unread`` (the schemas' graph migrations), written
 #: the same in each query so that the index serves it
 _UNREAD_WHERE = "kind IN ('name', 'thing') AND strong > 0"
+#: an entity's and a mention's columns as ``migrate`` carries them (``rows_page``), ids aside
+ENTITY_COLUMNS = "namespace, owner, key, name, kind, mentions, strong, first_seen, last_seen"
+MENTION_COLUMNS = "record_id, namespace, at, strong"
 _ENTITY = ("e.id, e.namespace, e.owner, e.name, e.kind, e.key, e.mentions, e.strong, "
            "e.first_seen, e.last_seen")
 
@@ -194,6 +198,37 @@ class Graph:
                                  f"{_UNREAD_WHERE}", (kind, eid))
                 done += max(0, cur.rowcount or 0)
         return done
+
+    def rows_page(self, after: int, limit: int
+                  ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        ph = self._ph
+        with self._session(False) as db:
+            entities = [tuple(r) for r in db.execute(
+                f"SELECT id, {ENTITY_COLUMNS} FROM entities WHERE id > {ph} ORDER BY id "
+                f"LIMIT {ph}", (after, limit)).fetchall()]
+            if not entities:
+                return [], []
+            mentions = [tuple(r) for r in db.execute(
+                f"SELECT entity_id, {MENTION_COLUMNS} FROM entity_mentions WHERE entity_id "
+                f"> {ph} AND entity_id <= {ph} ORDER BY entity_id, at, record_id",
+                (after, entities[-1][0])).fetchall()]
+        return entities, mentions
+
+    def put_rows(self, entities: Sequence[Sequence[Any]], mentions: Sequence[Sequence[Any]]
+                 ) -> None:
+        ph = self._ph
+        width = ENTITY_COLUMNS.count(",") + 1
+        with self._session(True) as db:
+            for part in _chunks(list(entities), ROWS):
+                db.execute(f"INSERT INTO entities ({ENTITY_COLUMNS}) VALUES "
+                           + ", ".join([f"({', '.join([ph] * width)})"] * len(part)),
+                           [v for row in part for v in row[1:]])
+            ids = self._ids(db, [(row[1], row[2], row[3]) for row in entities])
+            ours = {row[0]: ids[(row[1], row[2], row[3])] for row in entities}
+            for part in _chunks(list(mentions), ROWS):
+                db.execute(f"INSERT INTO entity_mentions (entity_id, {MENTION_COLUMNS}) VALUES "
+                           + ", ".join([f"({', '.join([ph] * 5)})"] * len(part)),
+                           [v for row in part for v in (ours[row[0]], *row[1:])])
 
     def clear(self, db: Any) -> None:
         db.execute("DELETE FROM entity_relations")

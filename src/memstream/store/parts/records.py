@@ -110,8 +110,8 @@ class Records:
 
     def insert(self, records: Sequence[Record], *, event: str = "add",
                model: str | None = None, rate: Collection[str] = (),
-               history: bool = True, ann: bool = True, refresh: bool = False
-               ) -> dict[str, Record]:
+               history: bool = True, ann: bool = True, refresh: bool = False,
+               link: bool = True) -> dict[str, Record]:
         if not records:
             return {}
         self._s.before_insert(records, ann)
@@ -121,7 +121,8 @@ class Records:
             if fresh:
                 self._s.insert_rows(db, fresh, event=event, model=model, rate=rate,
                                   history=history)
-                self._s.entity_graph.link(db, fresh)
+                if link:
+                    self._s.entity_graph.link(db, fresh)
                 self._s.event_log.log(db, self._s.event_log.change_rows(event, fresh))
             return {} if plan is None else self._apply_refresh(db, plan)
 
