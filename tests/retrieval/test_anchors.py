@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from memstream.retrieval.anchors import Window, event_share, windows
-from memstream.retrieval.notes import FEATURES, Pool, Weights, features
+from memstream.retrieval.notes import (
+    AFTER_EVENT,
+    AFTER_EVENT_LABEL,
+    FEATURES,
+    Pool,
+    Weights,
+    adjustments,
+    features,
+)
 
 DAY = 86400.0
 
@@ -77,3 +85,37 @@ def test_a_record_in_the_window_after_the_anchor_is_anchored():
     assert x[:, column].tolist() == [0, 0, 1, 0, 0, 0]
     x, _ = features(pool([]), weights)
     assert x[:, column].tolist() == [0] * n
+
+
+def test_the_records_of_the_window_go_above_the_event_they_are_counted_from():
+    """The best record written in the window counted from an anchor stands ``AFTER_EVENT``
+    above it, the others of the window in their own order; not when the anchor tells of
+    another day than its own (its time is not the event's), nor without a window."""
+    t0 = datetime(2025, 3, 3, 20, 0, tzinfo=UTC).timestamp()
+    times = [t0, t0 + 0.1 * DAY, t0 + 0.2 * DAY, t0 + 40 * DAY]
+    n = len(times)
+
+    def pool(counted: list[Window], tells: list[bool] | None = None) -> Pool:
+        return Pool(ids=[f"r{i}" for i in range(n)],
+                    logits=np.array([1.0, -3.0, -2.0, -1.0]),
+                    dense=np.zeros(n), keyword=np.zeros(n), keyword_rank=np.zeros(n),
+                    question=np.zeros(n, bool), standing=np.zeros(n, bool), dated=np.zeros(n),
+                    times=np.array(times), importance=np.full(n, 0.5),
+                    pair_z=np.zeros((n, n)), request=False, windows=counted,
+                    tells=None if tells is None else np.array(tells))
+
+    weights = Weights(tuple(0.0 for _ in FEATURES))
+
+    def totals(p: Pool) -> list[float]:
+        adds, _, _ = adjustments(p, weights)
+        return [float(p.logits[i]) + sum(a.values()) for i, a in enumerate(adds)]
+
+    night = [Window(-0.75, 1.0)]
+    lifted = totals(pool(night, [False] * n))
+    assert lifted[2] == pytest.approx(1.0 + AFTER_EVENT)  # the best of the window, above
+    assert lifted[1] == pytest.approx(lifted[2] - 1.0)  # the other, in its own order
+    assert lifted[3] == -1.0  # outside the window
+    adds, _, _ = adjustments(pool(night, [False] * n), weights)
+    assert AFTER_EVENT_LABEL in adds[2] and AFTER_EVENT_LABEL not in adds[0]
+    assert totals(pool(night, [True, False, False, False])) == [1.0, -3.0, -2.0, -1.0]
+    assert totals(pool([])) == [1.0, -3.0, -2.0, -1.0]

@@ -176,6 +176,37 @@ def test_a_question_counted_from_an_event_reads_the_records_times(notes: Memory)
     assert hits[0].explain.adjustments["of the date the query names"] > 1.0
 
 
+#: (namespace, the storm and three other notes, written days ago, the question and the start of
+#: the note of that night)
+STORMS = [
+    ("storm-en", [("Hailstorm tonight: the greenhouse roof is smashed and the power is out.", 30),
+                  ("Two cyclists knocked and asked to wait out the weather in the barn.", 29.9),
+                  ("The glazier measured the greenhouse for new roof panels.", 20),
+                  ("Planted tomato seedlings in the greenhouse.", 45)],
+     "Who came by on the night of the hailstorm?", "Two cyclists"),
+    ("storm-es", [("Granizada esta noche: el tejado del invernadero está roto y no hay luz.", 30),
+                  ("Dos ciclistas llamaron a la puerta y pidieron esperar en el granero.", 29.9),
+                  ("El cristalero midió el invernadero para los paneles nuevos.", 20),
+                  ("Planté tomateras en el invernadero.", 45)],
+     "¿Quién vino la noche de la granizada?", "Dos ciclistas"),
+]
+
+
+def test_what_happened_in_the_time_counted_from_an_event_comes_before_the_event(
+        notes: Memory):
+    """"The night of the hailstorm" asks what happened then, not about the storm: the note
+    written that night comes first though the storm's own note matches the words best, the
+    storm right after, in English and in Spanish; ``adjustments`` names the lift."""
+    from memstream.retrieval.notes import AFTER_EVENT_LABEL
+
+    for ns, rows, query, expected in STORMS:
+        notes.add_many([{"content": t, "at": NOW - d * DAY} for t, d in rows], namespace=ns)
+        hits = notes.search(query, namespace=ns, k=3, touch=False)
+        assert hits[0].record.text.startswith(expected), ns
+        assert hits[0].explain.adjustments[AFTER_EVENT_LABEL] > 0
+        assert hits[1].record.text == rows[0][0], ns
+
+
 def test_a_record_that_tells_of_the_day_the_query_names_comes_first(notes: Memory):
     """A note written the day after ("yesterday's run") is of the day it tells of, as one
     written that day is, in English and in German."""

@@ -54,14 +54,14 @@ from functools import lru_cache
 import numpy as np
 
 from .anchors import Window, event_share, windows
-from .dates import of_date, spans
+from .dates import of_date, spans, told
 from .learned import read_weights, weights_json
 from .reads import Searched
 from .relevance import is_question
 from .standing import STANDING_KINDS
 
-__all__ = ["FEATURES", "LABELS", "NOTES_PAIRS", "Pool", "Weights", "adjustments", "features",
-           "load_weights", "pool"]
+__all__ = ["AFTER_EVENT", "AFTER_EVENT_LABEL", "FEATURES", "LABELS", "NOTES_PAIRS", "Pool",
+           "Weights", "adjustments", "features", "load_weights", "pool"]
 
 WEIGHTS_FILE = "notes_weights.json"
 FEATURES = ("keyword_rank", "question", "request", "date", "anchored", "superseded",
@@ -77,6 +77,10 @@ LABELS = {
     "follows_any": "follows up an older record", "follows_best": "follows up the best match",
 }
 _FIRST_FOLLOWS_BEST = FEATURES.index("follows_best")
+#: the features of a record on its own, before those of its place among the others
+_OWN = FEATURES.index("anchored")
+#: the label of the lift of a window's records above the event it is counted from
+AFTER_EVENT_LABEL = "written in the time counted from a better match"
 #: the label of each addition: one per feature, the ``follows_best`` group as one
 _GROUP_LABELS = [LABELS[f] for f in FEATURES[:_FIRST_FOLLOWS_BEST]] + [LABELS["follows_best"]]
 #: a newer record this many pair deviations alike is about the same thing (``superseded``)
@@ -96,6 +100,8 @@ FOLLOW_FROM = -1.5
 ANCHORS = 3
 #: ... and from the candidate holding the most of the event's words, at least this share
 EVENT_SHARE = 0.25
+#: the best record written in such a window stands this far above its anchor, in logits
+AFTER_EVENT = 0.5
 _DAY = 86400.0
 
 
@@ -111,7 +117,8 @@ class Pool:
     records are, in standard deviations of the namespace's pairs (the diagonal is ignored);
     ``request``: the query is a request; ``windows``: the times the query counts from an
     event (``anchors.windows``); ``event``: the share of the words naming that event each
-    record holds; ``past``: the query asks about the past (``past``).
+    record holds; ``past``: the query asks about the past (``past``); ``tells`` (with
+    ``windows``): the record tells of another day than the one it was written on.
     """
 
     ids: Sequence[str]
@@ -129,6 +136,7 @@ class Pool:
     windows: Sequence[Window] = ()
     event: np.ndarray | None = None
     past: bool = False
+    tells: np.ndarray | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +199,16 @@ def pool(s: Searched) -> Pool:
         times=np.array([c.created_at for c in s.candidates], dtype=np.float64),
         importance=np.array([c.importance for c in s.candidates], dtype=np.float64),
         pair_z=pair_z, request=not is_question(s.text), windows=counted,
-        event=event_share(counted, [texts.get(i, "") for i in ids]), past=s.asks_past)
+        event=event_share(counted, [texts.get(i, "") for i in ids]), past=s.asks_past,
+        tells=np.array([_tells_another_day(texts.get(c.id, ""), c.created_at)
+                        for c in s.candidates]) if counted else None)
+
+
+def _tells_another_day(text: str, written: float) -> bool:
+    """Whether ``text`` tells of a day other than the one it was written on ("her birthday is
+    on 9 October"; not "tonight")."""
+    today = math.floor(written / _DAY) * _DAY
+    return any(day != today for day in told(text, written))
 
 
 def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
@@ -218,7 +235,7 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
     # the best candidates on their own signals: what a follow-up would update (none when even
     # the best is not likely to answer: following a record the query hardly matches means
     # nothing), and the events a window of time is counted from
-    first = pool.logits + own @ np.array(weights.values[:4])
+    first = pool.logits + own @ np.array(weights.values[:_OWN])
     best = int(np.argmax(first)) if n else 0
     anchored = _anchored(pool, first) if n else np.zeros(0)
     own = np.column_stack([own, anchored]) if n else np.zeros((0, 5))
@@ -246,19 +263,47 @@ def _anchored(pool: Pool, first: np.ndarray) -> np.ndarray:
     """1 for a record written in a window of ``pool.windows`` counted from an anchor (not
     itself): one of the ``ANCHORS`` best candidates by ``first``, or the one holding most of
     the event's words; else 0."""
-    out = np.zeros(len(pool.ids), dtype=bool)
-    if not pool.windows:
-        return out.astype(np.float64)
+    return np.asarray(_counted(pool, first).any(axis=0), dtype=np.float64)
+
+
+def _counted(pool: Pool, first: np.ndarray) -> np.ndarray:
+    """held[a, r]: record ``r`` was written in a window of ``pool.windows`` counted from the
+    anchor ``a`` (see ``_anchored``; rows of records that are no anchor are all false)."""
+    n = len(pool.ids)
+    out = np.zeros((n, n), dtype=bool)
+    if not pool.windows or not n:
+        return out
     weekdays = (np.floor(pool.times / _DAY) + 3) % 7  # 1970-01-01 was a Thursday; Monday 0
     anchors = {int(a) for a in np.argsort(-first, kind="stable")[:ANCHORS]}
     if pool.event is not None and len(pool.event) and pool.event.max() >= EVENT_SHARE:
         anchors.add(int(np.lexsort((-first, -pool.event))[0]))  # most words, then best
     for a in anchors:
         days = (pool.times - pool.times[a]) / _DAY
-        held = np.logical_or.reduce([w.holds(days, weekdays) for w in pool.windows])
-        held[a] = False
-        out |= held
-    return out.astype(np.float64)
+        out[a] = np.logical_or.reduce([w.holds(days, weekdays) for w in pool.windows])
+        out[a, a] = False
+    return out
+
+
+def _after_event(pool: Pool, x: np.ndarray, weights: Weights, logits: np.ndarray
+                 ) -> np.ndarray:
+    """What lifts the records of a window above the anchor it is counted from, in logits (0
+    for the rest): a query that counts time from an event asks what happened then, not about
+    the event, so the records written in the window counted from a record go above it, by
+    ``AFTER_EVENT`` for the best of them, in their own order (``logits``: each candidate's
+    with the additions of the features)."""
+    n = len(pool.ids)
+    lift = np.zeros(n)
+    if not pool.windows or not n:
+        return lift
+    held = _counted(pool, pool.logits + x[:, :_OWN] @ np.array(weights.values[:_OWN]))
+    for a in np.flatnonzero(held.any(axis=1)):
+        if pool.tells is not None and pool.tells[a]:
+            continue  # it tells of another day than its own: its time is not the event's
+        inside = held[a]
+        shift = logits[a] + AFTER_EVENT - logits[inside].max()
+        if shift > 0:
+            lift[inside] = np.maximum(lift[inside], shift)
+    return lift
 
 
 def _after(pool: Pool) -> np.ndarray:
@@ -284,6 +329,9 @@ def adjustments(pool: Pool, weights: Weights | None = None
     out: list[dict[str, float]] = [{} for _ in range(len(x))]
     for row, col in zip(*np.nonzero(np.abs(grouped) >= 1e-4), strict=True):
         out[row][_GROUP_LABELS[col]] = round(float(grouped[row, col]), 4)
+    lift = _after_event(pool, x, w, pool.logits + parts.sum(axis=1))
+    for row in np.flatnonzero(lift >= 1e-4):
+        out[row][AFTER_EVENT_LABEL] = round(float(lift[row]), 4)
     return out, x, best
 
 
