@@ -543,3 +543,43 @@ def test_a_first_name_is_listed_inside_the_one_longer_name_it_can_mean(tmp_path:
         m.add("Priya Shah runs the bakery on Rua Nova.", user_id="u", at=4000.0)
         names = [e.name for e in m.entities(user_id="u")]
         assert {"Priya", "Priya Raman", "Priya Shah"} <= set(names)
+
+
+def test_a_query_reads_without_the_people_the_store_knows(tmp_path: Path) -> None:
+    """``unnamed``: the query without the people it names who are confirmed persons of the
+    user's store, named in two notes or more (possessives too); a place, a person named
+    once, one the store does not know, another user's person and a query naming nobody keep
+    the query whole (None), and so does a conversation, whose turns name who speaks."""
+    from memstream.core.names import without
+    from memstream.engine.queries import unnamed
+    from memstream.filters import Selection
+
+    assert without("Where is the clinic treating Renee's heel?", ["Renee"]) == \
+        "Where is the clinic treating heel?"
+    assert without("Was macht Annas Schule?", ["Anna"]) == "Was macht Schule?"
+    with Memory(tmp_path / "m.db", embedder="none") as mem:
+        for n, (text, user) in enumerate([("Lunch with Renee Okafor in Lisbon.", "u"),
+                                          ("Coffee with Renee Okafor after the fair.", "u"),
+                                          ("Renee called about the invoice.", "u"),
+                                          ("Renee sent the signed contract.", "u"),
+                                          ("Marta sent the signed contract.", "u"),
+                                          ("Coffee with Jonas Weber at the station.", "v"),
+                                          ("Jonas Weber moved to Leipzig.", "v")]):
+            mem.add(text, user_id=user, embedding=[float(n == i) for i in range(7)])
+        store, sel = mem.store, Selection("default", user_id="u")
+
+        def plain(query: str, where: Selection = sel) -> str | None:
+            return unnamed(store, where, query, None)
+
+        assert plain("How much does Renee weigh?") == "How much does weigh?"
+        assert plain("What did Renee Okafor say in Lisbon?") == "What did say in Lisbon?"
+        assert plain("Where is Lisbon?") is None  # a place
+        assert plain("What does Marta like?") is None  # named in one note only
+        assert plain("What does Priya like?") is None  # not known
+        assert plain("Where does Jonas work?") is None  # another user's
+        assert plain("Where does Jonas work?", Selection("default")) == "Where does work?"
+        assert plain("where do i live?") is None
+        for n in range(40):  # a conversation between two
+            mem.add(f"{'Renee' if n % 2 else 'Marta'}: {'I ran' if n % 2 else 'you ran'} "
+                    f"{n} km today", namespace="chat", embedding=[1.0, n / 40, 0.0])
+        assert unnamed(store, Selection("chat"), "How far did Renee run?", None) is None

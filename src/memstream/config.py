@@ -122,7 +122,9 @@ class Config:
     rerank: reorder the best candidates with the learned ranking stage (retrieval.rerank;
         streams of at most 5,000 records, with vectors). On by default.
     entities: follow the specific names of the best hit to the other memories that mention
-        them (two-hop questions; retrieval.entities, docs/entities.md). On by default.
+        them (two-hop questions; retrieval.entities, docs/entities.md), and in a store of
+        notes read a query also without the people it names (docs/retrieval.md, "People a
+        query names"). On by default.
     find_changes: compare each new memory, once embedded, with its owner's older ones and link
         a changed fact to its successor, a restatement to its original, junk as junk
         (engine.changes, docs/retrieval.md). On by default.

@@ -207,6 +207,37 @@ def test_what_happened_in_the_time_counted_from_an_event_comes_before_the_event(
         assert hits[1].record.text == rows[0][0], ns
 
 
+#: a coach's notes on a client, most of them without his name, in English and German
+COACHED = {
+    "coach-en": ([("Tomás called: his knee feels better, next session moved to Thursday.", 3),
+                  ("Tomás prefers sessions before work, never after 6pm.", 40),
+                  ("Weigh-in: 82.4 kg.", 5),
+                  ("Bench press 3x5 at 70 kg, squat 3x5 at 90 kg.", 8),
+                  ("Tomás sent a photo of his new running shoes.", 12)],
+                 "How much does Tomás weigh?"),
+    "coach-de": ([("Tomás hat angerufen: dem Knie geht es besser, die nächste Stunde ist am "
+                   "Donnerstag.", 3),
+                  ("Tomás trainiert lieber vor der Arbeit, nie nach 18 Uhr.", 40),
+                  ("Wiegen: 82,4 kg.", 5),
+                  ("Bankdrücken 3x5 mit 70 kg, Kniebeugen 3x5 mit 90 kg.", 8),
+                  ("Tomás hat ein Foto seiner neuen Laufschuhe geschickt.", 12)],
+                 "Wie viel wiegt Tomás?"),
+}
+
+
+def test_a_person_the_notes_do_not_name_does_not_pull_the_query_to_the_notes_that_do(
+        notes: Memory):
+    """A coach's notes on a client mostly leave his name out: asked what he weighs, the
+    weigh-in comes first, not the notes that name him (the German query read whole put a
+    photo of his shoes first)."""
+    for ns, (rows, query) in COACHED.items():
+        notes.add_many([{"content": t, "at": NOW - d * DAY, "user_id": "coach"}
+                        for t, d in rows], namespace=ns)
+        hits = notes.search(query, namespace=ns, user_id="coach", k=3, touch=False)
+        assert hits[0].record.text == rows[2][0], ns
+        assert hits[0].explain.relevance > 0.5, ns
+
+
 def test_a_record_that_tells_of_the_day_the_query_names_comes_first(notes: Memory):
     """A note written the day after ("yesterday's run") is of the day it tells of, as one
     written that day is, in English and in German."""

@@ -9,7 +9,7 @@ import pytest
 
 from memstream import InvalidFilter, Memory, Record
 from memstream.retrieval.pipeline import SearchParams, rank
-from memstream.retrieval.relevance import CALIBRATION, Evidence, settle, sigmoid
+from memstream.retrieval.relevance import CALIBRATION, Evidence, better_reading, settle, sigmoid
 from memstream.retrieval.scoring import PROFILES
 from memstream.retrieval.shown import shown
 
@@ -126,3 +126,14 @@ def test_the_term_finder_agrees_with_word_prefixes():
                        for _ in range(rng.randrange(1, 12)))
         terms = list(dict.fromkeys(t[:5] for t in query_terms(" ".join(rng.sample(vocab, 4)))))
         assert term_finder(terms)(text) == _prefixes(text) & set(terms), (text, terms)
+
+
+def test_a_second_reading_counts_in_deviations_of_its_own_null():
+    """``better_reading``: a record read better by the second reading (more deviations above
+    that reading's null) gets the cosine to the query that stands as far above the query's
+    null; a record read better by the query, or not read the second way, keeps its own."""
+    got = better_reading({"a": 0.85, "b": 0.80, "c": 0.90}, {"a": 0.84, "b": 0.95},
+                         (0.80, 0.02), (0.90, 0.01))
+    assert got["a"] == 0.85  # 2.5 deviations against -6 the second way
+    assert got["b"] == pytest.approx(0.80 + 0.02 * 5.0)  # 0 against 5 deviations
+    assert got["c"] == 0.90  # not read the second way

@@ -45,6 +45,7 @@ from ..cognition import changes as model
 from ..config import Config
 from ..engine import changes as engine
 from ..engine.memory import Memory
+from ..engine.queries import embed_ahead
 from ..errors import InvalidInput
 from ..filters import Selection
 from ..retrieval.null import Null
@@ -247,9 +248,9 @@ def _evaluate(mem: Memory, suite: dict[str, Any], store: dict[str, Any],
         vector = mem.vectors.vector(q["question"])
         if vector is None:
             raise InvalidInput("the changes bench needs an embedder")
+        embed_ahead(mem.vectors, mem.store, Selection(ns), q["question"])  # as a user's search
         hits = mem.search(Query(q["question"], include_invalid=q["type"] == "history"), k=10,
-                          namespace=ns, now=suite["now_ts"], touch=False, vector=vector,
-                          as_of=as_of)
+                          namespace=ns, now=suite["now_ts"], touch=False, as_of=as_of)
         got = [canonical[ids[h.record.id]] for h in hits]
         tallies["default"].shown[store["user"]].extend(
             (h.explain.relevance, g in want) for h, g in zip(hits, got, strict=True))
@@ -258,7 +259,7 @@ def _evaluate(mem: Memory, suite: dict[str, Any], store: dict[str, Any],
         tallies["default"].answer(groups, bool(want.intersection(got[:top])))
         if q["type"] == "history":  # the same question, the past not asked for: read from it
             hits = mem.search(q["question"], k=10, namespace=ns, now=suite["now_ts"],
-                              touch=False, vector=vector)
+                              touch=False)
             got = [canonical[ids[h.record.id]] for h in hits]
             tallies["default"].answer([UNASKED], bool(want.intersection(got[:top])))
         plain = mem.store.indexes.vector_search(Selection(ns, include_invalid=True), vector, 10)

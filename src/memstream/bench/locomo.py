@@ -24,6 +24,7 @@ import numpy as np
 
 from ..config import Config
 from ..engine.memory import Memory
+from ..engine.queries import embed_ahead
 from ..errors import InvalidInput
 from ..filters import Selection
 from .metrics import KS, accumulate, percentile, profile_report
@@ -217,11 +218,12 @@ def run(path: str | Path, *, profiles: Iterable[str] = ("recall",), db: str = ":
                     t1 = time.perf_counter()
                     vector = mem.embedder.embed_query(q.text)
                     embed_ms.append((time.perf_counter() - t1) * 1000)
+                if mem.embedder is not None:  # as a user's search reads it
+                    embed_ahead(mem.vectors, mem.store, Selection(ns, user_id=user), q.text)
                 for profile in profiles:
                     t1 = time.perf_counter()
                     hits = mem.search(q.text, k=max(KS), namespace=ns, user_id=user, now=now,
-                                      touch=False,
-                                      weights=profile, vector=vector)
+                                      touch=False, weights=profile)
                     latencies[profile].append((time.perf_counter() - t1) * 1000)
                     ranked = [by_id[h.record.id] for h in hits]
                     accumulate(sums[profile], counts[profile], CATEGORIES[q.category], ranked,

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -64,7 +65,7 @@ from .name_words import (
     place_names,
 )
 
-__all__ = ["Mention", "extract", "key_of"]
+__all__ = ["Mention", "extract", "key_of", "without"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +126,14 @@ def key_of(name: str) -> str:
         text = "".join(c for c in unicodedata.normalize("NFKD", text)
                        if not unicodedata.combining(c))
     return _KEY_DROP.sub(" ", text).strip()
+
+
+def without(text: str, names: Iterable[str]) -> str:
+    """``text`` with each of ``names`` (as written in it, with a possessive: "Renee's",
+    "Annas") left out, and the spaces it leaves closed up."""
+    for name in sorted(set(names), key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(name)}(?:['’]s?|s)?(?!\w)", " ", text)
+    return " ".join(text.split())
 
 
 def _is_cap(word: str) -> bool:

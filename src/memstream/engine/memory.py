@@ -55,7 +55,7 @@ from .deletions import Deletions
 from .entities import entity_list, entity_profile
 from .migrate import refuse_unfinished
 from .progress import ProgressFn
-from .queries import QueryVectors
+from .queries import QueryVectors, unnamed
 from .search import run_search
 from .shared import Shared
 from .subscribers import ChangeEvents
@@ -385,11 +385,15 @@ class Memory(ChangeEvents):
         if self._worker is not None:  # records still waiting for vectors, when few (worker.py)
             self._worker.catch_up(sel.namespace)
         qvec: np.ndarray | Callable[[], np.ndarray | None] | None
+        plain: np.ndarray | Callable[[], np.ndarray | None] | None = None
         if vector is not None:
             qvec = v.vector(vector, self.embedder.dim if self.embedder else None, "vector")
         else:
             qvec = self.vectors.soon(text)
-        hits = run_search(self.store, sel, text, qvec, when, params,
+            rest = unnamed(self.store, sel, text, self.vectors.background()) \
+                if self.config.entities and self.embedder else None
+            plain = self.vectors.soon(rest) if rest else None  # side by side with the query
+        hits = run_search(self.store, sel, text, qvec, when, params, plain_vector=plain,
                           background=self.vectors.background(), past=self.vectors.past(),
                           verdicts=changes.verdicts(self, sel.namespace))
         if floor is not None:

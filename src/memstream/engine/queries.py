@@ -11,13 +11,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..core.names import extract, without
 from ..embed import Embedder
 from ..embed.cache import embed_documents_cached, embed_queries_cached
+from ..filters import Selection
 from ..retrieval.past import EVENTS, NOW, PAST, Past
 from ..retrieval.relevance import BACKGROUND
+from ..store import Store
 from ..store.protocol import KeyValue
+from .nulls import null_rows
 
-__all__ = ["QueryVectors"]
+__all__ = ["QueryVectors", "embed_ahead", "unnamed"]
 
 #: queries whose vectors are kept (the cache is emptied when it grows past this)
 CACHED = 1024
@@ -104,3 +108,44 @@ class QueryVectors:
     def close(self) -> None:
         if self._thread is not None:
             self._thread.shutdown(wait=True)
+
+
+#: a person the store keeps notes about is named in this many of them at least
+SUBJECT_MENTIONS = 2
+
+
+def unnamed(store: Store, sel: Selection, query: str, background: np.ndarray | None
+            ) -> str | None:
+    """The query without the people it names whom the store keeps notes about (confirmed
+    entities of kind person, of the selection's user, named in ``SUBJECT_MENTIONS`` notes at
+    least), in a store of separate notes; None when it names none, or the store is a
+    conversation (whose turns name who speaks: "Caroline: ...").
+
+    A store's notes about someone mostly do not name them ("Weigh-in: 164.8 lb" in a coach's
+    notes on Renee), so a name in the query pulls its vector toward the few notes that do
+    ("Renee's follow-up is now Friday") and away from the answer. A search reads each record
+    both ways and keeps the better reading, each against the namespace's null, so a note that
+    names the person loses nothing (docs/retrieval.md, "People a query names")."""
+    keys = {m.key: m.name for m in extract(query)}
+    if not keys:
+        return None
+    owners = None if sel.user_id is None else [sel.user_id]
+    known = [e.key for e in store.graph.find(sel.namespace, owners, list(keys))
+             if e.kind == "person" and e.confirmed and e.mentions >= SUBJECT_MENTIONS]
+    people = [name for key, name in keys.items()
+              if any(k == key or k.startswith(key + " ") for k in known)]
+    rest = without(query, people) if people else query
+    if not rest or rest == query:
+        return None
+    null = null_rows(store, sel, background)
+    return None if null is None or null.conversation else rest
+
+
+def embed_ahead(vectors: QueryVectors, store: Store, sel: Selection, query: str) -> None:
+    """Embed what a search of ``query`` without a vector of its own reads (the query and,
+    where it names people the store knows, ``unnamed``'s), into the cache, so that the
+    search that follows reads them at once (the benches time the search apart)."""
+    vectors.vector(query)
+    rest = unnamed(store, sel, query, vectors.background())
+    if rest:
+        vectors.vector(rest)

@@ -43,17 +43,24 @@ class Gather:
 
     def __init__(self, store: SearchReads, sel: Selection, vector: np.ndarray | None) -> None:
         self.store, self.sel, self.vector = store, sel, vector
+        #: the query's vector without the people it names (``engine.queries.unnamed``), and
+        #: the cosines to it read so far
+        self.plain: np.ndarray | None = None
+        self.plain_cosine: dict[str, float] = {}
         self.cosine: dict[str, float] = {}
         self.known_texts: dict[str, str] = {}
         self._records: dict[str, Record] = {}
 
     def candidates(self, text: str, pool: int,
-                   vector: np.ndarray | Callable[[], np.ndarray | None] | None
+                   vector: np.ndarray | Callable[[], np.ndarray | None] | None,
+                   plain: np.ndarray | Callable[[], np.ndarray | None] | None = None
                    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """The best ``pool`` of each index, (id, score) best first: dense, then keyword. A
         record superseded since (or by the time ``as_of`` asks about) is looked for as well
         (its successor takes its place: the current stage). ``vector`` may be a callable that
-        waits for a vector being computed elsewhere: it is called after the keyword search."""
+        waits for a vector being computed elsewhere: it is called after the keyword search.
+        With ``plain`` (the query without the people it names), the dense candidates are those
+        of both readings (``plain_cosines``)."""
         sel = self.sel
         if sel.include_invalid:
             found_in = sel
@@ -68,7 +75,18 @@ class Gather:
         dense = self.store.indexes.vector_search(found_in, self.vector, pool) \
             if self.vector is not None else []
         self.cosine.update(dense)
-        return dense, keyword
+        self.plain = (plain() if callable(plain) else plain) if self.vector is not None else None
+        if self.plain is None or self.vector is None or self.plain.shape != self.vector.shape:
+            self.plain = None
+            return dense, keyword
+        # the records either reading finds, in the order of the better of their two cosines
+        # (a cosine to the query, read for a record found by the other only, comes later)
+        found = self.store.indexes.vector_search(found_in, self.plain, pool)
+        self.plain_cosine.update(found)
+        best = dict(dense)
+        for rid, cos in found:
+            best[rid] = max(cos, best.get(rid, cos))
+        return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:pool], keyword
 
     def texts(self, ids: Sequence[str]) -> dict[str, str]:
         missing = [i for i in ids if i not in self.known_texts]
@@ -84,6 +102,17 @@ class Gather:
                 if emb.shape == vector.shape:
                     self.cosine[rid] = float(emb @ vector)
         return self.cosine
+
+    def plain_cosines(self, ids: Sequence[str]) -> dict[str, float]:
+        """The cosines of ``ids`` to the query without the people it names (empty when the
+        search does not read it)."""
+        if self.plain is None:
+            return {}
+        unknown = [i for i in ids if i not in self.plain_cosine]
+        for rid, emb in self.embeddings(unknown).items():
+            if emb.shape == self.plain.shape:
+                self.plain_cosine[rid] = float(emb @ self.plain)
+        return self.plain_cosine
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         return self.store.indexes.embeddings(self.sel.namespace, list(ids))
@@ -123,7 +152,9 @@ def run_search(store: SearchReads, sel: Selection, text: str,
                observe: Callable[[list[str], np.ndarray], object] | None = None,
                observe_notes: Callable[[list[str], np.ndarray, np.ndarray], object] | None
                = None, background: np.ndarray | None = None,
-               verdicts: Verdicts | None = None, past: Past | None = None) -> list[Hit]:
+               verdicts: Verdicts | None = None, past: Past | None = None,
+               plain_vector: np.ndarray | Callable[[], np.ndarray | None] | None = None
+               ) -> list[Hit]:
     """The top ``p.k`` hits for a query, best first, each with its explanation. Candidates are
     scored on their signals alone; only the winners are read in full. ``query_vector`` may be
     a callable that waits for a vector being computed elsewhere. ``observe`` is given the
@@ -133,9 +164,11 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     junk and duplicates rank below real memories, probable successors before what they
     probably replace. Superseded records are candidates too: what they match leads to their
     current version (``stages.current``), or with ``past`` (``retrieval.past``) and a query
-    that asks about the past, to both."""
+    that asks about the past, to both. ``plain_vector``: the query's without the people it
+    names (``engine.queries.unnamed``): a record's relevance is read from the better of its
+    two readings, each against the namespace's null (``stages.calibrated``)."""
     reads = Gather(store, sel, None)
-    dense, keyword = reads.candidates(text, max(p.candidates, p.k), query_vector)
+    dense, keyword = reads.candidates(text, max(p.candidates, p.k), query_vector, plain_vector)
     if not dense and not keyword:
         return []
     vector = reads.vector

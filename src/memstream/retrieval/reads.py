@@ -34,6 +34,16 @@ class Reads(Protocol):
         """Every text read so far, by record id."""
         ...
 
+    @property
+    def plain(self) -> np.ndarray | None:
+        """The query's vector without the people it names, when the search reads it too
+        (``engine.queries.unnamed``)."""
+        ...
+
+    def plain_cosines(self, ids: Sequence[str]) -> dict[str, float]:
+        """The cosines of ``ids`` to ``plain`` (empty without it)."""
+        ...
+
     def texts(self, ids: Sequence[str]) -> dict[str, str]:
         """``known_texts`` with the texts of ``ids`` read."""
         ...

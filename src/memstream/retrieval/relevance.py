@@ -176,6 +176,20 @@ def null_of(background: np.ndarray, vector: np.ndarray) -> tuple[float, float]:
     return float(cos.mean()), max(float(cos.std()), 1e-3)
 
 
+def better_reading(cosine: Mapping[str, float], plain: Mapping[str, float],
+                   null: tuple[float, float], plain_null: tuple[float, float]
+                   ) -> dict[str, float]:
+    """Each record's cosine to the query, or where its cosine to a second reading of the
+    query (``plain``: without the people it names) stands more deviations above that
+    reading's ``plain_null``, the cosine to the query that stands as far above ``null``."""
+    (mean, std), (p_mean, p_std) = null, plain_null
+    out = dict(cosine)
+    for rid, cos in cosine.items():
+        if rid in plain:
+            out[rid] = mean + std * max((cos - mean) / std, (plain[rid] - p_mean) / p_std)
+    return out
+
+
 def evidence(query: str, texts: Mapping[str, str], cosine: Mapping[str, float],
              learned: Mapping[str, float], *, null: tuple[float, float]
              ) -> dict[str, Evidence]:

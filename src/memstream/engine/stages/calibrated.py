@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...retrieval.relevance import CALIBRATION, Evidence, evidence, null_of
+from ...retrieval.relevance import CALIBRATION, Evidence, better_reading, evidence, null_of
 from ...retrieval.rerank import POOL
 from ...retrieval.scoring import PAST_RECENCY, asks_about_now
 from . import Search
@@ -46,6 +46,11 @@ def calibrate(s: Search, window: Sequence[str], learned: Mapping[str, float]
     cosine = s.reads.cosines(window) if vector is not None else s.reads.cosine
     if vector is not None and null is not None and null.rows.shape[1:] == vector.shape:
         spread = null_of(null.rows, vector)
+        plain = s.reads.plain
+        if plain is not None:  # a note that names nobody: the better of two readings
+            cosine = better_reading({i: cosine[i] for i in window if i in cosine},
+                                    _naming_nobody(s, window), spread,
+                                    null_of(null.rows, plain))
     else:  # no null for these vectors: the candidates' own spread
         known = sorted(cosine[i] for i in window if i in cosine) or [0.0]
         spread = (known[len(known) // 2], max(1e-3, float(np.std(known))))
@@ -53,3 +58,15 @@ def calibrate(s: Search, window: Sequence[str], learned: Mapping[str, float]
                      null=spread)
     return ({i: CALIBRATION.logit(e) for i, e in found.items()},
             {i: CALIBRATION.absolute(e) for i, e in found.items()}, found)
+
+
+def _naming_nobody(s: Search, window: Sequence[str]) -> dict[str, float]:
+    """The cosines to the query without the people it names (``reads.plain``) of the records
+    of ``window`` that name no person: a note that names someone is about whom it names (a
+    note on Theo's bedtime does not answer for Ivy's); one that names nobody may be about the
+    person asked about ("Weigh-in: 164.8 lb" in a coach's notes on Renee)."""
+    named = s.reads.record_entities(window)
+    nobody = [i for i in window if not any(e.kind == "person" and e.confirmed
+                                           for e in named.get(i, ()))]
+    plain = s.reads.plain_cosines(nobody)
+    return {i: plain[i] for i in nobody if i in plain}
