@@ -123,8 +123,9 @@ def unnamed(store: Store, sel: Selection, query: str, background: np.ndarray | N
 
     A store's notes about someone mostly do not name them ("Weigh-in: 164.8 lb" in a coach's
     notes on Renee), so a name in the query pulls its vector toward the few notes that do
-    ("Renee's follow-up is now Friday") and away from the answer. A search reads each record
-    both ways and keeps the better reading, each against the namespace's null, so a note that
+    ("Renee's follow-up is now Friday") and away from the answer. A search then reads a note
+    that names nobody both ways and keeps the better reading, each against the namespace's
+    null, and every other note by the query alone (``stages.calibrated``), so a note that
     names the person loses nothing (docs/retrieval.md, "People a query names")."""
     keys = {m.key: m.name for m in extract(query)}
     if not keys:
