@@ -13,8 +13,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Unpack, overload
 
-import numpy as np
-
 from .._types import (
     Context,
     Entity,
@@ -55,7 +53,7 @@ from .deletions import Deletions
 from .entities import entity_list, entity_profile
 from .migrate import refuse_unfinished
 from .progress import ProgressFn
-from .queries import QueryVectors, unnamed
+from .queries import QueryVectors, Soon, readings
 from .search import run_search
 from .shared import Shared
 from .subscribers import ChangeEvents
@@ -384,15 +382,14 @@ class Memory(ChangeEvents):
         when = self._now(now)
         if self._worker is not None:  # records still waiting for vectors, when few (worker.py)
             self._worker.catch_up(sel.namespace)
-        qvec: np.ndarray | Callable[[], np.ndarray | None] | None
-        plain: np.ndarray | Callable[[], np.ndarray | None] | None = None
+        qvec: Soon
+        plain: Soon = None
         if vector is not None:
             qvec = v.vector(vector, self.embedder.dim if self.embedder else None, "vector")
+        elif self.config.entities and self.embedder is not None:
+            qvec, plain = readings(self.vectors, self.store, sel, text)
         else:
             qvec = self.vectors.soon(text)
-            rest = unnamed(self.store, sel, text, self.vectors.background()) \
-                if self.config.entities and self.embedder else None
-            plain = self.vectors.soon(rest) if rest else None  # side by side with the query
         hits = run_search(self.store, sel, text, qvec, when, params, plain_vector=plain,
                           background=self.vectors.background(), past=self.vectors.past(),
                           verdicts=changes.verdicts(self, sel.namespace))

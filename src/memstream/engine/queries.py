@@ -21,8 +21,10 @@ from ..store import Store
 from ..store.protocol import KeyValue
 from .nulls import null_rows
 
-__all__ = ["QueryVectors", "embed_ahead", "unnamed"]
+__all__ = ["QueryVectors", "Soon", "embed_ahead", "readings", "unnamed"]
 
+#: a query's vector, or a callable that waits for it (``QueryVectors.soon``)
+Soon = np.ndarray | Callable[[], np.ndarray | None] | None
 #: queries whose vectors are kept (the cache is emptied when it grows past this)
 CACHED = 1024
 
@@ -86,7 +88,7 @@ class QueryVectors:
                 self._cache[query] = cached
         return cached
 
-    def soon(self, query: str) -> np.ndarray | Callable[[], np.ndarray | None] | None:
+    def soon(self, query: str) -> Soon:
         """The query's vector, or (when it must be computed) a callable that waits for it: the
         model runs in a thread while the keyword index answers."""
         if self._embedder is None:
@@ -142,11 +144,19 @@ def unnamed(store: Store, sel: Selection, query: str, background: np.ndarray | N
     return None if null is None or null.conversation else rest
 
 
-def embed_ahead(vectors: QueryVectors, store: Store, sel: Selection, query: str) -> None:
-    """Embed what a search of ``query`` without a vector of its own reads (the query and,
-    where it names people the store knows, ``unnamed``'s), into the cache, so that the
-    search that follows reads them at once (the benches time the search apart)."""
-    vectors.vector(query)
+def readings(vectors: QueryVectors, store: Store, sel: Selection, query: str
+             ) -> tuple[Soon, Soon]:
+    """What a search of ``query`` without a vector of its own reads: the query's vector and,
+    where it names people the store keeps notes about, that of ``unnamed``'s query (else
+    None), each computed side by side while the keyword index answers (``soon``)."""
+    whole = vectors.soon(query)  # computed while the store is read for the names
     rest = unnamed(store, sel, query, vectors.background())
-    if rest:
-        vectors.vector(rest)
+    return whole, vectors.soon(rest) if rest else None
+
+
+def embed_ahead(vectors: QueryVectors, store: Store, sel: Selection, query: str) -> None:
+    """Embed ``readings`` into the cache, so that the search that follows reads them at once
+    (the benches time the search apart)."""
+    for vector in readings(vectors, store, sel, query):
+        if callable(vector):
+            vector()

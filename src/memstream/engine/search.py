@@ -75,10 +75,10 @@ class Gather:
         dense = self.store.indexes.vector_search(found_in, self.vector, pool) \
             if self.vector is not None else []
         self.cosine.update(dense)
-        self.plain = (plain() if callable(plain) else plain) if self.vector is not None else None
-        if self.plain is None or self.vector is None or self.plain.shape != self.vector.shape:
-            self.plain = None
+        plain = plain() if callable(plain) else plain
+        if self.vector is None or plain is None or plain.shape != self.vector.shape:
             return dense, keyword
+        self.plain = plain
         # the records either reading finds, in the order of the better of their two cosines
         # (a cosine to the query, read for a record found by the other only, comes later)
         found = self.store.indexes.vector_search(found_in, self.plain, pool)
@@ -95,12 +95,8 @@ class Gather:
         return self.known_texts
 
     def cosines(self, ids: Sequence[str]) -> dict[str, float]:
-        vector = self.vector
-        if vector is not None:
-            unknown = [i for i in ids if i not in self.cosine]
-            for rid, emb in self.embeddings(unknown).items():
-                if emb.shape == vector.shape:
-                    self.cosine[rid] = float(emb @ vector)
+        if self.vector is not None:
+            self._read_cosines([i for i in ids if i not in self.cosine])
         return self.cosine
 
     def plain_cosines(self, ids: Sequence[str]) -> dict[str, float]:
@@ -108,11 +104,16 @@ class Gather:
         search does not read it)."""
         if self.plain is None:
             return {}
-        unknown = [i for i in ids if i not in self.plain_cosine]
-        for rid, emb in self.embeddings(unknown).items():
-            if emb.shape == self.plain.shape:
-                self.plain_cosine[rid] = float(emb @ self.plain)
+        self._read_cosines([i for i in ids if i not in self.plain_cosine])
         return self.plain_cosine
+
+    def _read_cosines(self, ids: Sequence[str]) -> None:
+        """The cosines of ``ids`` to the query and, when the search reads it, to ``plain``,
+        from one read of their vectors."""
+        for rid, emb in self.embeddings(ids).items():
+            for vector, known in ((self.vector, self.cosine), (self.plain, self.plain_cosine)):
+                if vector is not None and emb.shape == vector.shape:
+                    known[rid] = float(emb @ vector)
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         return self.store.indexes.embeddings(self.sel.namespace, list(ids))

@@ -214,6 +214,12 @@ def _tells_another_day(text: str, written: float) -> bool:
 def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
     """The candidates' features (n x ``FEATURES``) and the row of the best candidate, whose
     follow-ups the ``follows_best`` features describe (see the module docstring)."""
+    x, best, _ = _features(pool, weights)
+    return x, best
+
+
+def _features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int, np.ndarray]:
+    """``features``, and which records each anchor's window holds (``_counted``)."""
     n = len(pool.ids)
     pz = np.array(pool.pair_z, dtype=np.float64, copy=True)
     np.fill_diagonal(pz, -np.inf)
@@ -237,7 +243,8 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
     # nothing), and the events a window of time is counted from
     first = pool.logits + own @ np.array(weights.values[:_OWN])
     best = int(np.argmax(first)) if n else 0
-    anchored = _anchored(pool, first) if n else np.zeros(0)
+    held = _counted(pool, first)
+    anchored = held.any(axis=0).astype(np.float64)
     own = np.column_stack([own, anchored]) if n else np.zeros((0, 5))
     # a query that counts time from an event asks about that time, not about what came last:
     # when a record stands in its window, nothing is lifted for following up the best; nor
@@ -256,19 +263,14 @@ def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
         fb * np.log1p(days),
         fb * pool.keyword,
     ]) if n else np.zeros((0, len(FEATURES)))
-    return x, best
-
-
-def _anchored(pool: Pool, first: np.ndarray) -> np.ndarray:
-    """1 for a record written in a window of ``pool.windows`` counted from an anchor (not
-    itself): one of the ``ANCHORS`` best candidates by ``first``, or the one holding most of
-    the event's words; else 0."""
-    return np.asarray(_counted(pool, first).any(axis=0), dtype=np.float64)
+    return x, best, held
 
 
 def _counted(pool: Pool, first: np.ndarray) -> np.ndarray:
     """held[a, r]: record ``r`` was written in a window of ``pool.windows`` counted from the
-    anchor ``a`` (see ``_anchored``; rows of records that are no anchor are all false)."""
+    anchor ``a``, one of the ``ANCHORS`` best candidates by ``first`` or the one holding most
+    of the event's words (not from itself; rows of records that are no anchor are all false).
+    A record some anchor's window holds is ``anchored``."""
     n = len(pool.ids)
     out = np.zeros((n, n), dtype=bool)
     if not pool.windows or not n:
@@ -284,18 +286,13 @@ def _counted(pool: Pool, first: np.ndarray) -> np.ndarray:
     return out
 
 
-def _after_event(pool: Pool, x: np.ndarray, weights: Weights, logits: np.ndarray
-                 ) -> np.ndarray:
-    """What lifts the records of a window above the anchor it is counted from, in logits (0
-    for the rest): a query that counts time from an event asks what happened then, not about
-    the event, so the records written in the window counted from a record go above it, by
-    ``AFTER_EVENT`` for the best of them, in their own order (``logits``: each candidate's
-    with the additions of the features)."""
-    n = len(pool.ids)
-    lift = np.zeros(n)
-    if not pool.windows or not n:
-        return lift
-    held = _counted(pool, pool.logits + x[:, :_OWN] @ np.array(weights.values[:_OWN]))
+def _after_event(pool: Pool, held: np.ndarray, logits: np.ndarray) -> np.ndarray:
+    """What lifts the records of a window above the anchor it is counted from (``held``:
+    ``_counted``), in logits (0 for the rest): a query that counts time from an event asks
+    what happened then, not about the event, so the records written in the window counted
+    from a record go above it, by ``AFTER_EVENT`` for the best of them, in their own order
+    (``logits``: each candidate's with the additions of the features)."""
+    lift = np.zeros(len(pool.ids))
     for a in np.flatnonzero(held.any(axis=1)):
         if pool.tells is not None and pool.tells[a]:
             continue  # it tells of another day than its own: its time is not the event's
@@ -322,14 +319,14 @@ def adjustments(pool: Pool, weights: Weights | None = None
     one addition, "follows up the best match"; zero additions are left out); the features
     (for fitting: ``bench.fit_notes``); the row of the best candidate."""
     w = weights or load_weights()
-    x, best = features(pool, w)
+    x, best, held = _features(pool, w)
     parts = x * np.array(w.values)
     grouped = np.column_stack([parts[:, :_FIRST_FOLLOWS_BEST],
                                parts[:, _FIRST_FOLLOWS_BEST:].sum(axis=1)])
     out: list[dict[str, float]] = [{} for _ in range(len(x))]
     for row, col in zip(*np.nonzero(np.abs(grouped) >= 1e-4), strict=True):
         out[row][_GROUP_LABELS[col]] = round(float(grouped[row, col]), 4)
-    lift = _after_event(pool, x, w, pool.logits + parts.sum(axis=1))
+    lift = _after_event(pool, held, pool.logits + parts.sum(axis=1))
     for row in np.flatnonzero(lift >= 1e-4):
         out[row][AFTER_EVENT_LABEL] = round(float(lift[row]), 4)
     return out, x, best
