@@ -200,6 +200,28 @@ def test_a_german_genitive_names_its_owner_and_a_note_with_zu_is_german() -> Non
         == set()
 
 
+def test_a_short_german_note_its_function_words_do_not_tell_is_read_by_its_language() -> None:
+    """"Abholung spätestens 16:30 Uhr" holds one German function word that English shares
+    ("die"), so the note read as English and every capitalised noun in it as a name ("Uhr",
+    "Heizkosten", "Einschreiben"). The language model of the whole text reads it as German;
+    an English note with a German name stays English."""
+    def strong(text: str) -> set[str]:
+        return {n for n, (_, sure) in named(text).items() if sure}
+
+    kita = strong("Mila geht in die Kita Pusteblume, Gruppe Marienkäfer. "
+                  "Abholung spätestens 16:30 Uhr.")
+    assert "Uhr" not in kita and "Kita Pusteblume" in kita
+    assert strong("Widerspruch gegen die Heizkosten per Einschreiben an Mertens geschickt.") \
+        .isdisjoint({"Widerspruch", "Heizkosten"})
+    assert strong("Besichtigung in Gohlis: hell, Südbalkon, 3 Zimmer. Bewerbung abgeschickt.") \
+        .isdisjoint({"Südbalkon", "Bewerbung"})
+    # English with an umlaut in a name, or with "die" in it, reads as English
+    assert named("Lunch with Jonas Müller at the office in Leipzig.")["Jonas Müller"] == \
+        ("person", True)
+    assert {"Brooks", "Boston"} <= strong("I thought the plant would die while Brooks was "
+                                          "in Boston.")
+
+
 def test_a_german_word_in_capitals_or_camel_case_is_a_name_after_an_article() -> None:
     """No German common noun is written "ADAC" or "ElektroHaus", so after an article such a
     word is a name, where a capitalised noun is not; a compound with a hyphen is a noun."""
