@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstream.retrieval.dates import of_date, spans
+from memstream.retrieval.dates import of_date, spans, without_days
 
 NOW = datetime(2025, 6, 12, 15, 30, tzinfo=UTC).timestamp()
 
@@ -72,3 +72,20 @@ def test_a_record_is_of_the_days_it_tells_of_read_when_it_was_written() -> None:
     assert of_date(spans("What did she run in April?", NOW), _at("2025-05-01"),
                    "Yesterday was the last run of the month.") == 0.5
     assert of_date([], _at("2025-04-13"), "Yesterday's run.") == 0.0
+
+
+@pytest.mark.parametrize(("query", "words"), [
+    ("¿Dónde cenamos el viernes 18 de abril?", "¿Dónde cenamos el ?"),
+    ("Was haben wir am 1. Mai gemacht?", "Was haben wir am gemacht?"),
+    ("What config did we change the morning after the May 7 outage?",
+     "What config did we change the morning after the outage?"),
+    ("Where was I on Friday, June 6 2025?", "Where was I on ?"),
+    # a month alone, a day counted from now, or no date: the words stay
+    ("What did we hear from Greenview at the start of May?",
+     "What did we hear from Greenview at the start of May?"),
+    ("What did I eat yesterday?", "What did I eat yesterday?"),
+    ("Is Friday the team lunch?", "Is Friday the team lunch?"),
+])
+def test_the_words_a_search_matches_leave_out_the_days_the_query_names(query: str,
+                                                                       words: str) -> None:
+    assert without_days(query, NOW) == words

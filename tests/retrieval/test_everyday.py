@@ -141,6 +141,32 @@ def test_a_record_of_the_day_the_query_names_comes_first(notes: Memory):
     assert hits[0].record.text.startswith("Cenamos en La Panera")
 
 
+@pytest.mark.parametrize(("ns", "others", "outing", "day", "question"), [
+    ("es", [("Marta organiza una cena el viernes 19 de septiembre en su casa.", (3, 1))],
+     "Sidrería El Texu: fabada y cachopo sin gluten, un trato estupendo.", (4, 18),
+     "¿Dónde cenamos el viernes 18 de abril?"),
+    ("de", [("Birkenpollenallergie: von März bis Mai abends Cetirizin.", (2, 20)),
+            ("Stadtwerke erhöhen den Stromabschlag ab Mai auf 92 €.", (4, 22))],
+     "Radtour zum See mit Mila im Anhänger; auf dem Rückweg einen Platten gehabt.", (5, 1),
+     "Was haben wir am 1. Mai gemacht?"),
+])
+def test_a_day_the_query_names_is_found_by_its_date_not_by_the_words_of_other_dates(
+        notes: Memory, ns: str, others: list[tuple[str, tuple[int, int]]], outing: str,
+        day: tuple[int, int], question: str):
+    """"el viernes 18 de abril" matched "el viernes 19 de septiembre" by its words ("viernes",
+    "de"), which put a dinner planned for September above the note written on April 18. A
+    day the query names is found by its date (written then, or telling of it): its words,
+    and the weekday before it, are left out of what the notes' words match."""
+    from datetime import UTC, datetime
+
+    for text, (month, d) in others:
+        notes.add(text, namespace=ns, at=datetime(2023, month, d, 9, 0, tzinfo=UTC).timestamp())
+    notes.add(outing, namespace=ns, at=datetime(2023, *day, 17, 0, tzinfo=UTC).timestamp())
+    hits = notes.search(question, namespace=ns, k=3, touch=False)
+    assert hits[0].record.text == outing
+    assert hits[0].explain.adjustments["of the date the query names"] > 1.0
+
+
 #: (namespace, the flood and three notes on a neighbour, written days ago, the question and
 #: the start of the note of the morning after)
 FLOODS = [

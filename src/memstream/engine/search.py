@@ -17,6 +17,7 @@ import numpy as np
 from .._types import Entity, Hit, Record, Signals
 from ..core.tracing import span
 from ..filters import Selection
+from ..retrieval.dates import without_days
 from ..retrieval.keywords import keyword_search, query_terms
 from ..retrieval.past import Past
 from ..retrieval.pipeline import SearchParams
@@ -51,11 +52,12 @@ class Gather:
         self.known_texts: dict[str, str] = {}
         self._records: dict[str, Record] = {}
 
-    def candidates(self, text: str, pool: int,
+    def candidates(self, words: str, pool: int,
                    vector: np.ndarray | Callable[[], np.ndarray | None] | None,
                    plain: np.ndarray | Callable[[], np.ndarray | None] | None = None
                    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        """The best ``pool`` of each index, (id, score) best first: dense, then keyword. A
+        """The best ``pool`` of each index, (id, score) best first: dense, then keyword (of the
+        query's ``words``: ``Search.words``). A
         record superseded since (or by the time ``as_of`` asks about) is looked for as well
         (its successor takes its place: the current stage). ``vector`` may be a callable that
         waits for a vector being computed elsewhere: it is called after the keyword search.
@@ -70,7 +72,7 @@ class Gather:
         else:
             found_in = dataclasses.replace(sel, include_invalid=True)
         with span("memstream.keyword_search"):
-            keyword = keyword_search(self.store.indexes, found_in, query_terms(text), pool)
+            keyword = keyword_search(self.store.indexes, found_in, query_terms(words), pool)
         self.vector = vector() if callable(vector) else vector
         dense = self.store.indexes.vector_search(found_in, self.vector, pool) \
             if self.vector is not None else []
@@ -169,11 +171,12 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     names (``engine.queries.unnamed``): a record's relevance is read from the better of its
     two readings, each against the namespace's null (``stages.calibrated``)."""
     reads = Gather(store, sel, None)
-    dense, keyword = reads.candidates(text, max(p.candidates, p.k), query_vector, plain_vector)
+    words = without_days(text, now)  # a day named is found by its date, not by its words
+    dense, keyword = reads.candidates(words, max(p.candidates, p.k), query_vector, plain_vector)
     if not dense and not keyword:
         return []
     vector = reads.vector
-    s = Search(text=text, sel=sel, vector=vector, now=now, p=p, reads=reads,
+    s = Search(text=text, words=words, sel=sel, vector=vector, now=now, p=p, reads=reads,
                verdicts=verdicts or Verdicts(), dense=dense, keyword=keyword,
                kw_score=dict(keyword), observe=observe, observe_notes=observe_notes, past=past)
     fuse(s, [i for i, _ in dense], [i for i, _ in keyword])

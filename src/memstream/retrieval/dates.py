@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
-__all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "of_date", "overlaps", "spans", "told"]
+__all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "of_date", "overlaps", "spans", "told",
+           "without_days"]
 
 #: month names and abbreviations (lower case) of English, Spanish and German
 MONTHS: dict[str, int] = {}
@@ -50,6 +51,11 @@ _PATTERNS = [
                re.IGNORECASE),
 ]
 
+
+#: the weekdays of English, Spanish and German (lower case), as written before a date
+_WEEKDAYS = frozenset("""monday tuesday wednesday thursday friday saturday sunday lunes martes
+    miércoles miercoles jueves viernes sábado sabado domingo montag dienstag mittwoch donnerstag
+    freitag samstag sonnabend sonntag""".split())
 
 #: the pattern of ISO dates (the one without a month's name), counted from 1
 _ISO = 3
@@ -157,7 +163,34 @@ def _spans(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
 
 def _read(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
     when = datetime.fromtimestamp(now, tz=UTC)
-    out: list[tuple[float, float, bool]] = []
+    return tuple([span for span, _ in _dates(query, when)] + _from_now(query, when))
+
+
+def without_days(query: str, now: float) -> str:
+    """``query`` without the days it names with their day's number ("am 1. Mai", "el viernes
+    18 de abril", "the May 7 outage" -> "the outage"), and the weekday before one: what a
+    search matches words with. A record of that day, written then or telling of it, is found
+    by its date (``of_date``); the words would find others that share them ("von März bis
+    Mai", "el jueves 18 de septiembre"). The query is returned as it is when it names no day."""
+    cuts = [where for (_, _, one_day), where in _dates(query, datetime.fromtimestamp(
+        now, tz=UTC)) if one_day]
+    if not cuts:
+        return query
+    out, last = [], 0
+    for start, end in sorted(cuts):
+        head = query[last:start].rstrip()
+        words = head.split()
+        if words and words[-1].strip(",.").casefold() in _WEEKDAYS:  # "viernes 18 de abril"
+            head = head[: len(head) - len(words[-1])]
+        out.append(head)
+        last = end
+    out.append(query[last:])
+    return " ".join(" ".join(out).split())
+
+
+def _dates(query: str, when: datetime) -> list[tuple[tuple[float, float, bool], tuple[int, int]]]:
+    """The dates of ``_PATTERNS`` in ``query``: each span with where it is written."""
+    out: list[tuple[tuple[float, float, bool], tuple[int, int]]] = []
     taken: list[tuple[int, int]] = []
     # a month's name is a word of its own in every pattern that has one: a text with none is
     # not searched for them (the patterns' long alternations cost most of the reading)
@@ -175,8 +208,8 @@ def _read(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
                          int(day) if day else None, when)
             if span is not None:
                 taken.append((m.start(), m.end()))
-                out.append((*span, day is not None))
-    return tuple(out + _from_now(query, when))
+                out.append(((*span, day is not None), (m.start(), m.end())))
+    return out
 
 
 @lru_cache(maxsize=4096)

@@ -45,6 +45,8 @@ class Search:
     ``kinds`` (``calibrated``); ``ranked``, best first (the orderings that follow)."""
 
     text: str
+    #: the query as words match it: without the days it names (``dates.without_days``)
+    words: str
     sel: Selection
     vector: np.ndarray | None
     now: float

@@ -54,7 +54,7 @@ def calibrate(s: Search, window: Sequence[str], learned: Mapping[str, float]
     else:  # no null for these vectors: the candidates' own spread
         known = sorted(cosine[i] for i in window if i in cosine) or [0.0]
         spread = (known[len(known) // 2], max(1e-3, float(np.std(known))))
-    found = evidence(s.text, {i: texts[i] for i in window if i in texts}, cosine, learned,
+    found = evidence(s.words, {i: texts[i] for i in window if i in texts}, cosine, learned,
                      null=spread)
     return ({i: CALIBRATION.logit(e) for i, e in found.items()},
             {i: CALIBRATION.absolute(e) for i, e in found.items()}, found)
