@@ -89,3 +89,17 @@ def test_a_record_is_of_the_days_it_tells_of_read_when_it_was_written() -> None:
 def test_the_words_a_search_matches_leave_out_the_days_the_query_names(query: str,
                                                                        words: str) -> None:
     assert without_days(query, NOW) == words
+
+
+def test_a_store_without_vectors_still_finds_a_day_by_its_words(tmp_path) -> None:
+    """Without vectors nothing reads a record's date, so the words of the day stay in what the
+    query matches; with them, a query that is nothing but a day keeps its words too."""
+    from memstream import Config, Memory
+
+    with Memory(tmp_path / "words.db", embedder="none",
+                config=Config(reflection_threshold=0)) as mem:
+        mem.add("Dentist on May 7 at 10.")
+        mem.add("Bought milk.")
+        assert [h.record.text for h in mem.search("What is on May 7?", k=2)] == \
+            ["Dentist on May 7 at 10."]
+        assert [h.record.text for h in mem.search("May 7", k=2)] == ["Dentist on May 7 at 10."]

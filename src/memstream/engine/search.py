@@ -171,7 +171,7 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     names (``engine.queries.unnamed``): a record's relevance is read from the better of its
     two readings, each against the namespace's null (``stages.calibrated``)."""
     reads = Gather(store, sel, None)
-    words = without_days(text, now)  # a day named is found by its date, not by its words
+    words = _words(text, now, query_vector is not None)
     dense, keyword = reads.candidates(words, max(p.candidates, p.k), query_vector, plain_vector)
     if not dense and not keyword:
         return []
@@ -202,6 +202,14 @@ def run_search(store: SearchReads, sel: Selection, text: str,
             stages=tuple(ran)))
         for n, (h, score) in enumerate(zip(top, in_order([h.score for h in top]), strict=True))
     ]
+
+
+def _words(text: str, now: float, dense: bool) -> str:
+    """What the query's words match (``Search.words``): with vectors, the query without the
+    days it names (``dates.without_days``), as the notes stage finds a day by its date; the
+    whole query when nothing else would be left to match, or with words alone."""
+    words = without_days(text, now) if dense else text
+    return words if words == text or query_terms(words) else text
 
 
 def in_order(scores: Sequence[float]) -> list[float]:
