@@ -222,6 +222,22 @@ def test_a_short_german_note_its_function_words_do_not_tell_is_read_by_its_langu
                                           "in Boston.")
 
 
+def test_a_german_preposition_that_governs_a_noun_or_a_time_makes_no_name() -> None:
+    """"per Einschreiben", "ohne Nüsse", "zu Hause" and "bis Ende" made names: a German
+    preposition before a capital made it one. Those that mostly stand before a noun or a
+    time without an article no longer do; "mit", "nach", "bei" and a name joined by "und"
+    still do."""
+    def strong(text: str) -> set[str]:
+        return {n for n, (_, sure) in named(text).items() if sure}
+
+    assert strong("Briefe an die Hausverwaltung immer per Einschreiben schicken.") == set()
+    assert strong("Für das Sommerfest einen Zitronenkuchen ohne Nüsse backen.") == set()
+    assert strong("Die Kinder bleiben bis Ende der Woche zu Hause.") == set()
+    assert {"Jonas", "Mila", "Bodensee"} <= strong(
+        "Im Sommer fahren wir mit Jonas und Mila an den Bodensee.")
+    assert "Bamberg" in strong("Am Freitag fahren wir nach Bamberg.")
+
+
 def test_a_german_word_in_capitals_or_camel_case_is_a_name_after_an_article() -> None:
     """No German common noun is written "ADAC" or "ElektroHaus", so after an article such a
     word is a name, where a capitalised noun is not; a compound with a hyphen is a noun."""

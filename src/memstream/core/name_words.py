@@ -90,9 +90,11 @@ _GERMAN_WORDS = {"der", "die", "das", "und", "ist", "nicht", "mit", "für", "ein
 SHARED = {"am", "um", "in", "an", "so", "will", "die", "hat", "war", "also", "bin", "was",
            "man", "ab"}
 #: German prepositions that stand before a name without an article ("nach Bamberg", "bei
-#: Zalando", "mit Jonas", "über Airbnb")
-GERMAN_BEFORE = {"nach", "bei", "von", "mit", "aus", "in", "an", "auf", "über", "für", "zu",
-                  "vor", "gegen", "ohne", "seit", "ab", "bis", "und", "oder", "via", "per"}
+#: Zalando", "mit Jonas", "über Airbnb"); not those that mostly govern a noun or a time
+#: without one ("per Einschreiben", "ohne Nüsse", "zu Hause", "bis Ende", "seit Montag", "ab
+#: Mai", "vor Ort", "gegen Abend"); "und" and "oder" join names ("mit Jonas und Mila")
+GERMAN_BEFORE = {"nach", "bei", "von", "mit", "aus", "in", "an", "auf", "über", "für", "und",
+                  "oder", "via"}
 #: words before a German common noun (a name mostly stands without one)
 ARTICLES = {"der", "die", "das", "den", "dem", "des", "ein", "eine", "einer", "einem", "einen",
              "eines", "beim", "im", "am", "zum", "zur", "vom", "ins", "kein", "keine", "mein",
