@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
+from ..core.name_words import DATES
+
 __all__ = ["MONTHS", "NUMBER", "NUMBERS", "number", "of_date", "overlaps", "spans", "told",
            "without_days"]
 
@@ -52,10 +54,8 @@ _PATTERNS = [
 ]
 
 
-#: the weekdays of English, Spanish and German (lower case), as written before a date
-_WEEKDAYS = frozenset("""monday tuesday wednesday thursday friday saturday sunday lunes martes
-    miércoles miercoles jueves viernes sábado sabado domingo montag dienstag mittwoch donnerstag
-    freitag samstag sonnabend sonntag""".split())
+#: a date written in a text: its span (start, end, whether it is one day) and where it is
+_Written = tuple[tuple[float, float, bool], tuple[int, int]]
 
 #: the pattern of ISO dates (the one without a month's name), counted from 1
 _ISO = 3
@@ -158,7 +158,15 @@ def spans(query: str, now: float) -> list[tuple[float, float, bool]]:
 
 @lru_cache(maxsize=64)
 def _spans(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
-    return _read(query, now)
+    return tuple([span for span, _ in _written(query, now)]
+                 + _from_now(query, datetime.fromtimestamp(now, tz=UTC)))
+
+
+@lru_cache(maxsize=64)
+def _written(query: str, now: float) -> tuple[_Written, ...]:
+    """The dates written in a query and where (``_dates``): read once for ``spans`` and
+    ``without_days``."""
+    return tuple(_dates(query, datetime.fromtimestamp(now, tz=UTC)))
 
 
 def _read(query: str, now: float) -> tuple[tuple[float, float, bool], ...]:
@@ -172,15 +180,14 @@ def without_days(query: str, now: float) -> str:
     search matches words with. A record of that day, written then or telling of it, is found
     by its date (``of_date``); the words would find others that share them ("von März bis
     Mai", "el jueves 18 de septiembre"). The query is returned as it is when it names no day."""
-    cuts = [where for (_, _, one_day), where in _dates(query, datetime.fromtimestamp(
-        now, tz=UTC)) if one_day]
+    cuts = [where for (_, _, one_day), where in _written(query, now) if one_day]
     if not cuts:
         return query
     out, last = [], 0
     for start, end in sorted(cuts):
         head = query[last:start].rstrip()
         words = head.split()
-        if words and words[-1].strip(",.").casefold() in _WEEKDAYS:  # "viernes 18 de abril"
+        if words and words[-1].strip(",.").casefold() in DATES:  # "viernes 18 de abril"
             head = head[: len(head) - len(words[-1])]
         out.append(head)
         last = end
@@ -188,9 +195,9 @@ def without_days(query: str, now: float) -> str:
     return " ".join(" ".join(out).split())
 
 
-def _dates(query: str, when: datetime) -> list[tuple[tuple[float, float, bool], tuple[int, int]]]:
+def _dates(query: str, when: datetime) -> list[_Written]:
     """The dates of ``_PATTERNS`` in ``query``: each span with where it is written."""
-    out: list[tuple[tuple[float, float, bool], tuple[int, int]]] = []
+    out: list[_Written] = []
     taken: list[tuple[int, int]] = []
     # a month's name is a word of its own in every pattern that has one: a text with none is
     # not searched for them (the patterns' long alternations cost most of the reading)
