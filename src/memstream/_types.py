@@ -134,7 +134,10 @@ class Explanation:
     "standing instruction or preference" (retrieval.standing). ``updates`` names the records
     this hit follows up and was placed above: a newer memory about the same thing, as
     relevant to the query (a changed fact, a moved event, the reply to a question); its
-    relevance is its own. ``recency_from`` says what the recency counts from: "write" (the
+    relevance is its own. ``newer`` names the newer record about the same thing, as relevant,
+    that the notes stage's adjustment "a newer record is about the same thing" counts: a
+    likeness, not a change found (that links the record: ``Record.superseded_by``).
+    ``recency_from`` says what the recency counts from: "write" (the
     record was written then, and never used since) or "access" (a search that touched it, or
     an add of the same text, used it since: python-api.md, "When a search counts as a use").
     ``adjustments`` names what the ordering of a store of notes added to the relevance logit
@@ -173,6 +176,7 @@ class Explanation:
     rule: str = "weighted"
     lifted: str | None = None
     updates: tuple[str, ...] = ()
+    newer: tuple[str, ...] = ()
     recency_from: str = "write"
     adjustments: Mapping[str, float] = field(default_factory=dict)
     via: tuple[str, ...] = ()
@@ -184,6 +188,7 @@ class Explanation:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["adjustments"] = dict(self.adjustments)
         out["via"] = list(self.via)
+        out["newer"] = list(self.newer)
         out["stages"] = list(self.stages)
         names = ("recency", "importance", "relevance")
         out["weights"] = dict(zip(names, self.weights, strict=True))

@@ -49,7 +49,7 @@ def _hit(raw: Mapping[str, Any]) -> Hit:
     e = dict(raw["explain"])
     w = e.pop("weights")
     e["weights"] = (w["recency"], w["importance"], w["relevance"])
-    for key in ("updates", "via", "stages"):
+    for key in ("updates", "newer", "via", "stages"):
         e[key] = tuple(e.get(key, ()))
     return Hit(_record(raw["record"]), raw["score"], Explanation(**e))
 

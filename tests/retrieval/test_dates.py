@@ -103,3 +103,23 @@ def test_a_store_without_vectors_still_finds_a_day_by_its_words(tmp_path) -> Non
         assert [h.record.text for h in mem.search("What is on May 7?", k=2)] == \
             ["Dentist on May 7 at 10."]
         assert [h.record.text for h in mem.search("May 7", k=2)] == ["Dentist on May 7 at 10."]
+
+
+def test_outside_a_store_of_notes_a_day_is_still_found_by_its_words(tmp_path) -> None:
+    """Only the notes ordering reads the day a record tells of ("my interview on September
+    20", said weeks before): a store of long records or a conversation reads only the day each
+    was written, so there the words of a day the query names stay in what it matches. Before,
+    they were left out wherever vectors were (a BEAM question lost its answer from the top 5)."""
+    from memstream import Memory
+
+    filler = " ".join(f"(detail {i} of a long message about the week)" for i in range(40))
+    with Memory(tmp_path / "long.db") as mem:  # the default embedder
+        told = mem.add("The final interview at Northwind is on September 20 at 10. " + filler)
+        for text in ("Groceries and the plan for meals.", "The bike needs new brakes.",
+                     "Notes on the book club's next title.", "The garden fence was repaired."):
+            mem.add(text + " " + filler)
+        mem.flush()
+        hits = mem.search("How should I get ready for September 20?", k=5, touch=False)
+    found = next(h for h in hits if h.record.id == told.id)
+    assert found.explain.ordering == "long records"
+    assert found.explain.keyword_rank == 1  # the day's words found it

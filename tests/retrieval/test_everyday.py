@@ -305,7 +305,8 @@ def test_the_reply_to_a_stored_question_comes_first_and_names_it(notes: Memory):
     assert hits[0].explain.updates == (asked.record.id,)
     assert hits[0].explain.adjustments["follows up the best match"] > 0
     assert hits[0].explain.evidence < asked.explain.evidence  # its evidence, not lifted
-    assert "superseded by a newer record" in asked.explain.adjustments
+    assert "a newer record is about the same thing" in asked.explain.adjustments
+    assert asked.explain.newer == (hits[0].record.id,)
 
 
 def test_a_few_notes_in_another_language_are_not_all_alike(e5, tmp_path: Path):

@@ -52,6 +52,17 @@ class Gather:
         self.known_texts: dict[str, str] = {}
         self._records: dict[str, Record] = {}
 
+    def _found_in(self) -> Selection:
+        """Where candidates are looked for: the selection with the records superseded since
+        (or by the time ``as_of`` asks about) as well."""
+        sel = self.sel
+        if sel.include_invalid:
+            return sel
+        if sel.as_of is not None:  # what was written by then, replaced since or not
+            return dataclasses.replace(sel, as_of=None, include_invalid=True, until=min(
+                sel.as_of, sel.until if sel.until is not None else sel.as_of))
+        return dataclasses.replace(sel, include_invalid=True)
+
     def candidates(self, words: str, pool: int,
                    vector: np.ndarray | Callable[[], np.ndarray | None] | None,
                    plain: np.ndarray | Callable[[], np.ndarray | None] | None = None
@@ -63,16 +74,8 @@ class Gather:
         waits for a vector being computed elsewhere: it is called after the keyword search.
         With ``plain`` (the query without the people it names), the dense candidates are those
         of both readings (``plain_cosines``)."""
-        sel = self.sel
-        if sel.include_invalid:
-            found_in = sel
-        elif sel.as_of is not None:  # what was written by then, replaced since or not
-            found_in = dataclasses.replace(sel, as_of=None, include_invalid=True, until=min(
-                sel.as_of, sel.until if sel.until is not None else sel.as_of))
-        else:
-            found_in = dataclasses.replace(sel, include_invalid=True)
-        with span("memstream.keyword_search"):
-            keyword = keyword_search(self.store.indexes, found_in, query_terms(words), pool)
+        found_in = self._found_in()
+        keyword = self.keyword(words, pool, found_in)
         self.vector = vector() if callable(vector) else vector
         dense = self.store.indexes.vector_search(found_in, self.vector, pool) \
             if self.vector is not None else []
@@ -89,6 +92,15 @@ class Gather:
         for rid, cos in found:
             best[rid] = max(cos, best.get(rid, cos))
         return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:pool], keyword
+
+    def keyword(self, words: str, pool: int, found_in: Selection | None = None
+                ) -> list[tuple[str, float]]:
+        """The best ``pool`` records for ``words`` in the keyword index, (id, score) best
+        first, superseded ones included (as ``candidates`` finds them)."""
+        if found_in is None:
+            found_in = self._found_in()
+        with span("memstream.keyword_search"):
+            return keyword_search(self.store.indexes, found_in, query_terms(words), pool)
 
     def texts(self, ids: Sequence[str]) -> dict[str, str]:
         missing = [i for i in ids if i not in self.known_texts]
@@ -171,22 +183,26 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     names (``engine.queries.unnamed``): a record's relevance is read from the better of its
     two readings, each against the namespace's null (``stages.calibrated``)."""
     reads = Gather(store, sel, None)
-    words = _words(text, now, query_vector is not None)
-    dense, keyword = reads.candidates(words, max(p.candidates, p.k), query_vector, plain_vector)
+    pool = max(p.candidates, p.k)
+    dense, keyword = reads.candidates(text, pool, query_vector, plain_vector)
     if not dense and not keyword:
         return []
     vector = reads.vector
+    long_records = reads.long([i for i, _ in (dense or keyword)[:10]])
+    null = null_rows(store, sel, background) if vector is not None else None
+    # the kind of store, decided once, says which stages run (``explain.ordering``; fitting
+    # the learned stage, ``observe``, treats the stream as the conversation it is)
+    conversation = null is None or null.conversation or observe is not None
+    kind = ("keyword" if vector is None else "long records" if long_records
+            else "conversation" if conversation else "notes")
+    words = _words(text, now) if kind == "notes" else text
+    if words != text:  # the day's words left out: what they match is looked for again
+        keyword = reads.keyword(words, pool)
     s = Search(text=text, words=words, sel=sel, vector=vector, now=now, p=p, reads=reads,
                verdicts=verdicts or Verdicts(), dense=dense, keyword=keyword,
                kw_score=dict(keyword), observe=observe, observe_notes=observe_notes, past=past)
     fuse(s, [i for i, _ in dense], [i for i, _ in keyword])
-    s.long_records = reads.long([i for i, _ in (dense or keyword)[:10]])
-    s.null = null_rows(store, sel, background) if vector is not None else None
-    # the kind of store, decided once, says which stages run (``explain.ordering``; fitting
-    # the learned stage, ``observe``, treats the stream as the conversation it is)
-    conversation = s.null is None or s.null.conversation or observe is not None
-    s.kind = ("keyword" if vector is None else "long records" if s.long_records
-              else "conversation" if conversation else "notes")
+    s.long_records, s.null, s.kind = long_records, null, kind
     ran = ["candidates"] + [stage.name for stage in plan(s.kind, p) if stage.run(s)]
     top = s.ranked[: p.k]
     cosine = reads.cosines([h.item.id for h in top])  # exact cosines of keyword-only winners
@@ -204,11 +220,14 @@ def run_search(store: SearchReads, sel: Selection, text: str,
     ]
 
 
-def _words(text: str, now: float, dense: bool) -> str:
-    """What the query's words match (``Search.words``): with vectors, the query without the
-    days it names (``dates.without_days``), as the notes stage finds a day by its date; the
-    whole query when nothing else would be left to match, or with words alone."""
-    words = without_days(text, now) if dense else text
+def _words(text: str, now: float) -> str:
+    """What the query's words match in a store of notes (``Search.words``): the query without
+    the days it names (``dates.without_days``), as the notes stage finds a record of a day by
+    its date, written then or telling of it; the whole query when nothing else would be left
+    to match. Other stores keep the words: a conversation's ordering reads only the day a
+    turn was said, and a turn that tells of the day ("my interview on September 20") is found
+    by them."""
+    words = without_days(text, now)
     return words if words == text or query_terms(words) else text
 
 

@@ -23,7 +23,9 @@ question mark are read by ``dates`` and ``relevance.is_question``):
   holding the most of the words that name the event (at least ``EVENT_SHARE`` of them);
 - ``superseded``: a newer record is about the same thing (its vector stands ``SAME_Z`` pair
   deviations above the namespace's chance likeness, ``Null``) and about as relevant (its dense
-  evidence at most ``SUPERSEDED_GAP`` below);
+  evidence at most ``SUPERSEDED_GAP`` below). A likeness, not a change found: the explanation
+  names it "a newer record is about the same thing" and the newer record in
+  ``Explanation.newer`` (a change found links the record: ``Record.superseded_by``);
 - ``follows_any``: the record *follows up* an older one: it is newer and among the older one's
   ``LINK_RANK`` nearest records of the pool, at least ``LINK_Z`` pair deviations alike;
 - ``follows_best`` and its four companions: the record follows up the *best* candidate (the
@@ -50,6 +52,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -60,8 +63,8 @@ from .reads import Searched
 from .relevance import is_question
 from .standing import STANDING_KINDS
 
-__all__ = ["AFTER_EVENT", "AFTER_EVENT_LABEL", "FEATURES", "LABELS", "NOTES_PAIRS", "Pool",
-           "Weights", "adjustments", "features", "load_weights", "pool"]
+__all__ = ["AFTER_EVENT", "AFTER_EVENT_LABEL", "FEATURES", "LABELS", "NOTES_PAIRS", "Added",
+           "Pool", "Weights", "adjustments", "features", "load_weights", "pool"]
 
 WEIGHTS_FILE = "notes_weights.json"
 FEATURES = ("keyword_rank", "question", "request", "date", "anchored", "superseded",
@@ -73,7 +76,7 @@ LABELS = {
     "request": "a preference or instruction, for a request",
     "date": "of the date the query names",
     "anchored": "in the time the query counts from its event",
-    "superseded": "superseded by a newer record",
+    "superseded": "a newer record is about the same thing",
     "follows_any": "follows up an older record", "follows_best": "follows up the best match",
 }
 _FIRST_FOLLOWS_BEST = FEATURES.index("follows_best")
@@ -214,12 +217,13 @@ def _tells_another_day(text: str, written: float) -> bool:
 def features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int]:
     """The candidates' features (n x ``FEATURES``) and the row of the best candidate, whose
     follow-ups the ``follows_best`` features describe (see the module docstring)."""
-    x, best, _ = _features(pool, weights)
+    x, best, _, _ = _features(pool, weights)
     return x, best
 
 
-def _features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int, np.ndarray]:
-    """``features``, and which records each anchor's window holds (``_counted``)."""
+def _features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """``features``, which records each anchor's window holds (``_counted``) and, for each
+    record, the row of the most alike newer record that makes it ``superseded`` (-1: none)."""
     n = len(pool.ids)
     pz = np.array(pool.pair_z, dtype=np.float64, copy=True)
     np.fill_diagonal(pz, -np.inf)
@@ -231,8 +235,10 @@ def _features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int, np.ndarray
         nearest[np.arange(n)[:, None], top] = True
     follows = nearest & (pz >= LINK_Z) & later  # follows[a, b]: b follows up a
     dense = pool.dense
-    superseded = (later & (pz >= SAME_Z)
-                  & (dense[None, :] >= dense[:, None] - SUPERSEDED_GAP)).any(axis=1)
+    alike = later & (pz >= SAME_Z) & (dense[None, :] >= dense[:, None] - SUPERSEDED_GAP)
+    superseded = alike.any(axis=1)
+    newer = np.where(superseded, np.argmax(np.where(alike, pz, -np.inf), axis=1), -1) if n \
+        else np.zeros(0, dtype=np.int64)
     request = pool.standing.astype(np.float64) * float(pool.request)
     rank = pool.keyword_rank.astype(np.float64)
     own = np.column_stack([np.where(rank > 0, 1.0 / np.maximum(rank, 1.0), 0.0),
@@ -263,7 +269,7 @@ def _features(pool: Pool, weights: Weights) -> tuple[np.ndarray, int, np.ndarray
         fb * np.log1p(days),
         fb * pool.keyword,
     ]) if n else np.zeros((0, len(FEATURES)))
-    return x, best, held
+    return x, best, held, newer
 
 
 def _counted(pool: Pool, first: np.ndarray) -> np.ndarray:
@@ -313,13 +319,24 @@ def _after(pool: Pool) -> np.ndarray:
     return after
 
 
-def adjustments(pool: Pool, weights: Weights | None = None
-                ) -> tuple[list[dict[str, float]], np.ndarray, int]:
+class Added(NamedTuple):
+    """What the stage adds to each candidate (``adjustments``): ``named``, its additions in
+    logits by label; ``x``, the features (for fitting: ``bench.fit_notes``); ``best``, the row
+    of the best candidate; ``newer``, the id of the newer record that makes it "superseded"
+    (the most alike; "" for none)."""
+
+    named: list[dict[str, float]]
+    x: np.ndarray
+    best: int
+    newer: list[str]
+
+
+def adjustments(pool: Pool, weights: Weights | None = None) -> Added:
     """Per candidate, its named additions in logits (the five ``follows_best`` features are
-    one addition, "follows up the best match"; zero additions are left out); the features
-    (for fitting: ``bench.fit_notes``); the row of the best candidate."""
+    one addition, "follows up the best match"; zero additions are left out), and what
+    ``Added`` holds besides."""
     w = weights or load_weights()
-    x, best, held = _features(pool, w)
+    x, best, held, newer = _features(pool, w)
     parts = x * np.array(w.values)
     grouped = np.column_stack([parts[:, :_FIRST_FOLLOWS_BEST],
                                parts[:, _FIRST_FOLLOWS_BEST:].sum(axis=1)])
@@ -329,7 +346,7 @@ def adjustments(pool: Pool, weights: Weights | None = None
     lift = _after_event(pool, held, pool.logits + parts.sum(axis=1))
     for row in np.flatnonzero(lift >= 1e-4):
         out[row][AFTER_EVENT_LABEL] = round(float(lift[row]), 4)
-    return out, x, best
+    return Added(out, x, best, [pool.ids[int(b)] if b >= 0 else "" for b in newer])
 
 
 def total(named: Mapping[str, float]) -> float:

@@ -104,15 +104,17 @@ def notes_order(stage: NotesPool, candidates: Sequence[Signals],
                  ) -> list[Scored[Signals]]:
     """The ranking of a store of notes' candidates (``stage`` holds them in their order):
     each logit plus the notes stage's additions, named in ``explain.adjustments``; a
-    follow-up of the best match placed above it names it in ``explain.updates``; the
-    relevance shown stays the record's own."""
-    adds, x, best = adjustments(stage)
+    follow-up of the best match placed above it names it in ``explain.updates``, a record
+    with a newer one about the same thing names that in ``explain.newer``; the relevance
+    shown stays the record's own."""
+    adds, x, best, newer = adjustments(stage)
     if observe is not None:
         observe(list(stage.ids), x, stage.logits)
     relevance = [calibrated[c.id] + total(a) for c, a in zip(candidates, adds, strict=True)]
     ranked = rank(candidates, relevance=relevance, now=now, p=p, limit=max(p.k, FOLLOW_TOP),
                   shown=[own[c.id] for c in candidates])
     named = dict(zip(stage.ids, adds, strict=True))
+    newer_of = dict(zip(stage.ids, newer, strict=True))
     best_id = stage.ids[best] if stage.ids else ""
     follows = {stage.ids[int(i)] for i in np.flatnonzero(x[:, FOLLOWS_BEST])} if len(x) \
         else set()
@@ -120,7 +122,8 @@ def notes_order(stage: NotesPool, candidates: Sequence[Signals],
     return [s._replace(explain=dataclasses.replace(
         s.explain, adjustments=named[s.item.id],
         updates=(best_id,) if s.item.id in follows
-        and placed[s.item.id] < placed.get(best_id, len(ranked)) else ()))
+        and placed[s.item.id] < placed.get(best_id, len(ranked)) else (),
+        newer=(newer_of[s.item.id],) if newer_of[s.item.id] else ()))
         for s in ranked]
 
 
