@@ -621,3 +621,24 @@ def test_a_query_reads_without_the_people_the_store_knows(tmp_path: Path) -> Non
             mem.add(f"{'Renee' if n % 2 else 'Marta'}: {'I ran' if n % 2 else 'you ran'} "
                     f"{n} km today", namespace="chat", embedding=[1.0, n / 40, 0.0])
         assert unnamed(store, Selection("chat"), "How far did Renee run?", None) is None
+
+
+def test_a_run_of_calendar_words_is_a_date_not_a_name() -> None:
+    """"Thursday Dec 19", "Wednesday June 18": a weekday and a month (or its short form) in
+    capitals inside a sentence were one name, listed as a "name" or even a "person"."""
+    for text in ("Ivy's winter sing-along at Little Acorns is Thursday Dec 19 at 4pm.",
+                 "Demo for the Porto depot pilot: Wednesday June 18, 14:00 Lisbon time.",
+                 "Booked Renee a sports massage on Monday June 23 at 2pm."):
+        assert not [n for n in named(text) if any(w in n for w in ("June", "Dec"))], text
+    assert "Little Acorns" in named("Ivy's winter sing-along at Little Acorns is Thursday Dec 19.")
+
+
+def test_a_common_word_that_opens_a_sentence_before_a_given_name_is_not_part_of_it() -> None:
+    """"Sent Denise the form", "Read Evans et al.": a verb opened the sentence, and the run
+    with it was the strong name, the person only a weak one. A first word that is no common
+    word keeps the run ("Hoka Clifton 9", a shoe)."""
+    assert named("Sent Denise the signed form this morning.")["Denise"] == ("person", True)
+    assert not named("Sent Denise the signed form this morning.")["Sent Denise"][1]
+    assert named("Read Evans et al. 2021 on peatland emissions.")["Evans"][1]
+    assert not named("Visit Alana in July, she moved to Leeds.")["Visit Alana"][1]
+    assert named("Hoka Clifton 9 feels roomy and the heel is happier.")["Hoka Clifton"][1]

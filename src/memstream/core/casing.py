@@ -13,7 +13,7 @@ from importlib.util import find_spec
 from itertools import pairwise
 from pathlib import Path
 
-__all__ = ["casing"]
+__all__ = ["casing", "common_word"]
 
 _PIECE = "\u2581"  # a word's first piece starts with it (SentencePiece)
 
@@ -72,3 +72,11 @@ def casing(word: str) -> float | None:
     a = _likelihood(word, *found)
     b = _likelihood(word.lower(), *found)
     return None if a is None or b is None else a - b
+
+
+def common_word(word: str) -> bool:
+    """Whether ``word`` in lowercase is a whole piece of the tokenizer's vocabulary: a word
+    common enough in the text of its 100 languages to be learned as it stands ("sent",
+    "cancel", "visit", "met"; not "hoka", "haruto", "outer"); False without the tokenizer."""
+    found = _pieces()
+    return found is not None and (_PIECE + word.lower()).encode("utf-8") in found[0]

@@ -43,7 +43,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from . import language
-from .casing import casing
+from .casing import casing, common_word
 from .name_words import (
     BARE_TITLES,
     DATES,
@@ -309,10 +309,12 @@ def extract(text: str) -> list[Mention]:
                 # tokenizer finds the opening word likelier lowercase ("Took", "Neue"), the
                 # whole run is weak and the rest is the name, read as inside a sentence
                 # ("Took Mandarine to the vet"; in German "Neue Stelle" is no name); so too
-                # when the run calls someone by name ("Hey Joanna!": ``_greets``)
+                # when the opening word stands before a given name ("Sent Denise the form",
+                # "Met Marta Silva": ``_before_a_given_name``) or the run calls someone by
+                # name ("Bye Joanna!": ``_greets``)
                 opener = casing(names[0])
                 if (opener is not None and opener < OPENER_CASING and
-                        not given_name(names[0])) or \
+                        not given_name(names[0])) or _before_a_given_name(names) or \
                         _greets(names, tokens[j] if j < len(tokens) else ""):
                     rest = names[1:]
                     found = [(names, False), (rest, len(rest) > 1 or not german or
@@ -333,6 +335,19 @@ def _greets(names: list[str], after: str) -> bool:
     nor "Marta Silva,", nor "Imogen Vale called")."""
     return len(names) == 2 and after in {",", "!"} and names[0] not in given_names() and \
         given_name(names[1]) and _kind(tuple(names), False) == "name"
+
+
+def _before_a_given_name(names: list[str]) -> bool:
+    """Whether the first word of a run of capitals that opens a sentence stands before a name
+    rather than in it: a common word (``casing.common_word``) that is no given name, then a
+    given name on its own evidence (``given_name``), in a run of two or three words whose
+    words make it no place, firm or event ("Hey Joanna!", "Sent Denise the form", "Ask
+    Priscilla about it", "Met Marta Silva"; not "San Diego", a place, nor "Marta Silva", nor
+    "Hoka Clifton" or "Haruto Blaise", whose first words are no common words). A verb or a
+    greeting opens a sentence far more often than a name whose second word is a given name."""
+    return 2 <= len(names) <= 3 and names[0] not in given_names() and \
+        common_word(names[0]) and given_name(names[1]) and \
+        _kind(tuple(names), False) == "name"
 
 
 def _genitive(word: str, after: str) -> bool:
@@ -395,10 +410,28 @@ def _keep(out: dict[str, Mention], words: list[str], titled: bool, strong: bool,
     key = key_of(name)
     if len(words) == 1 and not titled and words[0].casefold() in DATES:
         return  # a month, a weekday, a language, a holiday: not a name ("April's" still is)
+    if len(words) > 1 and _calendar_run(words):
+        return  # "Monday June", "Thursday Dec": a date
     if key and key not in out:
         out[key] = Mention(name, key, kind or _kind(tuple(words), titled, before), strong)
     elif key and strong and not out[key].strong:
         out[key] = Mention(out[key].name, key, out[key].kind, True)
+
+
+def _calendar_run(words: list[str]) -> bool:
+    """Whether a run of capitals is a date: a calendar word (``DATES``), then calendar words or
+    their short forms (the first three or four letters of one: "Thursday Dec", "Monday June",
+    "Sábado Sept")."""
+    return words[0].casefold() in DATES and all(
+        w.casefold().rstrip(".") in DATES or w.casefold().rstrip(".") in _date_prefixes()
+        for w in words[1:])
+
+
+@lru_cache(maxsize=1)
+def _date_prefixes() -> frozenset[str]:
+    """The first three and four letters of each calendar word (``DATES``): the short forms
+    of months and weekdays in the languages CLDR writes them."""
+    return frozenset(w[:n] for w in DATES for n in (3, 4) if len(w) > n)
 
 
 def _quoted_titles(tokens: list[str]) -> dict[int, int]:
