@@ -107,7 +107,7 @@ def test_the_records_of_the_window_go_above_the_event_they_are_counted_from():
     weights = Weights(tuple(0.0 for _ in FEATURES))
 
     def totals(p: Pool) -> list[float]:
-        adds, _, _ = adjustments(p, weights)
+        adds = adjustments(p, weights).named
         return [float(p.logits[i]) + sum(a.values()) for i, a in enumerate(adds)]
 
     night = [Window(-0.75, 1.0)]
@@ -115,7 +115,7 @@ def test_the_records_of_the_window_go_above_the_event_they_are_counted_from():
     assert lifted[2] == pytest.approx(1.0 + AFTER_EVENT)  # the best of the window, above
     assert lifted[1] == pytest.approx(lifted[2] - 1.0)  # the other, in its own order
     assert lifted[3] == -1.0  # outside the window
-    adds, _, _ = adjustments(pool(night, [False] * n), weights)
+    adds = adjustments(pool(night, [False] * n), weights).named
     assert AFTER_EVENT_LABEL in adds[2] and AFTER_EVENT_LABEL not in adds[0]
     assert totals(pool(night, [True, False, False, False])) == [1.0, -3.0, -2.0, -1.0]
     assert totals(pool([])) == [1.0, -3.0, -2.0, -1.0]

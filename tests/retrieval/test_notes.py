@@ -76,7 +76,16 @@ def test_at_the_same_second_the_statement_follows_the_question_and_the_weightier
 def test_the_best_is_chosen_with_the_date_and_adjustments_are_named():
     # r2 names the query's date: with +2 it is the best, and r1 no longer follows the best
     p = pool([2.0, 1.0, 0.5], [0, 5 * DAY, 9 * DAY], ALIKE, dated=[0.0, 0.0, 1.0])
-    named, x, best = adjustments(p, WEIGHTS)
+    named, x, best, _ = adjustments(p, WEIGHTS)
     assert best == 2 and col(x, "follows_best") == [0, 0, 0]
     assert named[2] == {"of the date the query names": 2.0} and named[0] == named[1] == {}
 
+
+
+def test_the_record_a_newer_alike_one_makes_superseded_is_named():
+    """The "superseded" signal is a likeness: its addition is named "a newer record is about
+    the same thing", and ``newer`` names that record (r1 for r0; none for the others)."""
+    added = adjustments(pool([2.0, 1.0, 0.5], [0, 5 * DAY, 9 * DAY], ALIKE))  # as shipped
+    assert added.newer == ["r1", "", ""]
+    assert "a newer record is about the same thing" in added.named[0]
+    assert not any("superseded" in label for named in added.named for label in named)
