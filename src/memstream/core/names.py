@@ -333,20 +333,24 @@ def _greets(names: list[str], after: str) -> bool:
     given name, then a comma or an exclamation mark (``after``), and nothing in its words
     that makes the two one name ("Hey Joanna!", "Thanks Mel,"; not "San Diego," a place,
     nor "Marta Silva,", nor "Imogen Vale called")."""
-    return len(names) == 2 and after in {",", "!"} and names[0] not in given_names() and \
-        given_name(names[1]) and _kind(tuple(names), False) == "name"
+    return len(names) == 2 and after in {",", "!"} and _opener_of(names)
 
 
 def _before_a_given_name(names: list[str]) -> bool:
     """Whether the first word of a run of capitals that opens a sentence stands before a name
-    rather than in it: a common word (``casing.common_word``) that is no given name, then a
-    given name on its own evidence (``given_name``), in a run of two or three words whose
-    words make it no place, firm or event ("Hey Joanna!", "Sent Denise the form", "Ask
-    Priscilla about it", "Met Marta Silva"; not "San Diego", a place, nor "Marta Silva", nor
-    "Hoka Clifton" or "Haruto Blaise", whose first words are no common words). A verb or a
-    greeting opens a sentence far more often than a name whose second word is a given name."""
-    return 2 <= len(names) <= 3 and names[0] not in given_names() and \
-        common_word(names[0]) and given_name(names[1]) and \
+    rather than in it: a common word (``casing.common_word``), in a run of two or three words
+    that ``_opener_of`` reads ("Sent Denise the form", "Ask Priscilla about it", "Met Marta
+    Silva"; not "Hoka Clifton" or "Haruto Blaise", whose first words are no common words). A
+    verb or a greeting opens a sentence far more often than a name whose second word is a
+    given name."""
+    return 2 <= len(names) <= 3 and common_word(names[0]) and _opener_of(names)
+
+
+def _opener_of(names: list[str]) -> bool:
+    """Whether a run's first word may open it rather than belong to it: it is no given name,
+    the second is a given name on its own evidence (``given_name``), and the run's words make
+    it no place, firm or event (not "San Diego", "Marta Silva")."""
+    return names[0] not in given_names() and given_name(names[1]) and \
         _kind(tuple(names), False) == "name"
 
 
