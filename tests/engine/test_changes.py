@@ -482,6 +482,81 @@ def test_a_sure_change_replaces_a_tentative_one_and_an_undone_one_stays():
     assert not _replaces(sure, undone)
 
 
+RATES = ["Jessa charges £11 an hour for babysitting.",
+         "From February it goes up to £12.50, agreed.",
+         "Jessa charges £14 an hour for babysitting now."]
+
+
+def _later_is_likelier() -> model.Weights:
+    """A pair model for which a change of the nearest older record is probable, the more the
+    longer after it came: the second rate is a tentative change of the first (p 0.77), the
+    third a sure one (0.82)."""
+    w = _unsure_weights()
+    w.pair[1, 0], w.pair[1, model.PAIR_FEATURES.index("days")] = -2.0, 0.5
+    return w
+
+
+@pytest.mark.slow
+def test_as_of_a_time_between_two_probable_successors_reads_the_one_written_by_then(
+        tmp_path: Path):
+    """A record with two probable successors (the rate went up in February, then again):
+    the likelier, later one takes its place about now; as of a time between the two, the one
+    written by then does, above the first rate that matches the question better (before,
+    only one successor was kept, the earlier one forgotten, and such a read put the first
+    rate first)."""
+    with model.fitted(_later_is_likelier()), Memory(
+            tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None) as mem:
+        first, second, third = [r.id for r in mem.add_many(
+            [{"text": t, "kind": "fact", "at": T0 + n * 30 * DAY, "user_id": "maren"}
+             for n, t in enumerate(RATES)])]
+        mem.flush()
+        from memstream.engine.changes import findings
+
+        f = findings(mem, "default")[first]
+        assert (f.related, f.applied) == (third, True)
+        assert [rid for rid, _ in f.others] == [second]
+        assert 0.5 < f.others[0][1] < f.confidence
+        question = "How much does Jessa charge an hour?"
+        assert mem.search(question, user_id="maren", touch=False)[0].record.id == third
+        then = mem.search(question, user_id="maren", touch=False, as_of=T0 + 45 * DAY)
+        assert [h.record.id for h in then] == [second, first]
+        assert then[0].explain.lifted == PROBABLE
+        before = mem.search(question, user_id="maren", touch=False, as_of=T0 + 10 * DAY)
+        assert before[0].record.id == first
+        # undone by hand: the record stands as itself again, at every time
+        mem.restore(first)
+        assert findings(mem, "default")[first].others == ()
+        then = mem.search(question, user_id="maren", touch=False, as_of=T0 + 45 * DAY)
+        assert then[0].record.id == first and then[0].explain.lifted is None
+
+
+def test_a_less_likely_successor_is_kept_beside_the_likelier_one():
+    """The findings about one record keep every probable successor: the likelier one as
+    ``related``, the others beside it, each once; a record deleted leaves them."""
+    from memstream.engine.changes import _beside, _in_effect_change
+
+    b = model.Decision("superseded", "a", "b", 0.6, "", applied=False, tentative=True)
+    c = model.Decision("superseded", "a", "c", 0.9, "")
+    assert _in_effect_change(c, b) and _in_effect_change(b, c)
+    kept = _beside(c, b)
+    assert (kept.related, kept.others) == ("c", (("b", 0.6),))
+    assert _beside(kept, b).others == (("b", 0.6),)
+    assert model.Decision.from_dict(kept.to_dict()) == kept
+    assert "others" not in b.to_dict()
+    undone = model.Decision("superseded", "a", "b", 0.6, "", applied=False)
+    assert not _in_effect_change(c, undone)
+    assert not _in_effect_change(dataclasses.replace(c, related="b"), b)
+
+
+def test_deleting_a_probable_successor_drops_it_from_the_others(kw_memory: Memory):
+    from memstream.engine import changes
+
+    kept = model.Decision("superseded", "a", "c", 0.9, "", others=(("b", 0.6), ("d", 0.5)))
+    changes._save(kw_memory, "default", {"a": kept})
+    changes.forget(kw_memory, "default", ["b"])
+    assert changes.findings(kw_memory, "default")["a"].others == (("d", 0.5),)
+
+
 # --- with an LLM (a local server that speaks the chat-completions protocol) ---------------
 
 SCHOOL = [("Theo (8) is in Year 4 at Brindlemoor Primary, class 4B.", "fact"),

@@ -109,7 +109,9 @@ class Decision:
     ``reason`` names the signals that decided it; ``applied`` says whether it is in effect.
     ``tentative``: a probable change (``TENTATIVE`` or more), below the confidence to link
     (``APPLY``): nothing is invalidated; a read about now puts the successor first, and the
-    old record after it."""
+    old record after it. ``others``: the other probable successors found for the record (id
+    and probability), less likely than ``related`` or replaced by it: a read as of a time
+    before ``related`` was written reads the likeliest of those written by then."""
 
     kind: str
     record: str
@@ -118,6 +120,7 @@ class Decision:
     reason: str
     applied: bool = True
     tentative: bool = False
+    others: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """As stored (``tentative`` only when true: a finding that is not reads as it did
@@ -128,6 +131,8 @@ class Decision:
             "applied": self.applied}
         if self.tentative:
             out["tentative"] = True
+        if self.others:
+            out["others"] = [[rid, round(p, 3)] for rid, p in self.others]
         return out
 
     @classmethod
@@ -137,7 +142,9 @@ class Decision:
                    None if raw.get("related") is None else str(raw["related"]),
                    float(raw["confidence"]),  # type: ignore[arg-type]
                    str(raw.get("reason", "")), bool(raw.get("applied", True)),
-                   bool(raw.get("tentative", False)))
+                   bool(raw.get("tentative", False)),
+                   tuple((str(rid), float(p))
+                         for rid, p in raw.get("others") or ()))  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,11 +86,15 @@ class Verdicts:
     """What a search reads of the findings: ``demoted``, records that rank below real
     memories (junk and duplicates in effect); ``probable``, each record a tentative change
     found a successor for, with that successor's id; ``earlier``, each successor (of a change
-    applied or tentative) with the records it replaces."""
+    applied or tentative) with the records it replaces; ``successors``, each record a change
+    in effect (applied or tentative) found several probable successors for, with each of them
+    and its probability (``Decision.others`` beside the tentative ``related``): a read as of
+    an earlier time takes the likeliest written by then."""
 
     demoted: frozenset[str] = frozenset()
     probable: Mapping[str, str] = field(default_factory=dict)
     earlier: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    successors: Mapping[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)
 
 
 #: a search reads the findings from here (``verdicts``), for at most this many seconds
@@ -113,8 +117,10 @@ def forget(mem: Memory, namespace: str, ids: Sequence[str]) -> None:
     """Drop the findings about records deleted or erased (and those naming them)."""
     known = findings(mem, namespace)
     gone = set(ids)
-    kept = {rid: f for rid, f in known.items() if rid not in gone and f.related not in gone}
-    if len(kept) != len(known):
+    kept = {rid: f if gone.isdisjoint(i for i, _ in f.others) else dataclasses.replace(
+        f, others=tuple((i, p) for i, p in f.others if i not in gone))
+        for rid, f in known.items() if rid not in gone and f.related not in gone}
+    if kept != known:
         _save(mem, namespace, kept)
 
 
@@ -199,6 +205,7 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
         vecs = mem.store.indexes.embeddings(ns, [r.id for r in records])
         records = [r for r in records if r.id in vecs and r.id not in known]
         fresh: list[Decision] = []
+        beside = False  # a successor kept beside a finding made before
         for start in range(0, len(records), LLM_BATCH if mem.llm is not None else 1):
             chunk = records[start:start + (LLM_BATCH if mem.llm is not None else 1)]
             found = [(r, neighbours(mem, r, vecs[r.id], null.pair_mean, null.pair_std))
@@ -210,8 +217,14 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
                     chatter(mem, vecs[r.id]), w, _vectors(mem, w, ns, vecs[r.id], older))]
             at = {r.id: r.created_at for r in chunk}
             for f in decided:
-                if not _replaces(f, known.get(f.record)):
+                prior = known.get(f.record)
+                if not _replaces(f, prior):
+                    if prior is not None and _in_effect_change(f, prior):
+                        known[f.record] = _beside(prior, f)  # a less likely successor
+                        beside = True
                     continue  # decided before (or restored by the user): kept as is
+                if prior is not None and _in_effect_change(f, prior):
+                    f = _beside(f, prior)  # the likelier successor, the other kept beside
                 if f.tentative:  # orders reads about now; nothing is invalidated
                     known[f.record] = f
                     fresh.append(f)
@@ -226,7 +239,7 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
                     mem.store.records.touch(ns, [f.related], at=when)
                 known[f.record] = f
                 fresh.append(f)
-        if fresh:
+        if fresh or beside:
             _save(mem, ns, known)
             out.extend(fresh)
     return out
@@ -243,6 +256,25 @@ def _vectors(mem: Memory, w: Weights, ns: str, vec: np.ndarray, older: Sequence[
     if len(rows) != len(older):
         return None
     return np.asarray(vec), np.vstack([rows[o.id] for o in older])
+
+
+def _in_effect_change(f: Decision, prior: Decision) -> bool:
+    """Whether ``f`` and ``prior`` both find a successor for the same record, ``prior`` a
+    change in effect (applied or tentative, not undone by the user), each another one."""
+    return (f.kind == prior.kind == "superseded"
+            and (prior.applied or prior.tentative) and f.related is not None
+            and prior.related is not None and f.related != prior.related)
+
+
+def _beside(kept: Decision, other: Decision) -> Decision:
+    """``kept`` with ``other``'s successor (and those it kept) among its ``others``."""
+    seen = {kept.related}
+    others = []
+    for rid, p in (*kept.others, (other.related, other.confidence), *other.others):
+        if rid not in seen:
+            seen.add(rid)
+            others.append((str(rid), p))
+    return dataclasses.replace(kept, others=tuple(others))
 
 
 def _replaces(f: Decision, prior: Decision | None) -> bool:
@@ -364,7 +396,7 @@ def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record
     rec = mem.store.records.update(namespace, record_id, Patch(restore=True), at=at)
     f = known.get(record_id)
     if f is not None and (f.applied or f.tentative):
-        known[record_id] = dataclasses.replace(f, applied=False, tentative=False)
+        known[record_id] = dataclasses.replace(f, applied=False, tentative=False, others=())
         _save(mem, namespace, known)
     return rec
 
@@ -384,6 +416,9 @@ def verdicts(mem: Memory, namespace: str) -> Verdicts:
             frozenset(rid for rid, f in known.items()
                       if f.applied and f.kind in ("junk", "duplicate")),
             {rid: f.related for rid, f in known.items()
-             if f.tentative and f.kind == "superseded" and f.related is not None}, earlier)
+             if f.tentative and f.kind == "superseded" and f.related is not None}, earlier,
+            {rid: ((f.related, f.confidence), *f.others) if f.tentative and f.related
+             else f.others for rid, f in known.items()
+             if f.kind == "superseded" and f.others and (f.applied or f.tentative)})
         seen[namespace] = (time.monotonic() + VERDICTS_TTL, found)
     return found

@@ -60,15 +60,18 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
     time (``named``: "at the start of May", "el 18 de abril") asks what was so then: a record
     valid at some time of it stands as itself, whatever replaced it since, and a probable
     successor counts only when it was written by the end of that time, if the record was
-    there at that time (a time before it asks about something else)."""
+    there at that time (a time before it asks about something else); of several probable
+    successors (``verdicts.successors``), such a read takes the likeliest written by then."""
     ids = [s.item.id for s in ranked]
     demoted, probable = verdicts.demoted, verdicts.probable
+    timed = sel.as_of is not None or bool(named)
     records = {r.id: r for r in reads.records(ids)}
     if sel.as_of is None:
         stale = {i for i, r in records.items() if not r.valid and not _valid_during(r, named)}
     else:  # replaced by the time asked about
         stale = {i for i, r in records.items() if _replaced_by(r, sel.as_of)}
-    maybe = {i for i in ids if i in probable and i not in stale}
+    maybe = {i for i in ids if (i in probable or (timed and i in verdicts.successors))
+             and i not in stale}
     past = _earlier(reads, sel, ids, verdicts) if sel.include_invalid else {}
     if not stale and not maybe and not past and demoted.isdisjoint(ids):
         return ranked
@@ -78,9 +81,12 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
         # the times asked about while the record was there (an earlier one, "in August" read
         # as last August for a plan written in November, asks about something else)
         asked = [b for _, b in named if b >= records[rid].created_at]
+        until = sel.as_of if sel.as_of is not None else max(asked, default=None)
         for _ in range(CHAIN):
             replaced = not cur.valid if sel.as_of is None else _replaced_by(cur, sel.as_of)
             nxt_id = cur.superseded_by if replaced else probable.get(cur.id)
+            if not replaced and until is not None and cur.id in verdicts.successors:
+                nxt_id = _likeliest(reads, records, verdicts.successors[cur.id], until) or nxt_id
             if nxt_id is None or nxt_id in seen:
                 break
             nxt = records.get(nxt_id) or next(iter(reads.records([nxt_id])), None)
@@ -122,6 +128,16 @@ def current_first(reads: Reads, sel: Selection, ranked: list[Scored[Signals]],
                 placed.add(old.id)
     return [s for s in out if s.item.id not in demoted] + [s for s in out
                                                            if s.item.id in demoted]
+
+
+def _likeliest(reads: Reads, records: dict[str, Record],
+               successors: Sequence[tuple[str, float]], until: float) -> str | None:
+    """The likeliest of a record's probable ``successors`` (id, probability) written by
+    ``until`` (None: none was); the records read are kept in ``records``."""
+    if missing := [i for i, _ in successors if i not in records]:
+        records.update((r.id, r) for r in reads.records(missing))
+    written = [(p, i) for i, p in successors if i in records and records[i].created_at <= until]
+    return max(written)[1] if written else None
 
 
 def _replaced_by(record: Record, when: float) -> bool:
