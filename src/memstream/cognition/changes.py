@@ -34,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import cast
 
 import numpy as np
 
@@ -143,8 +144,8 @@ class Decision:
                    float(raw["confidence"]),  # type: ignore[arg-type]
                    str(raw.get("reason", "")), bool(raw.get("applied", True)),
                    bool(raw.get("tentative", False)),
-                   tuple((str(rid), float(p))
-                         for rid, p in raw.get("others") or ()))  # type: ignore[attr-defined]
+                   tuple((str(rid), float(p)) for rid, p in cast(
+                       "list[tuple[str, float]]", raw.get("others") or ())))
 
 
 @dataclass(frozen=True, slots=True)
