@@ -117,9 +117,8 @@ def forget(mem: Memory, namespace: str, ids: Sequence[str]) -> None:
     """Drop the findings about records deleted or erased (and those naming them)."""
     known = findings(mem, namespace)
     gone = set(ids)
-    kept = {rid: f if gone.isdisjoint(i for i, _ in f.others) else dataclasses.replace(
-        f, others=tuple((i, p) for i, p in f.others if i not in gone))
-        for rid, f in known.items() if rid not in gone and f.related not in gone}
+    kept = {rid: dataclasses.replace(f, others=tuple(o for o in f.others if o[0] not in gone))
+            for rid, f in known.items() if rid not in gone and f.related not in gone}
     if kept != known:
         _save(mem, namespace, kept)
 
