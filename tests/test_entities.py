@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memstream import Config, InvalidInput, Memory, NotFound
+from memstream import Config, Entity, InvalidInput, Memory, NotFound
 from memstream.core.names import extract, key_of
-from memstream.retrieval.entities import placed
+from memstream.retrieval.entities import bridge_names, placed
 
 
 def named(text: str) -> dict[str, tuple[str, bool]]:
@@ -306,6 +306,20 @@ def test_placed_moves_a_reached_memory_under_its_seed_only_past_weaker_hits() ->
     assert placed(["seed", "strong", "weak", "far"], logits, {"seed": ["far"]}) == \
         ["seed", "strong", "far", "weak"]
     assert placed(["far", "seed", "weak"], logits, {"seed": ["far"]}) == ["far", "seed", "weak"]
+
+
+def test_a_hit_leads_on_only_through_names_the_store_lists() -> None:
+    def ent(eid: int, name: str, confirmed: bool = True, mentions: int = 3) -> Entity:
+        return Entity(eid, "default", "u", name, "name", key_of(name), mentions, None, None,
+                      confirmed=confirmed)
+    kranich, haelfte, rechnung = ent(1, "Verlag Kranich"), ent(2, "Hälfte", False), \
+        ent(3, "Rechnung", False)
+    found = {"hit": [rechnung, kranich, haelfte]}
+    # the query names only a word that was never confirmed: the hit leads nowhere
+    assert bridge_names(["hit"], found, {key_of("Rechnung")}) == {}
+    # the query names a listed name: the hit leads on through the other listed names only
+    assert bridge_names(["hit"], {"hit": [ent(4, "RE-2025-014"), *found["hit"]]},
+                        {key_of("RE-2025-014")}) == {"hit": [kranich]}
 
 
 @pytest.fixture
@@ -642,3 +656,23 @@ def test_a_common_word_that_opens_a_sentence_before_a_given_name_is_not_part_of_
     assert named("Read Evans et al. 2021 on peatland emissions.")["Evans"][1]
     assert not named("Visit Alana in July, she moved to Leeds.")["Visit Alana"][1]
     assert named("Hoka Clifton 9 feels roomy and the heel is happier.")["Hoka Clifton"][1]
+
+
+def test_search_follows_only_the_names_the_store_lists(mem: Memory) -> None:
+    """A capitalised German noun ("Hälfte") is kept unconfirmed and listed nowhere: search
+    does not follow it from the best hit to an unrelated note, and follows the listed name
+    (the publisher) instead."""
+    for text in ("Rechnung RE-2025-014 an den Verlag Kranich (erste Hälfte) ist seit 30 Tagen "
+                 "überfällig.",
+                 "Verlag Kranich hat die erste Hälfte überwiesen.",
+                 "Die zweite Hälfte kommt nach der Abgabe im Juli.",
+                 "Kundenmails grundsätzlich in der Sie-Form.",
+                 "Zahnarzt am Dienstag um 9 Uhr."):
+        mem.add(text, user_id="u")
+    listed = {e.name for e in mem.entities(user_id="u")}
+    assert "Hälfte" not in listed and "Verlag Kranich" in listed
+    hits = mem.search("Ist RE-2025-014 noch offen?", user_id="u", touch=False)
+    assert hits[0].record.text.startswith("Rechnung RE-2025-014")
+    assert all(set(h.explain.via) <= listed for h in hits), [h.explain.via for h in hits]
+    assert hits[1].record.text == "Verlag Kranich hat die erste Hälfte überwiesen."
+    assert hits[1].explain.via == ("Verlag Kranich",)

@@ -3,8 +3,10 @@
 name that hit adds to the question, Marta, leads to "Marta lives in Porto now". Pure functions
 over the hits and the entities the store's graph gives for them (``engine/search.py`` reads it).
 
-A hit leads on only when it holds a name the query names (the question is about something
-the hit connects to something else), and a name leads on only when it is specific: the query
+Only listed names count (confirmed: some mention's position says it is a name; a German noun
+or a word that only ever opens a sentence is kept but never followed). A hit leads on only
+when it holds a name the query names (the question is about something the hit connects to
+something else), and a name leads on only when it is specific: the query
 does not name it already, and it is mentioned in at most ``BRIDGE_MENTIONS`` memories (a name in
 every record, such as the speaker of a conversation, links everything and so nothing). The
 memories it reaches rank ``BRIDGE_BONUS`` logits above their own evidence, below the hit they
@@ -40,14 +42,14 @@ def _named(e: Entity, query_words: Collection[str]) -> bool:
 
 def bridge_names(seeds: Sequence[str], found: Mapping[str, Sequence[Entity]],
                  query_keys: Collection[str]) -> dict[str, list[Entity]]:
-    """Per seed hit that holds a name the query names (``query_keys``), the names worth
-    following from it: specific, not dates, not named by the query."""
+    """Per seed hit that holds a listed name the query names (``query_keys``), the listed
+    names worth following from it: specific, not dates, not named by the query."""
     words = {w for k in query_keys for w in k.split()}
     out: dict[str, list[Entity]] = {}
     for seed in seeds:
-        if not any(_named(e, words) for e in found.get(seed, ())):
+        if not any(e.confirmed and _named(e, words) for e in found.get(seed, ())):
             continue  # the hit does not hold what the query names: nothing to go on from
-        names = [e for e in found.get(seed, ()) if e.kind != "date"
+        names = [e for e in found.get(seed, ()) if e.kind != "date" and e.confirmed
                  and 1 < e.mentions <= BRIDGE_MENTIONS and not _named(e, words)]
         if names:
             out[seed] = names
