@@ -320,6 +320,11 @@ def test_a_hit_leads_on_only_through_names_the_store_lists() -> None:
     # the query names a listed name: the hit leads on through the other listed names only
     assert bridge_names(["hit"], {"hit": [ent(4, "RE-2025-014"), *found["hit"]]},
                         {key_of("RE-2025-014")}) == {"hit": [kranich]}
+    # a word of a confirmed name of the same memory counts ("Raupach verschiebt ..." alone
+    # never confirms the roofer's name; "Dachdecker Raupach kommt am 3. Juni" holds it)
+    roofer, raupach = ent(5, "Dachdecker Raupach"), ent(6, "Raupach", False)
+    assert bridge_names(["hit"], {"hit": [roofer, raupach, haelfte]},
+                        {key_of("Dachdecker")}) == {"hit": [raupach]}
 
 
 @pytest.fixture

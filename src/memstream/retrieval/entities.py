@@ -3,8 +3,9 @@
 name that hit adds to the question, Marta, leads to "Marta lives in Porto now". Pure functions
 over the hits and the entities the store's graph gives for them (``engine/search.py`` reads it).
 
-Only listed names count (confirmed: some mention's position says it is a name; a German noun
-or a word that only ever opens a sentence is kept but never followed). A hit leads on only
+Only listed names count (confirmed: some mention's position says it is a name, or the name is
+part of a confirmed one in the same memory; a German noun or a word that only ever opens a
+sentence is kept but never followed). A hit leads on only
 when it holds a name the query names (the question is about something the hit connects to
 something else), and a name leads on only when it is specific: the query
 does not name it already, and it is mentioned in at most ``BRIDGE_MENTIONS`` memories (a name in
@@ -47,13 +48,24 @@ def bridge_names(seeds: Sequence[str], found: Mapping[str, Sequence[Entity]],
     words = {w for k in query_keys for w in k.split()}
     out: dict[str, list[Entity]] = {}
     for seed in seeds:
-        if not any(e.confirmed and _named(e, words) for e in found.get(seed, ())):
+        held = [e for e in found.get(seed, ()) if _listed(e, found[seed])]
+        if not any(_named(e, words) for e in held):
             continue  # the hit does not hold what the query names: nothing to go on from
-        names = [e for e in found.get(seed, ()) if e.kind != "date" and e.confirmed
-                 and 1 < e.mentions <= BRIDGE_MENTIONS and not _named(e, words)]
+        names = [e for e in held if e.kind != "date" and 1 < e.mentions <= BRIDGE_MENTIONS
+                 and not _named(e, words)]
         if names:
             out[seed] = names
     return out
+
+
+def _listed(e: Entity, beside: Sequence[Entity]) -> bool:
+    """Whether a name counts: confirmed, or every word of it a word of a confirmed name of the
+    same memory ("Raupach" in "Dachdecker Raupach kommt", unconfirmed where it opens a German
+    sentence alone)."""
+    if e.confirmed:
+        return True
+    sure = {w for other in beside if other.confirmed for w in other.key.split()}
+    return bool(e.key) and set(e.key.split()) <= sure
 
 
 def reached_from(names: Mapping[str, Sequence[Entity]], mentions: Mapping[int, Sequence[str]]
