@@ -279,6 +279,18 @@ def test_a_word_that_greets_a_name_at_a_sentence_start_is_not_part_of_it() -> No
     assert named("Marta Silva called.")["Marta Silva"] == ("person", True)
 
 
+def test_the_german_polite_pronoun_is_no_name() -> None:
+    """German capitalises "Sie" and its forms inside a sentence; none of them is a name, nor
+    part of one."""
+    found = named("Lieber Herr Weber, Ihre Einnahmen aus der Übersetzertätigkeit haben wir "
+                  "erfasst. Wir warten auf Ihre Freigabe und danken Ihnen für den Eingang Ihres "
+                  "Widerspruchs.")
+    assert found["Weber"] == ("person", True)
+    assert not [n for n in found if any(w in n.split() for w in
+                                        ("Ihre", "Ihnen", "Ihres", "Ihrer", "Ihren"))], found
+    assert not [n for n, (_, strong) in found.items() if strong and n != "Weber"], found
+
+
 def test_a_record_and_a_write_link_a_bounded_number_of_names(tmp_path: Path, monkeypatch
                                                                ) -> None:
     """A note made of names links its first ``MAX_PER_RECORD``; a write links at most

@@ -65,7 +65,8 @@ must not no yes all any some each every both either neither there here then also
 yet still again once very too also let please ok okay hi hello dear thanks thank re fw fwd
 der die das den dem des ein eine einer eines einem einen und oder aber wenn weil als am im
 in an auf aus bei mit nach seit von vor zu zur zum über unter für gegen ohne um ich du er sie
-es wir ihr mein dein sein unser euer wer was wo wann warum wie welche welcher welches ist
+es wir ihr ihre ihrer ihren ihrem ihres ihnen mein dein sein unser euer wer was wo wann warum
+wie welche welcher welches ist
 sind war waren hat haben wird werden kann können soll sollen muss müssen nicht kein keine
 auch noch schon nur dann dort hier heute morgen gestern bitte danke ja nein
 el la los las un una unos unas y o pero si cuando porque como en de del al a con sin por para
