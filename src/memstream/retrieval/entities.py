@@ -5,15 +5,14 @@ over the hits and the entities the store's graph gives for them (``engine/search
 
 Only listed names count (confirmed: some mention's position says it is a name, or the name is
 part of a confirmed one in the same memory; a German noun or a word that only ever opens a
-sentence is kept but never followed). A hit leads on only
-when it holds a name the query names (the question is about something the hit connects to
-something else), and a name leads on only when it is specific: the query
-does not name it already, and it is mentioned in at most ``BRIDGE_MENTIONS`` memories (a name in
-every record, such as the speaker of a conversation, links everything and so nothing). The
-memories it reaches rank ``BRIDGE_BONUS`` logits above their own evidence, below the hit they
-were reached from, each naming the way in ``explain.via``; the relevance shown is their own.
-The search uses this in stores of notes, where it wins; in conversations it lost (measured in
-docs/entities.md).
+sentence is kept but never followed). A hit leads on only when it holds a name the query names
+(the question is about something the hit connects to something else), and a name leads on
+only when it is specific: the query does not name it already, and it is mentioned in at most
+``BRIDGE_MENTIONS`` memories (a name in every record, such as the speaker of a conversation,
+links everything and so nothing). The memories it reaches rank ``BRIDGE_BONUS`` logits above
+their own evidence, below the hit they were reached from, each naming the way in
+``explain.via``; the relevance shown is their own. The search uses this in stores of notes,
+where it wins; in conversations it lost (measured in docs/entities.md).
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ def bridge_names(seeds: Sequence[str], found: Mapping[str, Sequence[Entity]],
     words = {w for k in query_keys for w in k.split()}
     out: dict[str, list[Entity]] = {}
     for seed in seeds:
-        held = [e for e in found.get(seed, ()) if _listed(e, found[seed])]
+        held = _listed(found.get(seed, ()))
         if not any(_named(e, words) for e in held):
             continue  # the hit does not hold what the query names: nothing to go on from
         names = [e for e in held if e.kind != "date" and 1 < e.mentions <= BRIDGE_MENTIONS
@@ -58,14 +57,12 @@ def bridge_names(seeds: Sequence[str], found: Mapping[str, Sequence[Entity]],
     return out
 
 
-def _listed(e: Entity, beside: Sequence[Entity]) -> bool:
-    """Whether a name counts: confirmed, or every word of it a word of a confirmed name of the
-    same memory ("Raupach" in "Dachdecker Raupach kommt", unconfirmed where it opens a German
-    sentence alone)."""
-    if e.confirmed:
-        return True
-    sure = {w for other in beside if other.confirmed for w in other.key.split()}
-    return bool(e.key) and set(e.key.split()) <= sure
+def _listed(held: Sequence[Entity]) -> list[Entity]:
+    """The names of one memory that count: confirmed ones, and those whose every word is a word
+    of a confirmed one ("Raupach" beside "Dachdecker Raupach", unconfirmed where it opens a
+    German sentence alone)."""
+    sure = {w for e in held if e.confirmed for w in e.key.split()}
+    return [e for e in held if e.confirmed or (e.key and set(e.key.split()) <= sure)]
 
 
 def reached_from(names: Mapping[str, Sequence[Entity]], mentions: Mapping[int, Sequence[str]]
