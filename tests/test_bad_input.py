@@ -43,6 +43,8 @@ def _intact(mem: Memory) -> None:
     ({"content": "ok", "step": 2**70}, "64 bits"),
     ({"content": "ok", "at": "last tuesday"}, "ISO 8601"),
     ({"content": "ok", "user_id": "a\nb"}, "user_id"),
+    ({"content": "ok", "user_id": "alice\u200b"}, "invisible characters"),  # zero-width space
+    ({"content": "ok", "agent_id": "\u202eecila"}, "U\\+202E"),  # a bidirectional override
     ({"content": "ok", "embedding": [1.0, float("nan")]}, "NaN"),
     ({"content": "ok", "embedding": [0.0, 0.0]}, "zeros"),
     ({"content": "ok", "provenance": "not-a-list"}, "provenance"),

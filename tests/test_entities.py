@@ -693,3 +693,20 @@ def test_search_follows_only_the_names_the_store_lists(mem: Memory) -> None:
     assert all(set(h.explain.via) <= listed for h in hits), [h.explain.via for h in hits]
     assert hits[1].record.text == "Verlag Kranich hat die erste Hälfte überwiesen."
     assert hits[1].explain.via == ("Verlag Kranich",)
+
+
+def test_a_thousand_one_word_names_list_at_the_largest_limit(tmp_path: Path) -> None:
+    """Every one-word name listed is looked up for a longer form at once: a thousand of them
+    made one query SQLite refused ("Expression tree is too large")."""
+    import random
+    import string
+
+    rng = random.Random(1)
+    names = {rng.choice(string.ascii_uppercase) + "".join(
+        rng.choice("aeioulnrstkm") for _ in range(7)) for _ in range(1200)}
+    with Memory(tmp_path / "m.db", embedder="none") as mem:
+        mem.add_many([{"text": f"Lunch with {n} on Friday.", "user_id": "u"}
+                      for n in sorted(names)])
+        listed = mem.entities(user_id="u", limit=1000)
+        assert len(listed) == 1000
+        assert {e.name for e in listed} <= names

@@ -309,6 +309,8 @@ def test_registrations_at_the_same_time_never_pass_the_cap(tmp_path: Path, backe
     "http://100.100.100.200/latest/meta-data/",  # a cloud metadata service (Alibaba)
     "http://192.0.0.192/opc/v1/instance/",  # another (Oracle)
     "http://100.64.0.1/x", "http://100.127.255.254/x",  # carrier-grade NAT
+    "http://192.0.0.9/x", "http://192.0.0.200/x",  # the IETF's 192.0.0.0/24, anycast included
+    "http://192.88.99.1/x",  # the 6to4 relays' anycast (deprecated)
     "http://[2002:7f00:1::]/x",  # 6to4 form of 127.0.0.1
     "http://[64:ff9b::7f00:1]/x",  # NAT64 form of 127.0.0.1
     "http://[fe80::1%25eth0]/x",  # a zone id: the look-up fails, the address is link-local

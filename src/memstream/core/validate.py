@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -77,11 +78,17 @@ def namespace(value: Any) -> str:
 
 
 def scope_id(value: Any, field: str) -> str | None:
+    """A user, agent or run id: printable, with no invisible character (a zero-width space or
+    a bidirectional control would make "alice\u200b" another owner that reads as "alice")."""
     if value is None:
         return None
     if not isinstance(value, str) or not value or len(value) > 256 or _CONTROL.search(value):
         raise InvalidInput(f"{field} must be a non-empty string of at most 256 printable "
                            f"characters, got {value!r}")
+    if hidden := [c for c in value if unicodedata.category(c) in ("Cc", "Cf")]:
+        raise InvalidInput(f"{field} {value!r} holds invisible characters "
+                           f"({', '.join(f'U+{ord(c):04X}' for c in hidden[:3])}): remove "
+                           "them, an id must read as what it is")
     utf8(value, field)
     return value
 

@@ -113,6 +113,11 @@ METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "fd00:ec2::254", "100.100.100.200", "192.0.0.192", "168.63.129.16",
     "169.254.170.2", "169.254.169.253"))
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+#: special-purpose blocks that Python's ``is_global`` still counts as global in part, refused
+#: with the other addresses that are not globally routable: the IETF protocol assignments
+#: (192.0.0.0/24: 192.0.0.9 and .10 are anycast services, never a receiver) and the
+#: deprecated 6to4 relay anycast (192.88.99.0/24, RFC 7526)
+_NOT_RECEIVERS = (ipaddress.ip_network("192.0.0.0/24"), ipaddress.ip_network("192.88.99.0/24"))
 
 
 def _embedded_v4(addr: ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -135,14 +140,17 @@ def address_refused(addr: ipaddress.IPv4Address | ipaddress.IPv6Address,
     """Why a webhook may not post to ``addr`` (None: it may). Metadata services, link-local,
     multicast, reserved and unspecified addresses are refused always; every address that is
     not globally routable (loopback, private, carrier-grade NAT 100.64.0.0/10, the IETF's
-    192.0.0.0/24, ...) unless the operator allows private targets."""
+    192.0.0.0/24, the 6to4 relays' 192.88.99.0/24, ...) unless the operator allows private
+    targets."""
     inner = _embedded_v4(addr)
     for a in {addr, inner}:
         if a in METADATA_ADDRESSES:
             return "a cloud metadata service is never a webhook's target"
         if a.is_link_local or a.is_multicast or a.is_reserved or a.is_unspecified:
             return "link-local, multicast and reserved addresses (cloud metadata) are refused"
-    if not allow_private and not (addr.is_global and inner.is_global):
+    special = any(a in net for a in {addr, inner} for net in _NOT_RECEIVERS
+                  if a.version == net.version)
+    if not allow_private and (special or not (addr.is_global and inner.is_global)):
         return ("loopback, private and other addresses that are not globally routable are "
                 "refused unless the operator allows them (MEMSTREAM_WEBHOOKS_PRIVATE=1)")
     return None

@@ -407,10 +407,14 @@ class Memory(ChangeEvents):
         """The best memories for a query that fit in ``budget`` tokens, rendered one per line.
         Tokens are counted with a real tokenizer (cl100k_base by default) on the joined text.
         Memories below ``min_relevance`` are left out (by default ``CONTEXT_MIN_RELEVANCE``:
-        a prompt is not padded with unrelated memories; None or 0 keeps every hit)."""
+        a prompt is not padded with unrelated memories; None or 0 keeps every hit), and so are
+        junk and duplicates the worker found (``audit``)."""
         touch = search_args.pop("touch", True)
         hits = self.search(query, k=k, touch=False, min_relevance=min_relevance or None,
                            **search_args)
+        if hits:  # junk and restatements found by the worker are never worth a prompt's tokens
+            demoted = changes.verdicts(self, hits[0].record.namespace).demoted
+            hits = [h for h in hits if h.record.id not in demoted]
         kwargs: dict[str, Any] = {"tokenizer": tokenizer}
         if render is not None:
             kwargs["render"] = render

@@ -63,6 +63,10 @@ def _entity(row: Sequence[Any]) -> Entity:
                   row[8], row[9], confirmed=int(row[7]) > 0)
 
 
+#: the keys one query of ``Graph.find`` looks up at most
+_KEYS_A_QUERY = 200
+
+
 def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -333,13 +337,18 @@ class Graph:
             return []
         ph = self._ph
         where, params = self._scope(namespace, owners)
-        # the key itself, or it and a space and more: a range on the key's index (a space sorts
-        # just before "!", and no key holds a character below a space)
-        ors = " OR ".join([f"(e.key >= {ph} AND e.key < {ph})"] * len(keys))
+        rows = []
         with self._session(False) as db:
-            rows = db.execute(f"SELECT {_ENTITY} FROM entities e WHERE {where} AND ({ors})",
-                              (*params, *[v for k in keys for v in (k, k + "!")])).fetchall()
-        return [_entity(r) for r in rows]
+            # a few hundred keys a query: SQLite parses a chain of ORs as a tree as deep as it
+            # is long, and refuses one deeper than 1,000
+            for part in _chunks(keys, _KEYS_A_QUERY):
+                # the key itself, or it and a space and more: a range on the key's index (a
+                # space sorts just before "!", and no key holds a character below a space)
+                ors = " OR ".join([f"(e.key >= {ph} AND e.key < {ph})"] * len(part))
+                rows += db.execute(f"SELECT {_ENTITY} FROM entities e WHERE {where} AND ({ors})",
+                                   (*params, *[v for k in part for v in (k, k + "!")])
+                                   ).fetchall()
+        return [_entity(r) for r in dict.fromkeys(rows)]
 
     def mentions(self, entity_ids: Sequence[int], *, limit: int = 50) -> dict[int, list[str]]:
         """The ids of the records mentioning each entity, newest first, at most ``limit``."""
