@@ -171,3 +171,26 @@ def test_shell_block_runs(name: str, n: int, why: str | None, code: str, tmp_pat
         done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=cwd, env=env,
                               capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"{name} shell block {n}:\n{code}\n{done.stdout}\n{done.stderr}"
+
+
+def test_every_setting_an_error_message_names_is_documented():
+    """An error that says "raise max_text_bytes" sends the reader to docs/operations.md,
+    which lists every setting with its environment variable and default."""
+    import ast
+    import dataclasses
+    import re
+
+    from memstream.config import Config
+
+    fields = {f.name for f in dataclasses.fields(Config)}
+    named: set[str] = set()
+    for path in (ROOT / "src" / "memstream").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                for part in ast.walk(node.exc):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                        named |= fields & set(re.findall(r"[a-z_]+", part.value))
+    assert "max_text_bytes" in named
+    doc = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    missing = [n for n in sorted(named) if f"| `{n}` | `MEMSTREAM_{n.upper()}` |" not in doc]
+    assert not missing, f"settings named by errors but not in docs/operations.md: {missing}"

@@ -496,4 +496,26 @@ def reference() -> str:
             out.append(f"| `{name}` | {_kind(props[name])} | {default} | "
                        f"{(field.description or '').replace('|', '/')} |")
         out.append("")
-    return "\n".join(out)
+    return "\n".join(out + settings())
+
+
+def settings() -> list[str]:
+    """The settings section of docs/operations.md: each ``Config`` field with its environment
+    variable and default, then what each means (``Config``'s own text)."""
+    import dataclasses
+    import inspect
+
+    from ..config import DEFAULTS, Config
+
+    out = ["## Settings", "",
+           "What a `Config` sets for a `Memory`, a `memstream serve` or a command (each "
+           "also from its environment variable; a value given in code comes first). An error "
+           "message that names a setting names one of these.", "",
+           "| setting | environment variable | default |", "|---|---|---|"]
+    for f in dataclasses.fields(Config):
+        secret = f.name.endswith("_key")
+        default = "-" if secret or DEFAULTS[f.name] is None else f"`{DEFAULTS[f.name]!r}`"
+        out.append(f"| `{f.name}` | `MEMSTREAM_{f.name.upper()}` | {default} |")
+    doc = inspect.cleandoc(Config.__doc__ or "").split("\n")
+    out += ["", "What each means:", "", "```text", *doc[2:], "```", ""]
+    return out
