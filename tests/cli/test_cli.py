@@ -58,6 +58,12 @@ def test_update_context_and_list_order(run):
     history = json.loads(run("--json", "history", first).output)
     assert [e["event"] for e in history] == ["add", "update"]
     assert history[1]["old"]["text"] == "Ana likes the window seat"
+    # as a table: what the add created the record with, what the update changed, no more
+    table = run("history", first).output.splitlines()
+    assert "created with text='Ana likes the window seat'" in table[2]
+    assert "step=2" in table[2] and "access_count" not in table[2]
+    assert "text: 'Ana likes the window seat' -> 'Ana likes the aisle seat'" in table[3]
+    assert "-> 0.9" in table[3] and "kind" not in table[3]
     nothing = run("update", first, ok=False)
     assert nothing.exit_code == 2 and "name what to change" in nothing.output
     block = json.loads(run("--json", "context", "aisle seat", "--budget", "50").output)

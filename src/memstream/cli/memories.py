@@ -300,9 +300,25 @@ def history(st: _State, memory_id: str) -> None:
     if st.as_json:
         _emit([e.to_dict() for e in entries])
     else:
-        click.echo(_table(["at", "event", "changed"], [
-            [_fmt_time(e.at), e.event, ", ".join(sorted((e.new or e.old or {}).keys()))]
-            for e in entries]))
+        click.echo(_table(["at", "event", "what"], [
+            [_fmt_time(e.at), e.event, _what(e.event, e.old, e.new)] for e in entries]))
+
+
+#: what an add or import shows of the record it created: the fields a person set
+_CREATED = ("text", "kind", "user_id", "agent_id", "run_id", "step", "importance", "data",
+            "metadata", "provenance", "superseded_by")
+
+
+def _what(event: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """One history entry in words: what an add created the record with, what an update
+    changed (from, to)."""
+    if event in ("add", "import") and new:
+        return "created with " + ", ".join(f"{k}={_short(repr(new[k]), 40)}" for k in _CREATED
+                                           if new.get(k) not in (None, {}, [], ()))
+    old, new = old or {}, new or {}
+    changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    return ", ".join(f"{k}: {_short(repr(old.get(k)), 40)} -> {_short(repr(new.get(k)), 40)}"
+                     for k in changed) or "-"
 
 
 @cli.command()
