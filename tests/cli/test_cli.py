@@ -340,3 +340,16 @@ def test_import_names_every_bad_line_once_in_the_users_terms(run, tmp_path: Path
     assert f"line {MAX_BAD_LINES + 1}:" in out and f"line {MAX_BAD_LINES + 2}:" not in out
     assert f"... and {len(rows) - 1 - MAX_BAD_LINES} more bad lines" in out
     assert not list(tmp_path.glob("mem.db*"))  # nothing stored
+
+
+def test_list_says_what_it_leaves_out_and_marks_standing(run):
+    old = run("add", "Our address is 27 Corrin Lane").output.strip()
+    new = run("add", "We moved to 4 Quillon Row").output.strip()
+    run("invalidate", old, "--superseded-by", new)
+    listed = run("list")
+    assert new in listed.stdout and old not in listed.stdout
+    assert "1 superseded or invalidated record not listed: --all lists them too" in \
+        listed.output
+    every = run("list", "--all").stdout
+    row = next(line for line in every.splitlines() if old in line)
+    assert "superseded" in row

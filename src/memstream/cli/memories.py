@@ -196,16 +196,34 @@ def get(st: _State, memory_id: str) -> None:
 @click.pass_obj
 def list_(st: _State, /, limit: int, offset: int, order: str, newest_first: bool,
           **where: Any) -> None:
-    """List records, oldest first (see --order)."""
+    """List records, oldest first (see --order). Says how many records it leaves out and
+    why; a record the worker found to be junk or a restatement is marked so."""
+    which = _which(where)
     with st.memory() as mem:
         recs = mem.get_all(limit=limit, offset=offset,
-                           order="-created" if newest_first else order, **_which(where))
+                           order="-created" if newest_first else order, **which)
+        hidden = 0 if which.get("include_invalid") or which.get("as_of") is not None else (
+            mem.count(**{**which, "include_invalid": True}) - mem.count(**which))
+        found = {f.record.id: f.kind for f in mem.audit(kinds=("junk", "duplicate"),
+                                                       limit=10_000) if f.applied}
     if st.as_json:
         _emit([r.to_dict() for r in recs])
-    else:
-        click.echo(_table(["id", "created", "kind", "imp", "text"],
-                          [[r.id, _fmt_time(r.created_at), r.kind, f"{r.importance:.2f}",
-                            _short(r.text)] for r in recs]))
+        return
+    click.echo(_table(["id", "created", "kind", "imp", "status", "text"],
+                      [[r.id, _fmt_time(r.created_at), r.kind, f"{r.importance:.2f}",
+                        _status(r, found), _short(r.text)] for r in recs]))
+    if hidden:
+        click.echo(f"{hidden} superseded or invalidated record{'s' * (hidden != 1)} not "
+                   "listed: --all lists them too", err=True)
+
+
+def _status(r: Record, found: Mapping[str, str]) -> str:
+    """What is known of a record's standing: replaced, invalidated, junk or a restatement."""
+    if r.superseded_by is not None:
+        return "superseded"
+    if r.invalidated_at is not None:
+        return "invalidated"
+    return found.get(r.id, "")
 
 
 @cli.command()
