@@ -296,9 +296,9 @@ def test_agent_and_learning_commands(run):
 
 
 def test_every_read_command_takes_the_same_read_options(run):
-    """search and context take the same scope, time, weights, now and touch options: context
-    --no-touch leaves the last access as it was; without it, context refreshes it as search
-    does (the Python API's default)."""
+    """search and context take the same scope, time, weights, now and touch options; from the
+    shell a read only looks (as the inspector's), and --touch counts it as a use and says
+    so."""
     from memstream.cli.memories import context, search
 
     def options(command: Any) -> set[str]:
@@ -307,10 +307,13 @@ def test_every_read_command_takes_the_same_read_options(run):
     assert options(search) - {"--min-relevance"} <= options(context)
     rid = run("add", "paid the plumber for the boiler", "--at", "2024-05-08T13:56:00Z"
               ).output.strip()
-    block = json.loads(run("--json", "context", "plumber boiler", "--no-touch").output)
+    block = json.loads(run("--json", "context", "plumber boiler").stdout)
     assert block["hits"][0]["record"]["id"] == rid
+    looked = run("search", "plumber boiler")
+    assert rid in looked.stdout and "counted as a use" not in looked.output
     assert json.loads(run("--json", "get", rid).output)["access_count"] == 0
-    run("context", "plumber boiler")
+    used = run("context", "plumber boiler", "--touch")
+    assert "counted as a use: the last access of 1 memory moved to now" in used.output
     touched = json.loads(run("--json", "get", rid).output)
     assert touched["access_count"] == 1
     assert touched["last_accessed_at"] != "2024-05-08T13:56:00.000000Z"

@@ -106,8 +106,10 @@ def _read_options(fn: F) -> F:
             click.option("--weights", type=click.Choice(sorted(PROFILES)),
                          help="A weight profile."),
             click.option("--now", help="Score as of this time (ISO 8601)."),
-            click.option("--touch/--no-touch", default=True, show_default=True,
-                         help="Update the hits' last access (--no-touch: read-only)."),
+            click.option("--touch/--no-touch", default=False, show_default=True,
+                         help="Count the read as a use: the hits' last access moves to now "
+                              "and later rankings change (an agent's read). By default the "
+                              "shell only looks, as the inspector does."),
     ]):
         fn = option(fn)
     return fn
@@ -136,6 +138,7 @@ def search(st: _State, /, query: str, k: int, weights: str | None, now: str | No
     else:
         click.echo(_table(["#", "score", "recency", "importance", "relevance", "id", "text"],
                           _hit_rows(hits)))
+    _touched(touch, len(hits))
 
 
 @cli.command()
@@ -163,6 +166,14 @@ def context(st: _State, /, query: str, budget: int, k: int, weights: str | None,
         _emit({"text": ctx.text, "tokens": ctx.tokens, "hits": [h.to_dict() for h in ctx.hits]})
     else:
         click.echo(ctx.text if ctx.text else "no memory relevant enough")
+    _touched(touch, len(ctx.hits))
+
+
+def _touched(touch: bool, hits: int) -> None:
+    """Say on standard error that a read counted as a use (it changes later rankings)."""
+    if touch and hits:
+        click.echo(f"counted as a use: the last access of {hits} memor"
+                   f"{'ies' if hits != 1 else 'y'} moved to now", err=True)
 
 
 def _record_lines(rec: Record) -> str:
