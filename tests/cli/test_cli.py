@@ -356,3 +356,24 @@ def test_list_says_what_it_leaves_out_and_marks_standing(run):
     every = run("list", "--all").stdout
     row = next(line for line in every.splitlines() if old in line)
     assert "superseded" in row
+
+
+@pytest.mark.slow
+def test_audit_first_compares_what_another_process_left_pending(tmp_path: Path):
+    """A process that stored memories and ended before its worker embedded them leaves them
+    pending: audit waits for them, with a progress line, instead of answering before it
+    knows."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "m.db"
+    subprocess.run([sys.executable, "-c", (
+        "import os\nfrom memstream import Memory\n"
+        f"m = Memory({str(db)!r})\n"
+        "m.add_many([{'text': t, 'user_id': 'u'} for t in ("
+        "'Our wifi password is tulip-42.', 'ok thanks!', 'The plumber comes on Friday.')])\n"
+        "os._exit(0)  # before the worker embeds them\n")], check=True)
+    result = CliRunner().invoke(cli, ["--db", str(db), "audit", "--kind", "junk"])
+    assert result.exit_code == 0, result.output
+    assert "audit: embedding" in result.stderr
+    assert "ok thanks!" in result.stdout

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import click
 
+from ..engine.progress import pending_embeddings
 from ._base import _emit, _short, _State, _table, cli
+from ._progress import Progress
 
 
 @cli.command()
@@ -20,8 +22,14 @@ def audit(st: _State, user_id: str | None, agent_id: str | None, kinds: tuple[st
           limit: int) -> None:
     """List changed facts (superseded, with the successor), restatements (duplicate, with the
     original) and junk, most confident first; `memstream restore ID` undoes one. A tentative
-    change links nothing (it puts the successor first in reads about now)."""
+    change links nothing (it puts the successor first in reads about now). Memories not yet
+    embedded and compared are first waited for, with a progress line: an audit tells what is
+    known of every memory stored."""
     with st.memory() as mem:
+        if pending_embeddings(mem):
+            with Progress("audit", st.as_json) as progress:
+                progress.wait_embedded(mem)
+                progress.summary("compared the memories not yet compared")
         found = mem.audit(user_id=user_id, agent_id=agent_id, kinds=kinds or None, limit=limit)
     if st.as_json:
         _emit([f.to_dict() for f in found])
