@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("capabilities", {"tiers", "learning", "episodes"}),
     ("compatible APIs", {"compat"}),
     ("framework integrations", {"integrations"}),
+    ("training", {"training"}),
     ("interfaces", {"server", "cli", "client", "bench", "__init__", "__main__"}),
 ]
 RANK = {unit: n for n, (_, units) in enumerate(LAYERS) for unit in units}

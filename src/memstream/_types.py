@@ -228,7 +228,8 @@ class HistoryEntry:
 
     record_id: str
     namespace: str
-    event: Literal["add", "update", "delete", "invalidate", "import", "erase", "refresh"]
+    event: Literal["add", "update", "delete", "invalidate", "restore", "import", "erase",
+                   "refresh"]
     at: float
     old: dict[str, Any] | None
     new: dict[str, Any] | None

@@ -49,6 +49,7 @@ _DEFAULTS: dict[str, Any] = {
     "rerank": True,
     "entities": True,
     "find_changes": True,
+    "reader": True,
     "relations": False,
     "duplicates": "refresh",
     "junk": "keep",
@@ -76,6 +77,7 @@ _ENV_TYPES: dict[str, Any] = {
     "ann_threshold": int, "rerank": lambda raw: _flag("MEMSTREAM_RERANK", raw),
     "entities": lambda raw: _flag("MEMSTREAM_ENTITIES", raw),
     "find_changes": lambda raw: _flag("MEMSTREAM_FIND_CHANGES", raw),
+    "reader": lambda raw: _flag("MEMSTREAM_READER", raw),
     "relations": lambda raw: _flag("MEMSTREAM_RELATIONS", raw),
     "events": lambda raw: _flag("MEMSTREAM_EVENTS", raw),
     "events_text": lambda raw: _flag("MEMSTREAM_EVENTS_TEXT", raw),
@@ -128,6 +130,9 @@ class Config:
     find_changes: compare each new memory, once embedded, with its owner's older ones and link
         a changed fact to its successor, a restatement to its original, junk as junk
         (engine.changes, docs/retrieval.md). On by default.
+    reader: with find_changes, read the pairs the comparison could link with the reader,
+        memstream's own model that reads two texts together (cognition.reader,
+        docs/retrieval.md, "The reader"). On by default; off, likeness alone decides.
     relations: with an LLM configured, ask it once per added batch for the relations between
         named things the new memories state, valid until a newer one ends them
         (docs/entities.md). Off by default: each batch costs a call.
@@ -185,6 +190,7 @@ class Config:
     rerank: bool | None = None
     entities: bool | None = None
     find_changes: bool | None = None
+    reader: bool | None = None
     relations: bool | None = None
     duplicates: str | None = None
     junk: str | None = None
@@ -264,6 +270,7 @@ class ResolvedConfig:
     rerank: bool
     entities: bool
     find_changes: bool
+    reader: bool
     relations: bool
     duplicates: str
     junk: str

@@ -105,9 +105,17 @@ def test_junk_is_found_ranked_last_and_restored(tmp_path: Path):
         order = [h.record.id for h in hits]
         real = [n for n, rid in enumerate(order) if rid not in junk]
         assert all(order.index(j) > max(real) for j in junk if j in order)
+        # a prompt's context never spends tokens on junk, however it matches
+        block = mem.context("ok thanks, calendar sync", user_id="maren", min_relevance=None,
+                            touch=False)
+        assert block.hits and not junk & {h.record.id for h in block.hits}
         tool = ids[len(NOTES) + 1]
         mem.restore(tool)
         assert not {f.record.id: f for f in mem.audit(kinds="junk")}[tool].applied
+        # nothing of the record changed, yet its history and the events say it was restored
+        assert [e.event for e in mem.history(tool)][-1] == "restore"
+        last = mem.store.events.events_after(None, 0, limit=1000)[-1]
+        assert (last.type, tool in last.record_ids) == ("restored", True)
         hits = mem.search("calendar sync failed", user_id="maren", touch=False)
         assert hits[0].record.id == tool
 
@@ -789,3 +797,48 @@ def test_the_directions_read_many_pairs_as_they_read_each():
     for k in range(6):
         assert np.allclose(changes[k], d.features(new[k], old[k][None, :])[0])
         assert np.allclose(restating[k], d.restating(new[k], old[k][None, :])[0])
+
+
+def _sure(kind: str) -> model.Weights:
+    """Weights that read every compared pair as a sure change (``kind`` "changes") or a sure
+    restatement ("restates"), and nothing as junk."""
+    pair = np.zeros((len(model.LABELS), len(model.PAIR_FEATURES)))
+    pair[model.LABELS.index(kind), 0] = 9.0
+    junk = np.zeros(len(model.JUNK_FEATURES))
+    junk[0] = -20.0
+    return model.Weights(pair=pair, junk=junk)
+
+
+@pytest.mark.slow
+def test_a_record_without_a_user_never_retires_a_users_record(tmp_path: Path):
+    with model.fitted(_sure("changes")), Memory(
+            tmp_path / "m.db", config=Config(reflection_threshold=0, reader=False),
+            llm=None) as mem:
+        alice = [mem.add("Our wifi password is tulip-42.", user_id="alice", at=T0).id]
+        mem.add("Our wifi password changed to maple-77.", at=T0 + 5 * DAY)
+        mem.add("Our wifi password changed to maple-77.", user_id="bob", at=T0 + 5 * DAY)
+        mem.flush()
+        assert mem.get(alice[0]).valid
+        assert mem.audit(kinds="superseded") == []
+        assert alice[0] in {h.record.id for h in mem.search(
+            "wifi password", user_id="alice", touch=False)}
+        # the same owner's records are still compared
+        later = mem.add("Our wifi password changed to maple-77.", user_id="alice",
+                        at=T0 + 6 * DAY)
+        mem.flush()
+        assert mem.get(alice[0]).superseded_by == later.id
+
+
+@pytest.mark.slow
+def test_twins_kept_on_purpose_are_never_duplicates_and_the_newer_ranks_first(tmp_path: Path):
+    text = "Backup of the accounting server finished without errors."
+    with model.fitted(_sure("restates")), Memory(
+            tmp_path / "m.db", config=Config(reflection_threshold=0, reader=False),
+            llm=None) as mem:
+        older = mem.add(text, user_id="ops", at=T0, duplicates="keep")
+        newer = mem.add(text, user_id="ops", at=T0 + 100 * 3600, duplicates="keep")
+        mem.flush()
+        assert mem.audit(kinds="duplicate") == []
+        hits = mem.search("accounting server backup", user_id="ops", touch=False,
+                          now=T0 + 101 * 3600)
+        assert [h.record.id for h in hits[:2]] == [newer.id, older.id]

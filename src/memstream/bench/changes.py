@@ -30,6 +30,7 @@ fitted on every store (``memstream bench changes --fit``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import defaultdict
@@ -121,6 +122,8 @@ class Rows:
     vecs: np.ndarray
     replaced_one: np.ndarray
     restates_one: np.ndarray
+    #: what the reader reads of each pair (``RELATIONS`` probabilities; no rows when off)
+    reads: np.ndarray
 
 
 def features(mem: Memory, store: dict[str, Any]) -> Rows:
@@ -135,6 +138,7 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
     null = _null(mem, ns)
     vecs = mem.store.indexes.embeddings(ns, list(ids))
     pairs, pair_y, new_vecs, beyond, singles, junk_y = [], [], [], [], [], []
+    reads: list[np.ndarray] = []
     for m in store["memories"]:
         rec = mem.get(of[m["id"]], namespace=ns)
         older, z, mutual = engine.neighbours(mem, rec, vecs[rec.id], null.pair_mean,
@@ -144,6 +148,9 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
                                            engine.chatter(mem, vecs[rec.id])))
         junk_y.append(float(m["label"] == "junk"))
         gaps = model.margins(z)
+        read = engine.reads(mem, item, older)
+        if read is not None:
+            reads.extend(read)
         for n, o in enumerate(older):
             old = label[ids[o.id]]
             pairs.append(model.pair_features(item, o, float(z[n]), n == 0, bool(mutual[n]),
@@ -161,7 +168,8 @@ def features(mem: Memory, store: dict[str, Any]) -> Rows:
                 np.array(beyond), np.array(singles), np.array(junk_y),
                 np.array([vecs[of[m["id"]]] for m in store["memories"]]),
                 np.array([m["id"] in successors for m in store["memories"]]),
-                np.array([m["label"] == "duplicate" for m in store["memories"]]))
+                np.array([m["label"] == "duplicate" for m in store["memories"]]),
+                np.array(reads))
 
 
 def _chain(store: dict[str, Any], mid: str) -> list[str]:
@@ -324,10 +332,17 @@ def _fit(rows: list[Rows], embedder: str | None, *, l2: float = 1e-2,
     junk = np.concatenate([r.junk_y for r in rows])
     read = _read(rows, embedder) if read is None else read
     if embedder is None or not read:
-        return model.fit(pairs, labels, singles, junk, l2=l2)
-    return model.fit(pairs, labels, singles, junk, l2=l2, directions=_directions(rows, embedder),
-                     direction_rows=np.vstack([d for d, _ in read]),
-                     restating_rows=np.vstack([r for _, r in read]))
+        w = model.fit(pairs, labels, singles, junk, l2=l2)
+    else:
+        w = model.fit(pairs, labels, singles, junk, l2=l2,
+                      directions=_directions(rows, embedder),
+                      direction_rows=np.vstack([d for d, _ in read]),
+                      restating_rows=np.vstack([r for _, r in read]))
+    if all(len(r.reads) == len(r.pairs) for r in rows):  # the reader's vetoes, chosen here
+        reads = np.vstack([r.reads for r in rows])
+        w = dataclasses.replace(w, read_changes=model.veto(reads[:, 0], labels == 1),
+                                read_restates=model.veto(reads[:, 1], labels == 2))
+    return w
 
 
 def fit(path: str | Path, *, embedder: str | None = None,

@@ -15,6 +15,7 @@ from . import (  # noqa: F401 (each registers its commands)
     events,
     memories,
     server,
+    train,
 )
 from ._base import EXIT_CODES, cli, exit_code
 

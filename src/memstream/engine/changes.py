@@ -17,16 +17,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import time
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._types import Finding, Record
+from .._types import Finding, HistoryEntry, Record
 from ..cognition.changes import (
     APPLY,
     CHATTER,
@@ -40,8 +41,17 @@ from ..cognition.changes import (
     load_weights,
 )
 from ..cognition.changes_llm import Case, decide_batch
+from ..cognition.identifiers import identifiers
+from ..cognition.reader import Reader, load_reader
 from ..embed.cache import embed_documents_cached
-from ..errors import BackendUnavailable, InvalidInput, LLMError, NotFound
+from ..errors import (
+    BackendUnavailable,
+    EmbeddingError,
+    InvalidInput,
+    LLMError,
+    MissingDependency,
+    NotFound,
+)
 from ..filters import Selection
 from ..retrieval.relevance import BACKGROUND
 from ..store.protocol import Patch
@@ -53,7 +63,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("memstream.changes")
 
 __all__ = ["Verdicts", "audit", "chatter", "compare", "findings", "forget", "invalidate",
-           "neighbours", "restore", "screen", "settled", "verdicts"]
+           "neighbours", "reading", "reads", "restore", "screen", "settled", "verdicts"]
 
 #: records longer than this (characters) carry their own context and are not compared
 LONG_RECORD = 600
@@ -129,6 +139,41 @@ def _item(r: Record) -> Item:
 
 def _owner(r: Record) -> Selection:
     return Selection(r.namespace, user_id=r.user_id, agent_id=r.agent_id)
+
+
+def _candidate(old: Record, rec: Record) -> bool:
+    """Whether ``old`` may be compared with ``rec``: a memory of the same owner, in the text
+    space, not derived, not a step of a simulation."""
+    return (old.space == "" and old.kind not in DERIVED and old.step is None
+            and _same_owner(old, rec))
+
+
+#: at most this many older records naming one of a new record's identifiers are compared
+#: with it beside its nearest (the latest first)
+SAME_THING = 2
+
+
+def _same_thing(mem: Memory, rec: Record, sel: Selection) -> list[Record]:
+    """The owner's valid records written before ``rec`` that name one of its identifiers
+    (``cognition.identifiers``): in a log of orders written from one template, likeness
+    cannot tell which earlier record is about the same order, the identifier can."""
+    named = identifiers(rec.text)
+    if not named:
+        return []
+    terms = sorted({run for key in named for run in re.findall(r"\d{3,}", key)})
+    if not terms:
+        return []
+    hits = mem.store.indexes.keyword_scores(sel, [(t, 1.0) for t in terms], 4 * SAME_THING)
+    found = [r for r in mem.store.records.get(rec.namespace, [i for i, _ in hits])
+             if r.id != rec.id and r.valid and r.created_at <= rec.created_at
+             and _candidate(r, rec) and identifiers(r.text) & named]
+    return sorted(found, key=lambda r: (-r.created_at, r.id))[:SAME_THING]
+
+
+def _same_owner(a: Record, b: Record) -> bool:
+    """Whether two records have one owner: the same user and agent, a record without a user
+    (or agent) only with another without (a selection without them would read everyone's)."""
+    return a.user_id == b.user_id and a.agent_id == b.agent_id
 
 
 def _comparable(r: Record) -> bool:
@@ -213,7 +258,8 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             if decided is None:  # offline
                 decided = [f for r, (older, z, mutual) in found for f in decide(
                     _item(r), older, z, mutual, float(z[0]) if len(z) else -3.0,
-                    chatter(mem, vecs[r.id]), w, _vectors(mem, w, ns, vecs[r.id], older))]
+                    chatter(mem, vecs[r.id]), w, _vectors(mem, w, ns, vecs[r.id], older),
+                    reading(mem, _item(r), older))]
             at = {r.id: r.created_at for r in chunk}
             for f in decided:
                 prior = known.get(f.record)
@@ -242,6 +288,41 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
             _save(mem, ns, known)
             out.extend(fresh)
     return out
+
+
+def reads(mem: Memory, new: Item, older: Sequence[Item]) -> np.ndarray | None:
+    """What the reader reads of ``new`` against each of ``older`` (``RELATIONS``
+    probabilities, a row each), when it is on (``Config.reader``); None otherwise, or when
+    the reader cannot be loaded (logged once: likeness alone decides)."""
+    ask = reading(mem, new, older)
+    return None if ask is None or not older else ask(list(range(len(older))))
+
+
+def reading(mem: Memory, new: Item, older: Sequence[Item]
+            ) -> Callable[[list[int]], np.ndarray] | None:
+    """The reader, for ``decide``: asked about some of ``older`` (their indexes), it reads
+    each against ``new``; None when it is off or cannot be loaded."""
+    if not mem.config.reader:
+        return None
+    reader = _reader()
+    if reader is None:
+        return None
+    return lambda idx: reader.read([(older[i].text, new.text) for i in idx])
+
+
+_reader_failed: list[str] = []
+
+
+def _reader() -> Reader | None:
+    if _reader_failed:
+        return None
+    try:
+        return load_reader()
+    except (EmbeddingError, MissingDependency, OSError) as exc:
+        _reader_failed.append(str(exc))
+        log.warning("the reader could not be loaded (%s); changes are decided by likeness "
+                    "alone", exc)
+        return None
 
 
 def _vectors(mem: Memory, w: Weights, ns: str, vec: np.ndarray, older: Sequence[Item]
@@ -304,19 +385,28 @@ def neighbours(mem: Memory, rec: Record, vec: np.ndarray, mean: float, std: floa
     """The owner's valid records written before ``rec`` most alike to it (at most
     ``NEAREST``), how alike (pair deviations from the namespace's ``mean`` and ``std``), and
     whether ``rec`` is the nearest record written after each of the first ``_MUTUAL`` (up to
-    ``rec``'s time). The owner's records are searched without a time bound (a bound makes the
-    index scan every record of the time range: 250 ms a record at 100,000); ``READ`` are read
-    and sorted by time here."""
+    ``rec``'s time), then the latest that name one of its identifiers (``_same_thing``). The
+    owner's records are searched without a time bound (a bound makes the index scan every
+    record of the time range: 250 ms a record at 100,000); ``READ`` are read and sorted by
+    time here."""
     indexes = mem.store.indexes
     sel = _owner(rec)
     found = indexes.vector_search(sel, vec, READ)
     times = {s.id: s.created_at for s in mem.store.records.signals(rec.namespace,
                                                                     [i for i, _ in found])}
     earlier = [(i, c) for i, c in found if i != rec.id and i in times
-               and times[i] <= rec.created_at][: NEAREST + 1]
+               and times[i] <= rec.created_at][: 2 * NEAREST + 2]
     olds = {r.id: r for r in mem.store.records.get(rec.namespace, [i for i, _ in earlier])}
-    earlier = [(i, c) for i, c in earlier if i in olds and olds[i].space == ""
-               and olds[i].kind not in DERIVED and olds[i].step is None][:NEAREST]
+    earlier = [(i, c) for i, c in earlier if i in olds and _candidate(olds[i], rec)][:NEAREST]
+    same = [r for r in _same_thing(mem, rec, sel) if r.id not in dict(earlier)]
+    if same:
+        rows = indexes.embeddings(rec.namespace, [r.id for r in same])
+        unit = vec / (float(np.linalg.norm(vec)) or 1.0)
+        for r in same:
+            if r.id in rows:
+                olds[r.id] = r
+                earlier.append((r.id, float(rows[r.id] @ unit / (
+                    float(np.linalg.norm(rows[r.id])) or 1.0))))
     z = np.array([(c - mean) / std for _, c in earlier], dtype=np.float64)
     mutual = []
     old_vecs = indexes.embeddings(rec.namespace, [i for i, _ in earlier[:_MUTUAL]])
@@ -392,11 +482,19 @@ def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record
     superseded or invalidated, and no longer ranked as junk or a duplicate. Its finding stays,
     marked not applied, so that it is never applied again."""
     known = findings(mem, namespace)
+    before = mem.store.records.get(namespace, [record_id])
     rec = mem.store.records.update(namespace, record_id, Patch(restore=True), at=at)
     f = known.get(record_id)
     if f is not None and (f.applied or f.tentative):
         known[record_id] = dataclasses.replace(f, applied=False, tentative=False, others=())
         _save(mem, namespace, known)
+        if f.applied and f.kind in ("junk", "duplicate") and before and before[0].valid:
+            # nothing of the record itself changed: its history and the event say what did
+            mem.store.transfer.put_history([HistoryEntry(
+                record_id, namespace, "restore", at,
+                {"finding": f.kind, "related": f.related}, {"finding": None})])
+            mem.store.events.append_events(namespace, "restored", [record_id],
+                                           agent_id=rec.agent_id, data={"undid": f.kind})
     return rec
 
 

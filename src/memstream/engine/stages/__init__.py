@@ -107,6 +107,7 @@ def plan(kind: str, p: SearchParams) -> list[Stage]:
     from .follow_ups import FollowUps
     from .learned import Learned
     from .lifted import Lifted
+    from .named import Named
     from .names import Names
     from .notes import Notes
     from .past import AsksPast
@@ -122,4 +123,4 @@ def plan(kind: str, p: SearchParams) -> list[Stage]:
         ordering: list[Stage] = [Notes(), *([Names()] if p.entities else [])]
     else:
         ordering = [Lifted(), FollowUps()]
-    return [*fused, Calibrated(), *ordering, Current(), Standing()]
+    return [*fused, Calibrated(), *ordering, Named(), Current(), Standing()]
