@@ -213,9 +213,17 @@ def test_demo_shows_why_weight_profiles_exist():
     assert maria in hits[1][1] and bug in hits[1][1][:2]
     assert blocks[-1].splitlines()[1] == f"- {maria}"
     assert "tokens of 40" in blocks[-1]
+    # the day's most important memory, third for a question in other words, says why in one
+    # line, and the next question, in its own words, finds it first
+    report = next(b.splitlines() for b in blocks if "went wrong with the report" in b)
+    assert report[3].endswith(bug) and report[4].lstrip().startswith("not higher: it is the "
+                                                                      "most important")
+    own = next(b.splitlines() for b in blocks if "bug in the sales export" in b)
+    assert own[1].endswith(bug)
     # a hit placed above a more relevant one says what decided it, on the line after it
     for block in (b.splitlines() for b in blocks if b.startswith("search (default")):
-        shown = [line for line in block[1:] if not line.lstrip().startswith("why")]
+        shown = [line for line in block[1:]
+                 if not line.lstrip().startswith(("why", "not higher"))]
         relevance = [float(line.split("relevance ")[1].split()[0]) for line in shown]
         for n, line in enumerate(shown):
             after = block[block.index(line) + 1] if block.index(line) + 1 < len(block) else ""

@@ -31,6 +31,7 @@ _QUESTIONS = [
     ("What should I remember about Maria before booking dinner?", "default", False),
     ("What should I remember about Maria before booking dinner?", "paper", False),
     ("What went wrong with the report?", "default", True),
+    ("What was the bug in the sales export?", "default", False),
 ]
 
 
@@ -61,6 +62,22 @@ def _why(mem: Memory, hits: list[Hit], n: int) -> str | None:
     if not parts:
         return "recency and importance (the relevances are about equal)"
     return "; ".join(parts) + " (docs/retrieval.md: what the notes stage added)"
+
+
+def _below(hits: list[Hit], n: int) -> str | None:
+    """Why hit ``n`` stands below hits less important than it (None when none is): under the
+    default rule relevance comes first, and importance only orders the about equally
+    relevant."""
+    hit, above = hits[n], hits[:n]
+    e = hit.explain
+    if e.rule != "relevance-first" or not above or not all(
+            h.explain.importance < e.importance and h.explain.relevance > e.relevance
+            for h in above):
+        return None
+    return (f"it is the most important ({e.importance:.2f}), but it reads less alike to the "
+            f"question (relevance {e.relevance:.2f} against {above[-1].explain.relevance:.2f} "
+            "and more above), and importance only orders memories about as relevant: the "
+            "next question, in its own words, finds it first")
 
 
 def run_demo(path: str | None = None, *, echo: Callable[[str], Any] = print) -> None:
@@ -97,6 +114,9 @@ def run_demo(path: str | None = None, *, echo: Callable[[str], Any] = print) -> 
                     why = _why(mem, hits, n)
                     if why:
                         echo(f"        why first: {why}" if n == 0 else f"        why: {why}")
+                    below = _below(hits, n)
+                    if below:
+                        echo(f"        not higher: {below}")
             ctx = mem.context("dinner with Maria", agent_id="ada", budget=40)
             echo(f"\ncontext block for 'dinner with Maria' ({ctx.tokens} tokens of 40):\n"
                  f"{ctx.text}")
