@@ -32,7 +32,8 @@ def test_the_built_wheel_runs_the_demo_in_a_fresh_environment(tmp_path: Path):
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("memstream/py.typed", "memstream/server/static/index.html",
                    "memstream/retrieval/notes_weights.json", "memstream/retrieval/background.txt",
-                   "memstream/cognition/changes_weights.json", "memstream/calendar_words.txt"):
+                   "memstream/cognition/changes_weights.json", "memstream/calendar_words.txt",
+                   "memstream/cognition/reader.bin"):
         assert needed in names, f"{needed} is missing from the wheel"
     assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE")
                for n in names), "the licence text is missing from the wheel"

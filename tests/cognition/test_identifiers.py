@@ -80,10 +80,11 @@ def test_the_reader_vetoes_what_it_reads_no_change_or_restatement_in():
     assert "the reader reads a change at 0.50" in found[0].reason
 
 
-def test_a_veto_keeps_nine_in_ten_of_the_labelled_pairs():
+def test_a_veto_keeps_the_share_of_the_labelled_pairs_asked_for():
     read = np.array([0.9, 0.6, 0.4, 0.25, 0.15, 0.12, 0.11, 0.11, 0.11, 0.03, 0.01, 0.0])
     labelled = np.array([True] * 10 + [False] * 2)
-    assert model.veto(read, labelled) == 0.1  # 0.2 would drop six of ten
+    assert model.veto(read, labelled, keeps=0.9) == 0.1  # 0.2 would drop six of ten
+    assert model.veto(read, labelled, keeps=1.0) == 0.02  # 0.05 would drop the 0.03
     assert model.veto(read, np.zeros(12, dtype=bool)) == 0.0
 
 

@@ -842,3 +842,46 @@ def test_twins_kept_on_purpose_are_never_duplicates_and_the_newer_ranks_first(tm
         hits = mem.search("accounting server backup", user_id="ops", touch=False,
                           now=T0 + 101 * 3600)
         assert [h.record.id for h in hits[:2]] == [newer.id, older.id]
+
+
+def _all_junk() -> model.Weights:
+    pair = np.zeros((len(model.LABELS), len(model.PAIR_FEATURES)))
+    junk = np.zeros(len(model.JUNK_FEATURES))
+    junk[0] = 9.0
+    return model.Weights(pair=pair, junk=junk)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("servers", [1, 2])
+def test_concurrent_restores_are_never_lost(tmp_path: Path, servers: int):
+    """47 findings restored by 16 threads (over one store object, or two as two servers on
+    one file have): every restore holds, none stays demoted."""
+    import threading
+
+    from memstream.engine.changes import verdicts
+
+    path = tmp_path / "m.db"
+    with model.fitted(_all_junk()), Memory(
+            path, config=Config(reflection_threshold=0, reader=False), llm=None) as mem:
+        mem.add_many([{"text": t, "user_id": "u", "kind": "fact", "at": T0 + n * DAY}
+                      for n, t in enumerate(t for t, _ in (NOTES * 6)[:47])],
+                     duplicates="keep")
+        mem.flush()
+    with Memory(path, config=Config(reflection_threshold=0), llm=None) as one, Memory(
+            path, config=Config(reflection_threshold=0), llm=None) as two:
+        found = [f.record.id for f in one.audit(kinds="junk", limit=1000)]
+        assert len(found) == 47
+        mems = [one, two][:servers]
+        todo = list(enumerate(found))
+
+        def work(k: int) -> None:
+            for n, rid in todo[k::16]:
+                mems[n % servers].restore(rid)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not [f for f in one.audit(kinds="junk", limit=1000) if f.applied]
+        assert not verdicts(two, "default").demoted & set(found)

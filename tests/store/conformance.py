@@ -553,6 +553,28 @@ class KeyValueConformance:
         assert store.namespaces() == []
 
 
+    def test_a_read_change_write_of_meta_values_is_never_lost(self, store):
+        """Eight threads, each adding one to two counters 25 times through ``update_meta``:
+        each read-change-write holds the values, so none of the 200 is lost."""
+        import threading
+
+        def bump(stored):
+            return {k: str(int(v or 0) + 1) for k, v in stored.items()}
+
+        def work():
+            for _ in range(25):
+                store.kv.update_meta(["count:a", "count:b"], bump)
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert (store.kv.get_meta("count:a"), store.kv.get_meta("count:b")) == ("200", "200")
+        store.kv.update_meta(["count:a"], lambda stored: {})  # nothing to write: unchanged
+        assert store.kv.get_meta("count:a") == "200"
+
+
 class TransferConformance:
     """``Transfer``: paging through a whole store to copy it."""
 

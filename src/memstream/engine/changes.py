@@ -114,23 +114,46 @@ _verdicts: weakref.WeakKeyDictionary[Any, dict[str, tuple[float, Verdicts]]] = \
     weakref.WeakKeyDictionary()
 
 
-def _save(mem: Memory, namespace: str, found: dict[str, Decision]) -> None:
-    kv = mem.store.kv
-    for tentative in (True, False):
-        part = {rid: f.to_dict() for rid, f in found.items() if f.tentative == tentative}
-        if part or not tentative or kv.get_meta(_key(namespace, True)):  # none: nothing kept
-            kv.set_meta(_key(namespace, tentative), json.dumps(part, sort_keys=True))
+def _update(mem: Memory, namespace: str, mutate: Callable[[dict[str, Decision]], None]
+            ) -> None:
+    """Change the namespace's findings in place with ``mutate``, read and written back in one
+    transaction that locks them (``KeyValue.update_meta``): two restores, or a restore and the
+    worker, of one process or of several servers, never undo each other's change."""
+    keys = {tentative: _key(namespace, tentative) for tentative in (True, False)}
+
+    def change(stored: dict[str, str | None]) -> dict[str, str]:
+        known: dict[str, Decision] = {}
+        for tentative in (True, False):  # a settled finding over a tentative one
+            if raw := stored[keys[tentative]]:
+                known.update((rid, Decision.from_dict(f)) for rid, f in json.loads(raw).items())
+        mutate(known)
+        out = {}
+        for tentative in (True, False):
+            part = {rid: f.to_dict() for rid, f in known.items() if f.tentative == tentative}
+            if part or not tentative or stored[keys[True]]:  # none: nothing kept
+                out[keys[tentative]] = json.dumps(part, sort_keys=True)
+        return out
+
+    mem.store.kv.update_meta(list(keys.values()), change)
     _verdicts.get(mem.store, {}).pop(namespace, None)
 
 
 def forget(mem: Memory, namespace: str, ids: Sequence[str]) -> None:
     """Drop the findings about records deleted or erased (and those naming them)."""
-    known = findings(mem, namespace)
     gone = set(ids)
-    kept = {rid: dataclasses.replace(f, others=tuple(o for o in f.others if o[0] not in gone))
-            for rid, f in known.items() if rid not in gone and f.related not in gone}
-    if kept != known:
-        _save(mem, namespace, kept)
+    known = findings(mem, namespace)
+    if not any(rid in gone or f.related in gone or any(o[0] in gone for o in f.others)
+               for rid, f in known.items()):
+        return
+
+    def drop(found: dict[str, Decision]) -> None:
+        kept = {rid: dataclasses.replace(f, others=tuple(o for o in f.others
+                                                         if o[0] not in gone))
+                for rid, f in found.items() if rid not in gone and f.related not in gone}
+        found.clear()
+        found.update(kept)
+
+    _update(mem, namespace, drop)
 
 
 def _item(r: Record) -> Item:
@@ -246,6 +269,7 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
                           if r.valid and _comparable(r)),
                          key=lambda r: (r.created_at, r.id))
         known = findings(mem, ns)
+        read_first = dict(known)
         vecs = mem.store.indexes.embeddings(ns, [r.id for r in records])
         records = [r for r in records if r.id in vecs and r.id not in known]
         fresh: list[Decision] = []
@@ -285,7 +309,18 @@ def compare(mem: Memory, embedded: Iterable[tuple[str, str]], *,
                 known[f.record] = f
                 fresh.append(f)
         if fresh or beside:
-            _save(mem, ns, known)
+            decided_now = {rid: f for rid, f in known.items() if f != read_first.get(rid)}
+
+            def merge(found: dict[str, Decision], now: dict[str, Decision] = decided_now,
+                      first: dict[str, Decision] = read_first) -> None:
+                for rid, f in now.items():
+                    stored = found.get(rid)
+                    if stored is not None and stored != first.get(rid) and not (
+                            stored.applied or stored.tentative):
+                        continue  # undone by a restore meanwhile: never applied again
+                    found[rid] = f
+
+            _update(mem, ns, merge)
             out.extend(fresh)
     return out
 
@@ -465,29 +500,41 @@ def invalidate(mem: Memory, namespace: str, record_id: str, successor: str | Non
 def settled(mem: Memory, namespace: str, record_id: str, successor: str | None) -> None:
     """A record invalidated by hand: a tentative change found about it is applied when it
     named the same successor, and dropped otherwise (the user decided)."""
-    known = findings(mem, namespace)
-    f = known.get(record_id)
+    f = findings(mem, namespace).get(record_id)
     if f is None or not f.tentative:
         return
-    if successor is not None and f.related == successor:
-        known[record_id] = dataclasses.replace(f, reason=f"confirmed by hand; {f.reason}",
-                                               applied=True, tentative=False)
-    else:
-        del known[record_id]
-    _save(mem, namespace, known)
+
+    def settle(found: dict[str, Decision]) -> None:
+        now = found.get(record_id)
+        if now is None or not now.tentative:
+            return
+        if successor is not None and now.related == successor:
+            found[record_id] = dataclasses.replace(
+                now, reason=f"confirmed by hand; {now.reason}", applied=True, tentative=False)
+        else:
+            del found[record_id]
+
+    _update(mem, namespace, settle)
 
 
 def restore(mem: Memory, namespace: str, record_id: str, *, at: float) -> Record:
     """Undo what was decided about a record: valid again (no successor) when it was
     superseded or invalidated, and no longer ranked as junk or a duplicate. Its finding stays,
     marked not applied, so that it is never applied again."""
-    known = findings(mem, namespace)
     before = mem.store.records.get(namespace, [record_id])
     rec = mem.store.records.update(namespace, record_id, Patch(restore=True), at=at)
-    f = known.get(record_id)
-    if f is not None and (f.applied or f.tentative):
-        known[record_id] = dataclasses.replace(f, applied=False, tentative=False, others=())
-        _save(mem, namespace, known)
+    undone: list[Decision] = []
+
+    def undo(found: dict[str, Decision]) -> None:
+        f = found.get(record_id)
+        if f is not None and (f.applied or f.tentative):
+            undone.append(f)
+            found[record_id] = dataclasses.replace(f, applied=False, tentative=False,
+                                                   others=())
+
+    if record_id in findings(mem, namespace):
+        _update(mem, namespace, undo)
+    for f in undone:
         if f.applied and f.kind in ("junk", "duplicate") and before and before[0].valid:
             # nothing of the record itself changed: its history and the event say what did
             mem.store.transfer.put_history([HistoryEntry(

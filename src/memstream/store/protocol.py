@@ -389,6 +389,12 @@ class KeyValue(Protocol):
 
     def set_meta(self, key: str, value: str) -> None: ...
 
+    def update_meta(self, keys: Sequence[str],
+                    change: Callable[[dict[str, str | None]], Mapping[str, str]]) -> None:
+        """Read, change and write some values in one transaction, locked meanwhile: no other
+        writer (of any process) changes them between the read and the write. ``change`` gets
+        each key's stored value (None: none) and returns the values to write."""
+
 
 @runtime_checkable
 class Transfer(Protocol):

@@ -3,7 +3,7 @@ SQL on every backend (only the placeholder differs), over the store's connection
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -22,6 +22,7 @@ class KeyValues:
     def __init__(self, backend: Backend) -> None:
         self._session = backend.session
         self._ph = backend.PLACEHOLDER
+        self._lock = backend.ROW_LOCK
 
     def cached_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -64,3 +65,22 @@ class KeyValues:
         with self._session(True) as db:
             db.execute(f"INSERT INTO meta VALUES ({ph}, {ph}) ON CONFLICT (key) DO UPDATE "
                        "SET value = excluded.value", (key, value))
+
+    def update_meta(self, keys: Sequence[str],
+                    change: Callable[[dict[str, str | None]], Mapping[str, str]]) -> None:
+        """Read, change and write some values in one transaction, locked meanwhile (no other
+        writer, of this process or another, changes them between the read and the write):
+        ``change`` gets each key's stored value (None: none) and returns the values to write
+        (the keys it leaves out stay as they are)."""
+        ph = self._ph
+        keys = sorted(set(keys))  # always locked in one order: two writers never wait in turn
+        with self._session(True) as db:
+            if self._lock:  # a row to lock for each key, made when there is none yet
+                db.executemany(f"INSERT INTO meta VALUES ({ph}, {ph}) ON CONFLICT (key) DO "
+                               "NOTHING", [(k, "") for k in keys])
+            rows = dict(db.execute(
+                f"SELECT key, value FROM meta WHERE key IN ({', '.join([ph] * len(keys))}) "
+                f"ORDER BY key{self._lock}", keys).fetchall())
+            new = change({k: None if rows.get(k) in (None, "") else str(rows[k]) for k in keys})
+            db.executemany(f"INSERT INTO meta VALUES ({ph}, {ph}) ON CONFLICT (key) DO UPDATE "
+                           "SET value = excluded.value", sorted(new.items()))

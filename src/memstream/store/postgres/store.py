@@ -59,6 +59,7 @@ class PostgresStore(Bundle):
     ALL = _SELECT
     NS_BY_ID = "namespace"
     PLACEHOLDER = "%s"
+    ROW_LOCK = " FOR UPDATE"
     #: PostgreSQL text and jsonb cannot hold a NUL character (migrate checks a source first)
     holds_nul = False
 

@@ -76,6 +76,7 @@ class SQLiteStore(Bundle):
     ALL = _SELECT
     NS_BY_ID = "+namespace"
     PLACEHOLDER = "?"
+    ROW_LOCK = ""  # BEGIN IMMEDIATE: one writer at a time
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0,
                  synchronous: str = "NORMAL", ann_threshold: int = ANN_THRESHOLD) -> None:
