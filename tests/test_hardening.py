@@ -286,3 +286,32 @@ def test_a_long_reader_never_stalls_the_writers_while_the_log_grows(tmp_path: Pa
             assert max(waits) < 5.0, sorted(waits)[-3:]
     finally:
         reader.communicate("done\n", timeout=30)
+
+
+def test_a_rest_erase_says_its_scrub_is_pending_as_the_cli_and_mcp_do(tmp_path: Path):
+    """Beside another process's read transaction, REST's erase routes answered
+    {"deleted": 4} as if the text were gone; they now name the pending scrub too."""
+    from fastapi.testclient import TestClient
+
+    from memstream.server.app import create_app
+
+    db = tmp_path / "rest.db"
+    with Memory(db, embedder="none") as mem:
+        ids = [r.id for r in mem.add_many([{"text": f"kim's pin {i} is 4417", "user_id": "kim"}
+                                           for i in range(4)])]
+    reader = _reader(db)
+    try:
+        mem = Memory(db, embedder="none")
+        mem.add("written after the reader began")
+        http = TestClient(create_app(mem), base_url="http://127.0.0.1")
+        one = http.delete(f"/v1/memories/{ids[0]}", params={"erase": "true"})
+        assert one.status_code == 200
+        assert one.json()["deleted"] == ids[0] and "read transaction" in one.json()[
+            "scrub_pending"]
+        every = http.post("/v1/memories/delete", json={"user_id": "kim", "erase": True})
+        assert every.json()["deleted"] == 3 and every.json()["scrub_pending"]
+        kept = http.post("/v1/memories/delete", json={"user_id": "nobody"})
+        assert kept.json() == {"deleted": 0}  # no erase: nothing to scrub, nothing said
+        mem.close()
+    finally:
+        reader.communicate("done\n", timeout=30)

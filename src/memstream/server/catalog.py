@@ -99,7 +99,20 @@ def _outcome(c: Call, r: m.LearnRequest) -> dict[str, Any]:
 
 def _delete(c: Call, r: m.DeleteMemoryRequest) -> dict[str, Any]:
     c.memory.delete(r.memory_id, namespace=c.namespace, erase=r.erase)
-    return {"deleted": r.memory_id}
+    return _scrub({"deleted": r.memory_id}, c, r.erase)
+
+
+def _delete_all(c: Call, r: m.DeleteAllRequest) -> dict[str, Any]:
+    count = c.memory.delete_all(scope=r.scope(c.namespace), kinds=r.kinds, filters=r.filters,
+                                erase=r.erase)
+    return _scrub({"deleted": count}, c, r.erase)
+
+
+def _scrub(out: dict[str, Any], c: Call, erase: bool) -> dict[str, Any]:
+    """An erase's answer says when the erased text may still be on disk (another reader
+    holds the log: the scrub finishes when it ends), as the CLI and MCP say."""
+    pending = c.memory.deletions.scrub_pending() if erase else None
+    return {**out, "scrub_pending": pending} if pending else out
 
 
 def _compact_entity(e: Entity) -> dict[str, Any]:
@@ -399,9 +412,7 @@ MORE_OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "delete_memories", "Delete every memory a selection matches in one namespace.",
         m.DeleteAllRequest, "admin",
-        lambda c, r: {"deleted": c.memory.delete_all(
-            scope=r.scope(c.namespace), kinds=r.kinds, filters=r.filters, erase=r.erase)},
-        same, same, tool=False),
+        _delete_all, same, same, tool=False),
     Operation(
         "stats", "Counts of the namespace's records by kind, and the store's settings.",
         m.NamespaceRequest, "read", lambda c, r: c.memory.stats(namespace=c.namespace),
