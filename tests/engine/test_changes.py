@@ -155,6 +155,19 @@ def test_invalidate_names_a_missing_successor_and_writes_nothing(kw_memory: Memo
     assert [e.event for e in kw_memory.history(rec.id)] == ["add"]
 
 
+def test_invalidate_refuses_a_cycle_that_would_hide_every_version(kw_memory: Memory):
+    from memstream.errors import InvalidInput
+
+    a, b, c = (kw_memory.add(f"The bike shop is on {street}").id
+               for street in ("Mill Lane", "Quay Street", "Hill Road"))
+    kw_memory.invalidate(a, superseded_by=b)
+    kw_memory.invalidate(b, superseded_by=c)
+    with pytest.raises(InvalidInput, match="cycle"):
+        kw_memory.invalidate(c, superseded_by=a)
+    assert kw_memory.get(c).valid
+    assert [h.record.id for h in kw_memory.search("bike shop", touch=False)] == [c]
+
+
 def test_invalid_junk_policy_names_the_choices():
     from memstream.errors import InvalidInput
 

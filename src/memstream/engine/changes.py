@@ -491,10 +491,28 @@ def invalidate(mem: Memory, namespace: str, record_id: str, successor: str | Non
         if not mem.store.records.get(namespace, [successor]):
             raise NotFound(f"no record {successor!r} in namespace {namespace!r} to supersede "
                            f"{record_id!r}: add the new version first, then name its id")
+        _refuse_cycle(mem, namespace, record_id, successor)
     rec = mem.store.records.update(
         namespace, record_id, Patch(invalidated_at=at, superseded_by=successor), at=at)
     settled(mem, namespace, record_id, successor)
     return rec
+
+
+def _refuse_cycle(mem: Memory, namespace: str, record_id: str, successor: str) -> None:
+    """A successor whose own chain of successors leads back to the record would hide every
+    version of the fact (each replaced by another): refused before anything is written."""
+    seen, at = {successor}, successor
+    for _ in range(1000):
+        found = mem.store.records.get(namespace, [at])
+        nxt = found[0].superseded_by if found else None
+        if nxt is None or nxt in seen:
+            return
+        if nxt == record_id:
+            raise InvalidInput(f"{successor!r} is already replaced, through {nxt!r}, by "
+                               f"{record_id!r}: superseding {record_id!r} by it would make a "
+                               "cycle that hides every version; restore one of them first")
+        seen.add(nxt)
+        at = nxt
 
 
 def settled(mem: Memory, namespace: str, record_id: str, successor: str | None) -> None:
