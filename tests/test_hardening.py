@@ -315,3 +315,25 @@ def test_a_rest_erase_says_its_scrub_is_pending_as_the_cli_and_mcp_do(tmp_path: 
         mem.close()
     finally:
         reader.communicate("done\n", timeout=30)
+
+
+@pytest.mark.slow
+def test_no_vector_of_an_erased_text_is_cached_though_its_embedding_was_in_flight(
+        tmp_path: Path):
+    """Sixty notes added, their user erased 0.3 s later while the worker embeds them: after
+    flush no vector of any of their texts is in the cache (what the cache keeps besides are
+    the reference sentences the models read: never a user's text)."""
+    import sqlite3
+    import time
+
+    from memstream.embed.cache import content_hash, passage
+
+    texts = [f"victim note {i}: the locker code is {1000 + i}" for i in range(60)]
+    db = tmp_path / "erase.db"
+    with Memory(db) as mem:
+        mem.add_many([{"text": t, "user_id": "victim"} for t in texts])
+        time.sleep(0.3)
+        assert mem.delete_all(user_id="victim", erase=True) == 60
+        mem.flush()
+    cached = {h for (h,) in sqlite3.connect(db).execute("SELECT hash FROM embedding_cache")}
+    assert not cached & {content_hash(passage(t)) for t in texts}
