@@ -160,6 +160,17 @@ def test_browse_filter_and_follow_provenance(page: Any,
     sync_api.expect(page.locator("#records-count")).to_have_text(
         "Showing 34 of 34 matching records.")
     assert rows.count() == 34 and page.locator("#more").is_hidden()
+    # the key's placeholder is shown whole, its explanation in the field's title
+    key = page.locator("#api-key")
+    assert key.evaluate("e => { const t = document.createElement('input'); t.type = 'text';"
+                        " t.style.cssText = getComputedStyle(e).cssText; t.size = e.size;"
+                        " t.value = e.placeholder; e.parentNode.append(t);"
+                        " const fits = t.scrollWidth <= t.clientWidth; t.remove();"
+                        " return fits; }")
+    assert "empty" in (key.get_attribute("title") or "")
+    # the header counts the superseded fact too, and says why the list leaves it out
+    sync_api.expect(page.locator("#status")).to_contain_text(
+        "35 records (1 superseded or invalidated: listed with \u201cinclude invalidated\u201d)")
     newest = page.locator("#records tbody tr td.c-when").first.inner_text()
     assert newest >= page.locator("#records tbody tr td.c-when").nth(10).inner_text()
 
@@ -212,6 +223,8 @@ def test_validity_and_history(page: Any, seeded: tuple[Server, dict[str, Any]]) 
     assert "Bob lives in Porto" in replaces.first.inner_text()
     replaces.first.locator("button").click()
     sync_api.expect(page.locator("#validity")).to_contain_text("superseded by")
+    # the successor by its words and date, not by its id
+    sync_api.expect(page.locator("#validity button")).to_contain_text("Bob lives in Lisbon")
     page.keyboard.press("Escape")
     sync_api.expect(page.locator("#detail")).to_be_hidden()
 
@@ -644,7 +657,12 @@ def test_a_tentative_change_shows_both_ways_and_is_not_called_restored(
     sync_api.expect(finding).to_contain_text("tentative: not linked")
     assert "restored" not in finding.inner_text()
     sync_api.expect(page.locator("#validity")).to_have_text("valid")
-    sync_api.expect(finding.locator("button")).to_have_text(new)
+    # in words: what was found and the successor's text; the signals only behind "details"
+    sync_api.expect(finding).to_contain_text("a newer memory changes it")
+    sync_api.expect(finding.locator("button")).to_contain_text("Swimming moved to Thursdays")
+    assert finding.locator("button").get_attribute("title") == new
+    sync_api.expect(finding.locator("details")).to_have_count(1)
+    assert "_" not in finding.inner_text().split("details")[0]  # no signal name before it
     finding.locator("button").click()  # to the probable successor
     sync_api.expect(page.locator("#detail-body")).to_contain_text("Swimming moved to Thursdays")
     probably = page.locator("#probably-replaces li")

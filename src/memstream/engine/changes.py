@@ -138,6 +138,15 @@ def _update(mem: Memory, namespace: str, mutate: Callable[[dict[str, Decision]],
     _verdicts.get(mem.store, {}).pop(namespace, None)
 
 
+def _save(mem: Memory, namespace: str, found: dict[str, Decision]) -> None:
+    """The namespace's findings, all of them, replaced by ``found``."""
+    def replace(known: dict[str, Decision]) -> None:
+        known.clear()
+        known.update(found)
+
+    _update(mem, namespace, replace)
+
+
 def forget(mem: Memory, namespace: str, ids: Sequence[str]) -> None:
     """Drop the findings about records deleted or erased (and those naming them)."""
     gone = set(ids)

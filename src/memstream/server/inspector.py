@@ -125,6 +125,11 @@ def inspect_record(c: Call, r: m.InspectRecordRequest) -> dict[str, Any]:
     found = known.get(record_id)
     probably = records_of(mem).get(ns, [rid for rid, f in known.items()
                                         if f.tentative and f.related == record_id][:100])
+    # the record that replaces it (linked, or probably: a tentative finding), shown by its
+    # words and date rather than its id
+    after = rec.superseded_by or (found.related if found is not None and found.tentative
+                                  and found.kind == "superseded" else None)
+    successor = records_of(mem).get(ns, [after]) if after else []
     try:
         history = [h.to_dict() for h in mem.history(record_id, namespace=ns)]
     except NotFound:  # an agent's state or action is written without history rows
@@ -135,7 +140,8 @@ def inspect_record(c: Call, r: m.InspectRecordRequest) -> dict[str, Any]:
             "cited_by": [_brief(r) for r in cited_by[:100]],
             "replaces": [_brief(r) for r in replaces[:100]],
             "probably_replaces": [_brief(r) for r in probably],
-            "finding": found.to_dict() if found else None}
+            "finding": found.to_dict() if found else None,
+            "successor": _brief(successor[0]) if successor else None}
 
 
 def _brief(r: Record) -> dict[str, Any]:
@@ -191,8 +197,10 @@ def overview(c: Call, body: m.OverviewRequest) -> dict[str, Any]:
             if conf is not None:
                 points.append({"at": h.at, "confidence": float(conf)})
         heuristics.append({"id": r.id, "label": r.text[:80], "points": points})
-    return {"namespace": ns, "total": records_of(mem).count(Selection(
-                namespace=ns, include_invalid=True, space=None)),
+    total = records_of(mem).count(Selection(namespace=ns, include_invalid=True, space=None))
+    return {"namespace": ns, "total": total,
+            # the superseded and invalidated ones, which the list leaves out unless asked
+            "invalid": total - records_of(mem).count(Selection(namespace=ns, space=None)),
             "covered": len(records),
             "kinds": dict(Counter(r.kind for r in records).most_common()),
             "agents": sorted({r.agent_id for r in records if r.agent_id})[:500],

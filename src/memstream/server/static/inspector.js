@@ -153,7 +153,9 @@ async function connect(event) {
     return;
   }
   const o = state.overview;
-  status(`Namespace ${o.namespace}: ${o.total} records.`, "tab-records");
+  status(`Namespace ${o.namespace}: ${o.total} records`
+    + (o.invalid ? ` (${o.invalid} superseded or invalidated: listed with `
+      + "\u201cinclude invalidated\u201d)." : "."), "tab-records");
   status(`Namespace ${o.namespace}: plots of ${o.total} records.`, "tab-plots");
   $("f-kind").replaceChildren(el("option", { value: "" }, "any"),
     ...Object.keys(o.kinds).sort().map((k) => el("option", { value: k }, k)));
@@ -294,23 +296,30 @@ async function openRecord(id) {
     ["last access", when(r.last_accessed_at)], ["accesses", r.access_count],
     ["importance", r.importance.toFixed(3)], ["user", r.user_id], ["agent", r.agent_id],
     ["run", r.run_id], ["step", r.step]].filter(([, v]) => v !== null && v !== "");
+  // a record that replaces this one, by its words and date (its id is one click away)
+  const successorLink = (id) => el("button", { class: "link", type: "button", title: id,
+    onclick: () => openRecord(id) }, answer.successor && answer.successor.id === id
+    ? `the ${answer.successor.kind} of ${when(answer.successor.created_at)}: `
+      + `“${answer.successor.text.slice(0, 120)}”` : id);
   const validity = r.invalidated_at
     ? [`invalidated ${when(r.invalidated_at)}`, r.superseded_by
-      ? el("span", {}, ", superseded by ", el("button", { class: "link", type: "button",
-        onclick: () => openRecord(r.superseded_by) }, r.superseded_by)) : ""]
+      ? el("span", {}, ", superseded by ", successorLink(r.superseded_by)) : ""]
     : ["valid"];
+  // what the comparison found, in words; the signals that decided it behind "details"
+  const FOUND = { superseded: "a newer memory changes it", duplicate:
+    "it restates an earlier memory", junk: "it reads as chatter or noise, not a memory" };
   const body = [
     el("p", { class: r.invalidated_at ? "invalid" : null }, r.text),
     el("dl", {}, fields.map(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))]),
       el("dt", {}, "validity"), el("dd", { id: "validity" }, ...validity),
       answer.finding ? [el("dt", {}, "found"), el("dd", { id: "finding" },
-        `${answer.finding.kind} (confidence ${answer.finding.confidence.toFixed(2)}; `
-        + `${answer.finding.reason}${answer.finding.applied ? ""
+        `${FOUND[answer.finding.kind] || answer.finding.kind} (confidence `
+        + `${answer.finding.confidence.toFixed(2)}${answer.finding.applied ? ""
           : answer.finding.tentative ? "; tentative: not linked" : "; restored"})`,
         answer.finding.tentative && answer.finding.related ? el("span", {},
-          ", probably replaced by ", el("button", { class: "link", type: "button",
-            onclick: () => openRecord(answer.finding.related) }, answer.finding.related))
-          : "")] : []),
+          ", probably replaced by ", successorLink(answer.finding.related)) : "",
+        answer.finding.reason ? el("details", {}, el("summary", {}, "details"),
+          answer.finding.reason) : "")] : []),
     el("h3", {}, `Rests on (${r.provenance.length})`),
     r.provenance.length ? el("ul", { class: "links", id: "evidence" },
       answer.evidence.map(recordLink),
