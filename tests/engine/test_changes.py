@@ -898,3 +898,14 @@ def test_concurrent_restores_are_never_lost(tmp_path: Path, servers: int):
             t.join()
         assert not [f for f in one.audit(kinds="junk", limit=1000) if f.applied]
         assert not verdicts(two, "default").demoted & set(found)
+
+
+@pytest.mark.slow
+def test_audit_right_after_adds_waits_for_what_is_not_yet_compared(tmp_path: Path):
+    """Audit used to answer [] right after some adds and list the findings two seconds later:
+    it now waits for the namespace's memories still to embed and compare (as flush does)."""
+    with Memory(tmp_path / "m.db", config=Config(reflection_threshold=0), llm=None) as mem:
+        mem.add_many([{"text": t, "kind": k, "at": T0 + n * DAY, "user_id": "maren"}
+                      for n, (t, k) in enumerate(NOTES + JUNK)])
+        found = mem.audit(kinds="junk")  # no flush before it
+        assert {f.record.text for f in found} >= {"ok thanks!"}
