@@ -453,7 +453,7 @@ def test_findings_stay_readable_across_versions(kw_memory: Memory):
     key), and a key a later version adds to a finding is left out when read."""
     import json
 
-    from memstream.engine import changes
+    from memstream.engine import findings as changes
 
     store = kw_memory.store.kv
     store.set_meta("audit:default", json.dumps({"a": {
@@ -570,7 +570,7 @@ def test_a_less_likely_successor_is_kept_beside_the_likelier_one():
 
 
 def test_deleting_a_probable_successor_drops_it_from_the_others(kw_memory: Memory):
-    from memstream.engine import changes
+    from memstream.engine import findings as changes
 
     kept = model.Decision("superseded", "a", "c", 0.9, "", others=(("b", 0.6), ("d", 0.5)))
     changes._save(kw_memory, "default", {"a": kept})

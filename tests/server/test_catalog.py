@@ -204,7 +204,7 @@ def test_an_mcp_session_lists_filters_by_time_and_validity_and_updates_metadata(
 
 
 def test_the_reference_shows_every_tool_and_parameter():
-    from memstream.server.catalog import reference
+    from memstream.server.reference import reference
 
     doc = Path(__file__).parents[2] / "docs" / "operations.md"
     assert doc.read_text(encoding="utf-8") == reference(), \

@@ -86,7 +86,7 @@ def seed(db: Path) -> dict[str, Any]:
     # a change found tentative (the pair model's middle band: not linked)
     with Memory(db, embedder="none", clock=clock) as mem:
         from memstream.cognition.changes import Decision
-        from memstream.engine import changes
+        from memstream.engine import findings as changes
 
         old = mem.add("Swimming is on Saturdays at 9:30", namespace="team-t")
         clock.advance(hours=30)

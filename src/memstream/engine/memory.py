@@ -30,7 +30,7 @@ from ..core.aliases import renamed
 from ..core.clock import Clock, TimeLike, WallClock, to_timestamp
 from ..core.tokens import Tokenizer
 from ..embed import Embedder, configured_embedder
-from ..errors import BackendUnavailable, Conflict, InvalidInput, NotFound
+from ..errors import Conflict, InvalidInput, NotFound
 from ..filters import Selection
 from ..llm import ChatClient, chat_client_from_config
 from ..retrieval.packing import pack
@@ -67,10 +67,6 @@ log = logging.getLogger("memstream")
 WeightsLike = str | Weights | Mapping[str, float] | Sequence[float] | None
 Messages = Sequence[Mapping[str, str]]
 _AUTO: Any = object()
-
-
-#: how long ``Memory.audit`` waits at most for the memories not yet embedded and compared
-AUDIT_WAIT = 30.0
 
 
 class Memory(ChangeEvents):
@@ -267,18 +263,11 @@ class Memory(ChangeEvents):
         memstream knows what is current"): changed facts ("superseded"), restatements
         ("duplicate") and junk, most confident first; undo one with ``restore``. A tentative
         change (``Finding.tentative``) links nothing: link it with ``invalidate``. Memories of
-        the namespace not yet embedded and compared are waited for first (up to
-        ``AUDIT_WAIT`` seconds, as ``flush`` waits): an audit answers what is known of what
-        was stored, not what the worker happened to have reached."""
+        the namespace not yet embedded and compared are waited for first
+        (``engine.changes.AUDIT_WAIT``)."""
         wanted = None if kinds is None else ([kinds] if isinstance(kinds, str) else list(kinds))
         if not isinstance(limit, int) or not 1 <= limit <= 10_000:
             raise InvalidInput("limit must be a whole number from 1 to 10000")
-        counts = self.store.stats(self._ns(namespace))
-        if self._worker is not None and counts.with_embedding < counts.records:
-            try:
-                self.flush(AUDIT_WAIT)
-            except BackendUnavailable as exc:  # what is known so far: said in the log
-                log.warning("audit answers before every memory was compared: %s", exc)
         return changes.audit(self, self._ns(namespace), user_id=v.scope_id(user_id, "user_id"),
                              agent_id=v.scope_id(agent_id, "agent_id"), kinds=wanted,
                              limit=limit)
