@@ -21,7 +21,12 @@ DOCS = [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PG_PLACEHOLDER = "postgresql://memstream:secret@db.internal:5432/memstream"
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+#: the pages whose examples load the real model over many memories (run in the full suite)
+HEAVY = {"retrieval.md", "server.md"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in HEAVY
+                                  else p for p in DOCS], ids=lambda p: p.name)
 def test_doc_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                           request: pytest.FixtureRequest):
     blocks = BLOCK.findall(path.read_text())
@@ -146,8 +151,11 @@ def _prepare(code: str, tmp_path: Path, request: pytest.FixtureRequest, stack: A
     return code
 
 
-@pytest.mark.parametrize(("name", "n", "why", "code"), SHELL_BLOCKS,
-                         ids=[f"{f}#sh{n}" for f, n, _, _ in SHELL_BLOCKS])
+@pytest.mark.parametrize(("name", "n", "why", "code"), [
+    # a benchmark's block runs the real model over data, if scaled down: the full run's
+    pytest.param(*block, marks=pytest.mark.slow)
+    if "memstream bench" in block[3] or "memstream demo" in block[3] else block
+    for block in SHELL_BLOCKS], ids=[f"{f}#sh{n}" for f, n, _, _ in SHELL_BLOCKS])
 def test_shell_block_runs(name: str, n: int, why: str | None, code: str, tmp_path: Path,
                           request: pytest.FixtureRequest):
     if why:

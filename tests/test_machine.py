@@ -53,6 +53,7 @@ def test_a_module_that_leaves_an_event_loop_running_fails_alone(tmp_path: Path) 
     assert "2 passed, 1 error" in out, out  # the leak is the leaking module's error alone
 
 
+@pytest.mark.slow
 def test_postgres_survives_another_pytest_session_of_the_same_user(pg_admin: str,
                                                                     tmp_path: Path) -> None:
     """Any other pytest session of root resets /tmp/pytest-of-root to mode 0700. A test server
@@ -72,6 +73,7 @@ def test_postgres_survives_another_pytest_session_of_the_same_user(pg_admin: str
         assert conn.execute("SELECT 1").fetchone() == (1,)
 
 
+@pytest.mark.slow
 def test_a_stopped_postgres_ends_the_session_with_one_message(tmp_path: Path) -> None:
     """A test server that stops mid-suite gives one message that says so and shows its log,
     not an error for every PostgreSQL test after it."""

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[1]
 
 
@@ -45,6 +47,7 @@ def test_async_memory_has_the_signatures_of_memory():
             (name not in callbacks), name
 
 
+@pytest.mark.slow
 def test_async_memory_is_typed_for_callers(tmp_path: Path):
     use = tmp_path / "use_async.py"
     use.write_text(

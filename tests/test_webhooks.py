@@ -89,6 +89,7 @@ def test_a_receiver_with_another_secret_refuses_and_nothing_is_lost(
     assert [e["type"] for e in receiver.events] == ["added"]
 
 
+@pytest.mark.slow
 def test_an_outage_loses_nothing_and_keeps_each_record_in_order() -> None:
     report = outage.run(n=200, down=3.0, max_delay=1.0, timeout=60)
     assert report["failed_tries_while_down"] >= 2
@@ -194,6 +195,7 @@ class _Stall:
             c.close()
 
 
+@pytest.mark.slow
 def test_slow_receivers_of_one_namespace_do_not_stall_another(mem: Memory,
                                                               receiver: Receiver) -> None:
     stalls = [_Stall(trickle=0.2 if n % 2 else 0.0) for n in range(10)]
@@ -374,6 +376,7 @@ def test_a_post_connects_to_the_address_it_checked(tmp_path: Path,
     assert connected and {a[0] for a in connected} == {"93.184.216.34"}
 
 
+@pytest.mark.slow
 def test_silent_receivers_in_many_namespaces_leave_other_tenants_a_thread(
         mem: Memory, receiver: Receiver) -> None:
     """Four namespaces with two never-answering webhooks each would fill the eight delivery

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from memstream.bench.entities import SAMPLE, dev_set, matches, quality
@@ -31,6 +32,7 @@ def test_the_command_reports_quality_and_cost(tmp_path) -> None:
     assert out["quality"]["groups"]["all"]["names"] == 74
 
 
+@pytest.mark.slow
 def test_the_labelled_set_is_matched_by_its_rule(tmp_path) -> None:
     """Equal after case-folding (a possessive dropped) or one word more or fewer; a listed
     weekday labelled not-an-entity is counted apart."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from memstream.cli import cli
@@ -35,6 +36,7 @@ SUITE = {
 }
 
 
+@pytest.mark.slow
 def test_bench_everyday_reports_groups_baselines_and_calibration(tmp_path: Path) -> None:
     data, out = tmp_path / "suite.json", tmp_path / "report.json"
     data.write_text(json.dumps(SUITE), encoding="utf-8")

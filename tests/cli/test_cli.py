@@ -193,6 +193,7 @@ def test_console_script_runs(tmp_path: Path):
     assert res.returncode == 3 and res.stderr.startswith("error:")
 
 
+@pytest.mark.slow
 def test_demo_shows_why_weight_profiles_exist():
     """The README's first command, with the real embedding model: under the default rule the
     Maria memory comes first and heads the context block; under the paper's formula the day's
@@ -231,6 +232,7 @@ def test_demo_shows_why_weight_profiles_exist():
             assert after.lstrip().startswith("why") == above_more_relevant, block
 
 
+@pytest.mark.slow
 def test_demo_keeps_a_named_store_and_says_how_to_open_it(tmp_path: Path):
     db = tmp_path / "demo.db"
     out = CliRunner().invoke(cli, ["--db", str(db), "demo"])

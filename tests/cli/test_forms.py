@@ -25,6 +25,7 @@ def ms(*args: str, stdin: str | None = None, cwd: Path | None = None
                           timeout=120, env=env, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_options_before_or_after_the_subcommand(tmp_path: Path):
     db = str(tmp_path / "x.db")
     first = ms("add", "The user likes green tea", "--db", db, "--user", "u")

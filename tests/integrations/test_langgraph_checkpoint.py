@@ -119,6 +119,7 @@ GRAPH = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_graph_killed_between_steps_resumes_from_its_last_checkpoint(tmp_path: Path):
     script = tmp_path / "graph.py"
     script.write_text(GRAPH)

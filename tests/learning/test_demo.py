@@ -6,9 +6,12 @@ import importlib.util
 import io
 from pathlib import Path
 
+import pytest
+
 EXAMPLE = Path(__file__).parents[2] / "examples" / "learning_demo.py"
 
 
+@pytest.mark.slow
 def test_advice_converges_on_the_best_strategy(tmp_path: Path):
     spec = importlib.util.spec_from_file_location("learning_demo", EXAMPLE)
     assert spec and spec.loader

@@ -58,6 +58,7 @@ def _close(handles: Any) -> None:
     p.stop()
 
 
+@pytest.mark.slow
 def test_swagger_ui_renders_offline(server: Server, tmp_path: Path):
     page, elsewhere, errors, handles = _open(server, "/docs")
     try:

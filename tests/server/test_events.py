@@ -65,6 +65,7 @@ def test_the_api_s_types_are_the_engine_s() -> None:
     assert EventType.__args__ == EVENT_TYPES  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_events_rest_and_sse_show_a_key_only_its_namespaces(srv: Server) -> None:
     with srv.client("admin") as a, srv.client("other") as b:
         start_a = a.get("/v1/events/list").json()
@@ -98,6 +99,7 @@ def test_the_stream_refuses_bad_input_before_it_starts(srv: Server) -> None:
         assert anonymous.get("/v1/events").status_code == 401
 
 
+@pytest.mark.slow
 def test_the_stream_resumes_after_last_event_id_and_filters_types(srv: Server) -> None:
     with srv.client("writer") as w:
         ids = [w.post("/v1/memories", json={"content": f"note {i}"}).json()["id"]
@@ -111,6 +113,7 @@ def test_the_stream_resumes_after_last_event_id_and_filters_types(srv: Server) -
     assert deleted and {e["event"] for e in deleted} == {"deleted"}
 
 
+@pytest.mark.slow
 def test_a_revoked_key_s_stream_ends(tmp_path: Path) -> None:
     srv = start(tmp_path / "revoke.db", keys={"k": (["ns"], "read"), "w": (["ns"], "write")})
     try:
@@ -227,6 +230,7 @@ def test_each_namespace_s_webhook_gets_only_its_own_events(srv: Server) -> None:
         b_hook.stop()
 
 
+@pytest.mark.slow
 def test_the_server_delivers_and_resumes_after_a_sigkill_mid_delivery(tmp_path: Path) -> None:
     slow = Receiver(delay=1.5).start()  # each delivery takes 1.5 s: the kill lands inside one
     srv = start(tmp_path / "deliver.db", keys={"k": (["ns"], "admin")})

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import start, stop
 
 
+@pytest.mark.slow
 def test_schemathesis_finds_no_server_error(tmp_path: Path):
     srv = start(tmp_path / "fuzz.db", "--rate", "0", keys={"admin": (["fuzz"], "admin")})
     try:

@@ -31,6 +31,7 @@ def open_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 # --- 1. keys: decided once, never relaxed ----------------------------------------------------
 
+@pytest.mark.slow
 def test_revoking_the_last_key_does_not_open_the_server(tmp_path: Path):
     srv = start(tmp_path / "keys.db", keys={"only": (["ns-a"], "admin")})
     try:

@@ -426,6 +426,7 @@ def test_plots_of_records_written_within_one_second(
     page.screenshot(path=ARTIFACTS / "plots-one-second.png", full_page=True)
 
 
+@pytest.mark.slow
 def test_a_memory_arrives_live(browser: Any, seeded: tuple[Server, dict[str, Any]]) -> None:
     srv = seeded[0]
     for width in (1400, 1000):

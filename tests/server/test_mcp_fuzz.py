@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -61,6 +62,7 @@ def _arguments(schema: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return args
 
 
+@pytest.mark.slow
 def test_mcp_tools_never_fail_on_bad_arguments(tmp_path: Path):
     srv = start(tmp_path / "mcpfuzz.db", "--rate", "0")
     seen: dict[str, int] = {}

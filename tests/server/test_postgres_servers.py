@@ -3,9 +3,12 @@ with SIGKILL in the middle; every acknowledged write is read back through anothe
 
 from __future__ import annotations
 
+import pytest
+
 from memstream.bench import load
 
 
+@pytest.mark.slow
 def test_four_servers_one_killed_lose_no_acknowledged_write(pg_url: str) -> None:
     report = load.run(clients=16, seconds=8, add_share=0.6, embedder="none", db=pg_url,
                       servers=4, kill_after=3, echo=lambda s: None)
